@@ -1,0 +1,54 @@
+#ifndef COPENSSL_SHIM_H
+#define COPENSSL_SHIM_H
+#include <openssl/bio.h>
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/ec.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/obj_mac.h>
+#include <openssl/objects.h>
+#include <openssl/param_build.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/rsa.h>
+#include <openssl/sha.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+#include <openssl/x509v3.h>
+
+/* Function-like macros that Swift cannot import. */
+static inline long copenssl_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
+    return SSL_CTX_set_min_proto_version(ctx, version);
+}
+static inline long copenssl_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) {
+    return SSL_CTX_set_mode(ctx, mode);
+}
+static inline int copenssl_sk_X509_num(const STACK_OF(X509) *stack) {
+    return sk_X509_num(stack);
+}
+static inline int copenssl_sk_X509_push(STACK_OF(X509) *stack, X509 *cert) {
+    return sk_X509_push(stack, cert);
+}
+static inline STACK_OF(X509) *copenssl_sk_X509_new_null(void) {
+    return sk_X509_new_null();
+}
+static inline void copenssl_sk_X509_free(STACK_OF(X509) *stack) {
+    sk_X509_free(stack);
+}
+static inline void copenssl_sk_X509_pop_free(STACK_OF(X509) *stack) {
+    sk_X509_pop_free(stack, X509_free);
+}
+static inline X509 *copenssl_sk_X509_value(const STACK_OF(X509) *stack, int index) {
+    return sk_X509_value(stack, index);
+}
+static inline long copenssl_BIO_get_mem_data(BIO *bio, char **data) {
+    return BIO_get_mem_data(bio, data);
+}
+static inline int copenssl_OPENSSL_free(void *pointer) {
+    OPENSSL_free(pointer);
+    return 0;
+}
+#endif
