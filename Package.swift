@@ -11,6 +11,13 @@ let cLibraryTargets: [Target] = [
     .systemLibrary(name: "CArgon2", path: "Shared/CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
 ]
 
+// MARK: - Crypto on OpenSSL (digests, random, keys, signatures, X.509, TLS)
+
+let cryptoTargets: [Target] = [
+    .target(name: "Crypto", dependencies: ["COpenSSL"], path: "Shared/Crypto"),
+    .testTarget(name: "CryptoTests", dependencies: ["Crypto"], path: "Tests/CryptoTests"),
+]
+
 // MARK: - Domain and persistence
 
 let persistenceTargets: [Target] = []
@@ -27,7 +34,7 @@ let rpcTargets: [Target] = []
 
 let serviceTargets: [Target] = []
 
-let allTargets = cLibraryTargets + persistenceTargets + webAuthnTargets + rpcTargets + serviceTargets
+let allTargets = cLibraryTargets + cryptoTargets + persistenceTargets + webAuthnTargets + rpcTargets + serviceTargets
 
 let package = Package(
     name: "passkey-server",
