@@ -20,7 +20,18 @@ let cryptoTargets: [Target] = [
 
 // MARK: - Domain and persistence
 
-let persistenceTargets: [Target] = []
+let persistenceTargets: [Target] = [
+    .target(name: "Domain", path: "Shared/Domain"),
+    .target(name: "Postgres", dependencies: ["CLibPQ"], path: "Shared/Postgres"),
+    .target(
+        name: "PostgresStorage", dependencies: ["Domain", "Postgres"], path: "Shared/PostgresStorage",
+        resources: [.copy("Migrations")]),
+    .testTarget(name: "DomainTests", dependencies: ["Domain"], path: "Tests/DomainTests"),
+    .testTarget(name: "PostgresTests", dependencies: ["Postgres"], path: "Tests/PostgresTests"),
+    .testTarget(
+        name: "PostgresStorageTests", dependencies: ["PostgresStorage", "Postgres", "Domain"],
+        path: "Tests/PostgresStorageTests"),
+]
 
 // MARK: - WebAuthn verification core and crypto
 

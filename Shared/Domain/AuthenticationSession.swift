@@ -1,0 +1,35 @@
+import Foundation
+
+/// How a session was signed in.
+public enum AuthenticationMethod: String, Hashable, Sendable, CaseIterable {
+    case password
+    case passkey
+}
+
+/// A signed-in session. Only the SHA-256 digest of its bearer token is stored.
+public struct AuthenticationSession: Hashable, Sendable {
+    public var id: SessionID
+    public var accountID: AccountID
+    /// SHA-256 of the bearer token (32 bytes).
+    public var tokenDigest: [UInt8]
+    public var authenticationMethod: AuthenticationMethod
+    public var createdAt: Date
+    public var expiresAt: Date
+    public var revokedAt: Date?
+
+    public init(
+        id: SessionID, accountID: AccountID, tokenDigest: [UInt8], authenticationMethod: AuthenticationMethod,
+        createdAt: Date, expiresAt: Date, revokedAt: Date?
+    ) {
+        self.id = id
+        self.accountID = accountID
+        self.tokenDigest = tokenDigest
+        self.authenticationMethod = authenticationMethod
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.revokedAt = revokedAt
+    }
+
+    /// Whether the session may be used at `now`: not revoked and not expired.
+    public func isLive(at now: Date) -> Bool { revokedAt == nil && now < expiresAt }
+}

@@ -1,0 +1,60 @@
+/// An error a use case reports to its caller: a stable code, a message safe to show, and where it was raised.
+public struct DomainError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The stable, machine-readable kind of failure.
+    public enum Code: String, Hashable, Sendable, CaseIterable {
+        /// The request itself is malformed.
+        case invalidRequest = "invalid_request"
+        /// The normalized email already belongs to an account.
+        case emailTaken = "email_taken"
+        /// The credential ID is already registered.
+        case credentialAlreadyRegistered = "credential_already_registered"
+        /// Removing this would leave the account with no way to sign in.
+        case lastSignInMethod = "last_sign_in_method"
+        /// No such resource for this account.
+        case notFound = "not_found"
+        /// The challenge or registration is unknown, expired, already used, or bound to another account.
+        case challengeUnavailable = "challenge_unavailable"
+        /// Missing, unknown, expired or revoked session.
+        case unauthenticated
+        /// Sign-in failed; which check failed is not revealed beyond the WebAuthn reason.
+        case invalidCredentials = "invalid_credentials"
+        /// The session may not do this.
+        case forbidden
+        /// A registration response failed a WebAuthn check.
+        case verificationFailed = "verification_failed"
+        /// Too many attempts.
+        case rateLimited = "rate_limited"
+        /// A dependency (the database, another service) cannot be reached.
+        case unavailable
+    }
+
+    public let code: Code
+    /// A message safe to show to a client.
+    public let message: String
+    /// The WebAuthn reason code, when a WebAuthn check failed.
+    public let reason: String?
+    public let file: String
+    public let line: Int
+
+    public init(_ code: Code, _ message: String, reason: String? = nil, file: String = #fileID, line: Int = #line) {
+        self.code = code
+        self.message = message
+        self.reason = reason
+        self.file = file
+        self.line = line
+    }
+
+    public var description: String {
+        "\(code.rawValue): \(message)" + (reason.map { " (reason=\($0))" } ?? "") + " at \(file):\(line)"
+    }
+
+    public static func == (lhs: DomainError, rhs: DomainError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.reason == rhs.reason
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(message)
+        hasher.combine(reason)
+    }
+}

@@ -1,0 +1,32 @@
+/// An email address as the user typed it, with the form used for lookups and uniqueness.
+public struct EmailAddress: Hashable, Sendable {
+    /// The longest address accepted (RFC 5321's path limit).
+    public static let maximumLength = 254
+
+    /// The address as given, trimmed.
+    public let address: String
+    /// Trimmed and lowercased: two addresses that differ only in case or surrounding spaces are the same account.
+    public let normalized: String
+
+    /// Validates the shape loosely (one `@`, something on each side, no spaces or control characters);
+    /// returns nil when the address cannot be an email address.
+    public init?(_ raw: String) {
+        let trimmed = raw.trimmingWhitespace()
+        guard !trimmed.isEmpty, trimmed.utf8.count <= EmailAddress.maximumLength else { return nil }
+        let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { return nil }
+        guard !trimmed.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else { return nil }
+        self.address = trimmed
+        self.normalized = trimmed.lowercased()
+    }
+}
+
+extension String {
+    /// The string without leading and trailing Unicode whitespace and newlines.
+    func trimmingWhitespace() -> String {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+        let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })!
+        return String(scalars[first...last])
+    }
+}

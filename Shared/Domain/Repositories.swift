@@ -1,0 +1,116 @@
+import Foundation
+
+// The ports the use cases depend on. Each protocol covers one table; the few writes that must span tables in one
+// transaction (creating an account with its email and first credential) live on `AccountRepository`.
+// Implementations report uniqueness conflicts as `DomainError` codes (`emailTaken`,
+// `credentialAlreadyRegistered`) and an unreachable store as `.unavailable`.
+
+/// The result of consuming a single-use row: either the row, or "unavailable" with no hint of why.
+public enum Consumption<Row: Sendable>: Sendable {
+    case consumed(Row)
+    /// Unknown, expired, already consumed, or bound to another account: deliberately indistinguishable.
+    case unavailable
+}
+
+extension Consumption: Equatable where Row: Equatable {}
+
+/// `accounts`, plus the multi-table account creations.
+public protocol AccountRepository: Sendable {
+    /// Creates a password account: the account, its email and its password in one transaction.
+    /// Throws `emailTaken` when the normalized email exists.
+    func createPasswordAccount(_ account: Account, email: AccountEmail, password: PasswordCredential) async throws
+
+    /// Creates a passkey account: the account, its email (when given) and its first passkey, and marks the
+    /// registration completed, all in one transaction. Throws `emailTaken`, `credentialAlreadyRegistered`, or
+    /// `challengeUnavailable` when the registration was already completed.
+    func createPasskeyAccount(
+        _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
+        completing registrationID: AccountRegistrationID
+    ) async throws
+
+    /// The account with this ID, or nil.
+    func account(id: AccountID) async throws -> Account?
+
+    /// The account with its emails, whether it has a password, and how many passkeys.
+    func summary(id: AccountID) async throws -> AccountSummary?
+}
+
+/// `account_emails`.
+public protocol AccountEmailRepository: Sendable {
+    /// Adds an email to an account. Throws `emailTaken` when the normalized email exists.
+    func add(_ email: AccountEmail) async throws
+    /// The emails of an account, oldest first.
+    func emails(of accountID: AccountID) async throws -> [AccountEmail]
+    /// The email row with this normalized address, or nil.
+    func find(normalizedEmail: String) async throws -> AccountEmail?
+}
+
+/// `password_credentials`.
+public protocol PasswordCredentialRepository: Sendable {
+    /// Sets or replaces the account's password hash.
+    func upsert(_ credential: PasswordCredential) async throws
+    /// The account's password, or nil when it has none.
+    func credential(of accountID: AccountID) async throws -> PasswordCredential?
+    /// What password sign-in needs for this normalized email, or nil when no account with a password has it.
+    func signInRecord(normalizedEmail: String) async throws -> PasswordSignInRecord?
+}
+
+/// `passkey_credentials`.
+public protocol PasskeyCredentialRepository: Sendable {
+    /// Stores a new passkey. Throws `credentialAlreadyRegistered` when the credential ID exists.
+    func add(_ credential: PasskeyCredential) async throws
+    /// The passkey with this credential ID and its account's user handle, or nil.
+    func find(credentialID: CredentialID) async throws -> PasskeyCredentialWithOwner?
+    /// An account's passkeys, oldest first.
+    func credentials(of accountID: AccountID) async throws -> [PasskeyCredential]
+    /// Records a successful sign-in in one statement; returns false when the passkey no longer exists.
+    func recordUse(credentialID: CredentialID, _ usage: PasskeyUsage) async throws -> Bool
+    /// Renames an account's passkey; nil when the account has no such passkey.
+    func rename(credentialID: CredentialID, of accountID: AccountID, to name: String) async throws
+        -> PasskeyCredential?
+    /// Removes an account's passkey unless it is the account's last way to sign in.
+    /// Throws `notFound` or `lastSignInMethod`.
+    func remove(credentialID: CredentialID, of accountID: AccountID) async throws
+}
+
+/// `authentication_sessions`.
+public protocol AuthenticationSessionRepository: Sendable {
+    /// Stores a new session.
+    func add(_ session: AuthenticationSession) async throws
+    /// The session whose token has this digest, live or not, or nil.
+    func find(tokenDigest: [UInt8]) async throws -> AuthenticationSession?
+    /// The account's sessions that are live at `now`, newest first.
+    func liveSessions(of accountID: AccountID, at now: Date) async throws -> [AuthenticationSession]
+    /// Revokes one of the account's sessions; false when it has no such live session.
+    func revoke(id: SessionID, of accountID: AccountID, at now: Date) async throws -> Bool
+    /// Deletes sessions that expired or were revoked before `cutoff`; returns how many.
+    func deleteEnded(before cutoff: Date) async throws -> Int
+}
+
+/// `passkey_registration_challenges`.
+public protocol RegistrationChallengeRepository: Sendable {
+    func add(_ challenge: RegistrationChallenge) async throws
+    /// Marks the challenge consumed in one atomic statement, if it belongs to `accountID`, is unconsumed and
+    /// unexpired by the database's clock.
+    func consume(id: ChallengeID, accountID: AccountID) async throws -> Consumption<RegistrationChallenge>
+    /// Deletes challenges that expired before `cutoff`; returns how many.
+    func deleteExpired(before cutoff: Date) async throws -> Int
+}
+
+/// `passkey_authentication_challenges`.
+public protocol AuthenticationChallengeRepository: Sendable {
+    func add(_ challenge: AuthenticationChallenge) async throws
+    /// Marks the challenge consumed in one atomic statement, if it is unconsumed and unexpired by the database's
+    /// clock.
+    func consume(id: ChallengeID) async throws -> Consumption<AuthenticationChallenge>
+    func deleteExpired(before cutoff: Date) async throws -> Int
+}
+
+/// `passkey_account_registrations`.
+public protocol AccountRegistrationRepository: Sendable {
+    func add(_ registration: AccountRegistration) async throws
+    /// Marks the registration consumed in one atomic statement, if it is unconsumed, uncompleted and unexpired by
+    /// the database's clock.
+    func consume(id: AccountRegistrationID) async throws -> Consumption<AccountRegistration>
+    func deleteExpired(before cutoff: Date) async throws -> Int
+}

@@ -1,0 +1,40 @@
+/// How to reach the database and how to behave once connected.
+public struct PostgresConfiguration: Sendable {
+    /// A `postgresql://` URL or libpq keyword/value string.
+    public var url: String
+    /// How many connections the pool keeps open; also how many statements run at once.
+    public var poolSize: Int
+    /// How long to wait for a connection to open, in seconds (libpq's `connect_timeout`).
+    public var connectTimeoutSeconds: Int
+    /// The server aborts any single statement that runs longer than this, in milliseconds.
+    public var statementTimeoutMilliseconds: Int
+    /// Shown in `pg_stat_activity`.
+    public var applicationName: String
+
+    public init(
+        url: String, poolSize: Int = 4, connectTimeoutSeconds: Int = 5, statementTimeoutMilliseconds: Int = 5_000,
+        applicationName: String = "passkey-server"
+    ) {
+        self.url = url
+        self.poolSize = max(1, poolSize)
+        self.connectTimeoutSeconds = max(1, connectTimeoutSeconds)
+        self.statementTimeoutMilliseconds = max(1, statementTimeoutMilliseconds)
+        self.applicationName = applicationName
+    }
+
+    /// The URL with any password replaced by `***`, safe for messages and logs.
+    public var redactedURL: String {
+        guard let schemeEnd = url.range(of: "://") else {
+            // Keyword/value form: hide the value of `password=`.
+            return url.split(separator: " ").map { $0.hasPrefix("password=") ? "password=***" : String($0) }
+                .joined(separator: " ")
+        }
+        let rest = url[schemeEnd.upperBound...]
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
+        let authority = rest[..<authorityEnd]
+        guard let at = authority.lastIndex(of: "@") else { return url }
+        let userInfo = authority[..<at]
+        guard let colon = userInfo.firstIndex(of: ":") else { return url }
+        return String(url[..<colon]) + ":***" + String(url[at...])
+    }
+}

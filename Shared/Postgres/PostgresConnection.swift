@@ -1,0 +1,154 @@
+import CLibPQ
+import Foundation
+import Glibc
+
+/// One libpq connection. Not thread-safe: the pool gives each connection to one worker thread, and every call on
+/// it blocks that thread, never a Swift concurrency thread.
+public final class PostgresConnection {
+    private var handle: OpaquePointer?
+    private let configuration: PostgresConfiguration
+
+    /// Opens a connection and sets the session up (UTC, ISO dates, statement timeout).
+    /// Throws `.connectionFailed` with libpq's reason and the redacted URL.
+    public init(configuration: PostgresConfiguration) throws {
+        self.configuration = configuration
+        let keywords = ["connect_timeout", "application_name", "dbname"]
+        let values = [String(configuration.connectTimeoutSeconds), configuration.applicationName, configuration.url]
+        let connection = withCStringArray(keywords) { keywordPointers in
+            withCStringArray(values) { valuePointers in
+                PQconnectdbParams(keywordPointers, valuePointers, 1)
+            }
+        }
+        guard let connection else {
+            throw PostgresError(.connectionFailed, "out of memory opening a connection")
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let reason = errorMessage(of: connection)
+            PQfinish(connection)
+            throw PostgresError(
+                .connectionFailed, "cannot connect to the database at \(configuration.redactedURL): \(reason)")
+        }
+        handle = connection
+        do {
+            _ = try execute(
+                PostgresQuery(
+                    unsafeSQL:
+                        "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET statement_timeout = \(configuration.statementTimeoutMilliseconds)"
+                ))
+        } catch {
+            PQfinish(connection)
+            handle = nil
+            throw error
+        }
+    }
+
+    deinit {
+        if let handle { PQfinish(handle) }
+    }
+
+    /// Whether the connection is still usable. Reads whatever the server sent while the connection sat idle, so a
+    /// backend that was terminated (or a server that restarted) is noticed before a statement is sent on it.
+    public var isHealthy: Bool {
+        guard let handle, PQstatus(handle) == CONNECTION_OK else { return false }
+        let socket = PQsocket(handle)
+        guard socket >= 0 else { return false }
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptor, 1, 0)
+        if ready < 0 { return false }
+        if ready > 0 {
+            // An idle connection has nothing to read unless the server is closing it or sent a notice.
+            if PQconsumeInput(handle) == 0 { return false }
+            while let notification = PQnotifies(handle) { PQfreemem(notification) }
+        }
+        return PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE
+    }
+
+    /// Runs one statement with its binds and returns its rows. Several `;`-separated statements are allowed only
+    /// without binds.
+    @discardableResult
+    public func execute(_ query: PostgresQuery) throws -> PostgresRows {
+        guard let handle else { throw PostgresError(.connectionLost, "the connection is closed") }
+        let result: OpaquePointer?
+        if query.binds.isEmpty {
+            result = PQexec(handle, query.sql)
+        } else {
+            result = executeWithBinds(handle, query)
+        }
+        guard let result else {
+            throw PostgresError(.connectionLost, errorMessage(of: handle))
+        }
+        defer { PQclear(result) }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return rows(of: result)
+        default:
+            let sqlState = field(result, "C")
+            let message = field(result, "M") ?? errorMessage(of: handle)
+            if PQstatus(handle) != CONNECTION_OK {
+                throw PostgresError(.connectionLost, message, sqlState: sqlState)
+            }
+            throw PostgresError(.server, message, sqlState: sqlState, constraint: field(result, "n"))
+        }
+    }
+
+    private func executeWithBinds(_ handle: OpaquePointer, _ query: PostgresQuery) -> OpaquePointer? {
+        let binds = query.binds
+        let count = Int32(binds.count)
+        let types = binds.map { Oid($0.typeOID) }
+        let lengths = binds.map { Int32($0.bytes?.count ?? 0) }
+        let formats = binds.map { Int32($0.isBinary ? 1 : 0) }
+        // Text parameters must be NUL-terminated; binary ones are read by length.
+        let buffers: [UnsafeMutablePointer<CChar>?] = binds.map { bind in
+            guard let bytes = bind.bytes else { return nil }
+            let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
+            bytes.withUnsafeBytes { source in
+                if let base = source.baseAddress { memcpy(buffer, base, bytes.count) }
+            }
+            buffer[bytes.count] = 0
+            return buffer
+        }
+        defer { buffers.forEach { $0?.deallocate() } }
+        let values = buffers.map { UnsafePointer($0) }
+        return PQexecParams(handle, query.sql, count, types, values, lengths, formats, 0)
+    }
+
+    private func rows(of result: OpaquePointer) -> PostgresRows {
+        let rowCount = Int(PQntuples(result))
+        let columnCount = Int(PQnfields(result))
+        let columns = (0..<columnCount).map { String(cString: PQfname(result, Int32($0))) }
+        var cells: [[String?]] = []
+        cells.reserveCapacity(rowCount)
+        for row in 0..<rowCount {
+            var values: [String?] = []
+            values.reserveCapacity(columnCount)
+            for column in 0..<columnCount {
+                if PQgetisnull(result, Int32(row), Int32(column)) == 1 {
+                    values.append(nil)
+                } else {
+                    values.append(String(cString: PQgetvalue(result, Int32(row), Int32(column))))
+                }
+            }
+            cells.append(values)
+        }
+        let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
+        return PostgresRows(columns: columns, cells: cells, affectedRowCount: affected)
+    }
+
+    private func field(_ result: OpaquePointer, _ code: Character) -> String? {
+        guard let ascii = code.asciiValue, let value = PQresultErrorField(result, Int32(ascii)) else { return nil }
+        return String(cString: value)
+    }
+}
+
+private func errorMessage(of connection: OpaquePointer) -> String {
+    guard let message = PQerrorMessage(connection) else { return "unknown error" }
+    return String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+private func withCStringArray<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+    let duplicates = strings.map { strdup($0) }
+    defer { duplicates.forEach { free($0) } }
+    var pointers: [UnsafePointer<CChar>?] = duplicates.map { UnsafePointer($0) }
+    pointers.append(nil)
+    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}

@@ -1,0 +1,52 @@
+/// A SQL statement with its parameters bound, never spliced into the text.
+///
+/// Written as a string literal, interpolated values become `$1`, `$2`, … binds:
+/// `"SELECT id FROM accounts WHERE id = \(accountID)"`. The only way to put raw text into the SQL is
+/// `\(unsafeSQL: …)`, for identifiers the program itself chose.
+public struct PostgresQuery: Sendable, ExpressibleByStringInterpolation {
+    public private(set) var sql: String
+    public private(set) var binds: [PostgresBind]
+
+    public init(stringLiteral value: String) {
+        self.sql = value
+        self.binds = []
+    }
+
+    public init(stringInterpolation: StringInterpolation) {
+        self.sql = stringInterpolation.sql
+        self.binds = stringInterpolation.binds
+    }
+
+    /// A statement with explicit binds, for SQL built elsewhere (migration files).
+    public init(unsafeSQL sql: String, binds: [PostgresBind] = []) {
+        self.sql = sql
+        self.binds = binds
+    }
+
+    public struct StringInterpolation: StringInterpolationProtocol {
+        var sql = ""
+        var binds: [PostgresBind] = []
+
+        public init(literalCapacity: Int, interpolationCount: Int) {
+            sql.reserveCapacity(literalCapacity + interpolationCount * 3)
+            binds.reserveCapacity(interpolationCount)
+        }
+
+        public mutating func appendLiteral(_ literal: String) { sql += literal }
+
+        /// Binds `value` as the next parameter.
+        public mutating func appendInterpolation(_ value: some PostgresEncodable) {
+            binds.append(value.postgresBind)
+            sql += "$\(binds.count)"
+        }
+
+        /// Binds `value` (NULL when nil) as the next parameter.
+        public mutating func appendInterpolation(_ value: (some PostgresEncodable)?) {
+            binds.append(value?.postgresBind ?? .null)
+            sql += "$\(binds.count)"
+        }
+
+        /// Inserts raw SQL text. Only for text the program controls, never for input.
+        public mutating func appendInterpolation(unsafeSQL text: String) { sql += text }
+    }
+}

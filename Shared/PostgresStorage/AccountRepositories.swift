@@ -1,0 +1,202 @@
+import Domain
+import Foundation
+import Postgres
+
+/// `accounts`, and the account creations that span tables.
+public struct PostgresAccountRepository: AccountRepository {
+    let pool: PostgresPool
+
+    public func createPasswordAccount(_ account: Account, email: AccountEmail, password: PasswordCredential)
+        async throws
+    {
+        try await translatingErrors {
+            try await pool.transaction { connection in
+                try insert(account, on: connection)
+                try insert(email, on: connection)
+                try connection.execute(
+                    """
+                    INSERT INTO password_credentials (account_id, password_hash, created_at, updated_at)
+                    VALUES (\(password.accountID.rawValue), \(password.passwordHash), \(password.createdAt),
+                            \(password.updatedAt))
+                    """)
+            }
+        }
+    }
+
+    public func createPasskeyAccount(
+        _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
+        completing registrationID: AccountRegistrationID
+    ) async throws {
+        try await translatingErrors {
+            try await pool.transaction { connection in
+                let completed = try connection.execute(
+                    """
+                    UPDATE passkey_account_registrations SET completed_at = now()
+                    WHERE id = \(registrationID.rawValue) AND consumed_at IS NOT NULL AND completed_at IS NULL
+                      AND prospective_account_id = \(account.id.rawValue)
+                    """)
+                guard completed.affectedRowCount == 1 else {
+                    throw DomainError(.challengeUnavailable, "the registration is unknown or already completed")
+                }
+                try insert(account, on: connection)
+                if let email { try insert(email, on: connection) }
+                try PostgresPasskeyCredentialRepository.insert(credential, on: connection)
+            }
+        }
+    }
+
+    public func account(id: AccountID) async throws -> Account? {
+        try await translatingErrors {
+            try await pool.query(
+                "SELECT id, display_name, user_handle, created_at FROM accounts WHERE id = \(id.rawValue)"
+            ).first.map(Self.decodeAccount)
+        }
+    }
+
+    public func summary(id: AccountID) async throws -> AccountSummary? {
+        try await translatingErrors {
+            try await pool.withConnection { connection -> AccountSummary? in
+                let rows = try connection.execute(
+                    """
+                    SELECT a.id, a.display_name, a.user_handle, a.created_at,
+                           EXISTS (SELECT 1 FROM password_credentials p WHERE p.account_id = a.id) AS has_password,
+                           (SELECT count(*) FROM passkey_credentials c WHERE c.account_id = a.id) AS passkey_count,
+                           (SELECT COALESCE(array_agg(e.email ORDER BY e.created_at, e.email), '{}')
+                              FROM account_emails e WHERE e.account_id = a.id) AS emails
+                    FROM accounts a WHERE a.id = \(id.rawValue)
+                    """)
+                guard let row = rows.first else { return nil }
+                return AccountSummary(
+                    account: try Self.decodeAccount(row),
+                    emails: try row.decode(PostgresTextArray.self, "emails").elements,
+                    hasPassword: try row.decode(Bool.self, "has_password"),
+                    passkeyCount: try row.decode(Int.self, "passkey_count"))
+            }
+        }
+    }
+
+    static func decodeAccount(_ row: PostgresRow) throws -> Account {
+        guard let handle = UserHandle(try row.decode(PostgresBytes.self, "user_handle").bytes) else {
+            throw PostgresError(.decoding, "accounts.user_handle has an invalid length")
+        }
+        return Account(
+            id: AccountID(try row.decode(UUID.self, "id")), displayName: try row.decode(String.self, "display_name"),
+            userHandle: handle, createdAt: try row.decode(Date.self, "created_at"))
+    }
+
+    private func insert(_ account: Account, on connection: PostgresConnection) throws {
+        try connection.execute(
+            """
+            INSERT INTO accounts (id, display_name, user_handle, created_at)
+            VALUES (\(account.id.rawValue), \(account.displayName), \(PostgresBytes(account.userHandle.bytes)),
+                    \(account.createdAt))
+            """)
+    }
+
+    private func insert(_ email: AccountEmail, on connection: PostgresConnection) throws {
+        try PostgresAccountEmailRepository.insert(email, on: connection)
+    }
+}
+
+/// `account_emails`.
+public struct PostgresAccountEmailRepository: AccountEmailRepository {
+    let pool: PostgresPool
+
+    public func add(_ email: AccountEmail) async throws {
+        try await translatingErrors {
+            try await pool.withConnection { try Self.insert(email, on: $0) }
+        }
+    }
+
+    public func emails(of accountID: AccountID) async throws -> [AccountEmail] {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                SELECT id, account_id, email, normalized_email, created_at FROM account_emails
+                WHERE account_id = \(accountID.rawValue) ORDER BY created_at, email
+                """
+            ).map(Self.decode)
+        }
+    }
+
+    public func find(normalizedEmail: String) async throws -> AccountEmail? {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                SELECT id, account_id, email, normalized_email, created_at FROM account_emails
+                WHERE normalized_email = \(normalizedEmail)
+                """
+            ).first.map(Self.decode)
+        }
+    }
+
+    static func insert(_ email: AccountEmail, on connection: PostgresConnection) throws {
+        try connection.execute(
+            """
+            INSERT INTO account_emails (id, account_id, email, normalized_email, created_at)
+            VALUES (\(email.id), \(email.accountID.rawValue), \(email.email), \(email.normalizedEmail),
+                    \(email.createdAt))
+            """)
+    }
+
+    static func decode(_ row: PostgresRow) throws -> AccountEmail {
+        AccountEmail(
+            id: try row.decode(UUID.self, "id"), accountID: AccountID(try row.decode(UUID.self, "account_id")),
+            email: try row.decode(String.self, "email"), normalizedEmail: try row.decode(String.self, "normalized_email"),
+            createdAt: try row.decode(Date.self, "created_at"))
+    }
+}
+
+/// `password_credentials`.
+public struct PostgresPasswordCredentialRepository: PasswordCredentialRepository {
+    let pool: PostgresPool
+
+    public func upsert(_ credential: PasswordCredential) async throws {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                INSERT INTO password_credentials (account_id, password_hash, created_at, updated_at)
+                VALUES (\(credential.accountID.rawValue), \(credential.passwordHash), \(credential.createdAt),
+                        \(credential.updatedAt))
+                ON CONFLICT (account_id) DO UPDATE
+                SET password_hash = EXCLUDED.password_hash, updated_at = EXCLUDED.updated_at
+                """)
+        }
+    }
+
+    public func credential(of accountID: AccountID) async throws -> PasswordCredential? {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                SELECT account_id, password_hash, created_at, updated_at FROM password_credentials
+                WHERE account_id = \(accountID.rawValue)
+                """
+            ).first.map { row in
+                PasswordCredential(
+                    accountID: AccountID(try row.decode(UUID.self, "account_id")),
+                    passwordHash: try row.decode(String.self, "password_hash"),
+                    createdAt: try row.decode(Date.self, "created_at"),
+                    updatedAt: try row.decode(Date.self, "updated_at"))
+            }
+        }
+    }
+
+    public func signInRecord(normalizedEmail: String) async throws -> PasswordSignInRecord? {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                SELECT a.id, a.display_name, p.password_hash
+                FROM account_emails e
+                JOIN accounts a ON a.id = e.account_id
+                JOIN password_credentials p ON p.account_id = a.id
+                WHERE e.normalized_email = \(normalizedEmail)
+                """
+            ).first.map { row in
+                PasswordSignInRecord(
+                    accountID: AccountID(try row.decode(UUID.self, "id")),
+                    displayName: try row.decode(String.self, "display_name"),
+                    passwordHash: try row.decode(String.self, "password_hash"))
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import Domain
+import Foundation
+import Postgres
+
+// Each consume is one atomic UPDATE … WHERE consumed_at IS NULL AND expires_at > now() RETURNING …: of any number
+// of racing requests exactly one gets the row, and unknown, expired, consumed and foreign rows all look the same.
+
+/// `passkey_registration_challenges`.
+public struct PostgresRegistrationChallengeRepository: RegistrationChallengeRepository {
+    let pool: PostgresPool
+
+    private static let columns = "id, account_id, challenge, mode, created_at, expires_at, consumed_at"
+
+    public func add(_ challenge: RegistrationChallenge) async throws {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                INSERT INTO passkey_registration_challenges (\(unsafeSQL: Self.columns))
+                VALUES (\(challenge.id.rawValue), \(challenge.accountID.rawValue), \(PostgresBytes(challenge.challenge)),
+                        \(challenge.mode.rawValue), \(challenge.createdAt), \(challenge.expiresAt), \(challenge.consumedAt))
+                """)
+        }
+    }
+
+    public func consume(id: ChallengeID, accountID: AccountID) async throws -> Consumption<RegistrationChallenge> {
+        try await translatingErrors {
+            let rows = try await pool.query(
+                """
+                UPDATE passkey_registration_challenges SET consumed_at = now()
+                WHERE id = \(id.rawValue) AND account_id = \(accountID.rawValue)
+                  AND consumed_at IS NULL AND expires_at > now()
+                RETURNING \(unsafeSQL: Self.columns)
+                """)
+            return try rows.first.map { .consumed(try Self.decode($0)) } ?? .unavailable
+        }
+    }
+
+    public func deleteExpired(before cutoff: Date) async throws -> Int {
+        try await translatingErrors {
+            try await pool.query("DELETE FROM passkey_registration_challenges WHERE expires_at < \(cutoff)")
+                .affectedRowCount
+        }
+    }
+
+    static func decode(_ row: PostgresRow) throws -> RegistrationChallenge {
+        guard let mode = RegistrationMode(rawValue: try row.decode(String.self, "mode")) else {
+            throw PostgresError(.decoding, "unknown registration mode")
+        }
+        return RegistrationChallenge(
+            id: ChallengeID(try row.decode(UUID.self, "id")), accountID: AccountID(try row.decode(UUID.self, "account_id")),
+            challenge: try row.decode(PostgresBytes.self, "challenge").bytes, mode: mode,
+            createdAt: try row.decode(Date.self, "created_at"), expiresAt: try row.decode(Date.self, "expires_at"),
+            consumedAt: try row.decode(Date?.self, "consumed_at"))
+    }
+}
+
+/// `passkey_authentication_challenges`.
+public struct PostgresAuthenticationChallengeRepository: AuthenticationChallengeRepository {
+    let pool: PostgresPool
+
+    private static let columns = "id, challenge, created_at, expires_at, consumed_at"
+
+    public func add(_ challenge: AuthenticationChallenge) async throws {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                INSERT INTO passkey_authentication_challenges (\(unsafeSQL: Self.columns))
+                VALUES (\(challenge.id.rawValue), \(PostgresBytes(challenge.challenge)), \(challenge.createdAt),
+                        \(challenge.expiresAt), \(challenge.consumedAt))
+                """)
+        }
+    }
+
+    public func consume(id: ChallengeID) async throws -> Consumption<AuthenticationChallenge> {
+        try await translatingErrors {
+            let rows = try await pool.query(
+                """
+                UPDATE passkey_authentication_challenges SET consumed_at = now()
+                WHERE id = \(id.rawValue) AND consumed_at IS NULL AND expires_at > now()
+                RETURNING \(unsafeSQL: Self.columns)
+                """)
+            return try rows.first.map { .consumed(try Self.decode($0)) } ?? .unavailable
+        }
+    }
+
+    public func deleteExpired(before cutoff: Date) async throws -> Int {
+        try await translatingErrors {
+            try await pool.query("DELETE FROM passkey_authentication_challenges WHERE expires_at < \(cutoff)")
+                .affectedRowCount
+        }
+    }
+
+    static func decode(_ row: PostgresRow) throws -> AuthenticationChallenge {
+        AuthenticationChallenge(
+            id: ChallengeID(try row.decode(UUID.self, "id")),
+            challenge: try row.decode(PostgresBytes.self, "challenge").bytes,
+            createdAt: try row.decode(Date.self, "created_at"), expiresAt: try row.decode(Date.self, "expires_at"),
+            consumedAt: try row.decode(Date?.self, "consumed_at"))
+    }
+}
+
+/// `passkey_account_registrations`.
+public struct PostgresAccountRegistrationRepository: AccountRegistrationRepository {
+    let pool: PostgresPool
+
+    private static let columns = """
+        id, prospective_account_id, user_handle, email, display_name, challenge, created_at, expires_at, consumed_at,
+        completed_at
+        """
+
+    public func add(_ registration: AccountRegistration) async throws {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                INSERT INTO passkey_account_registrations (\(unsafeSQL: Self.columns))
+                VALUES (\(registration.id.rawValue), \(registration.prospectiveAccountID.rawValue),
+                        \(PostgresBytes(registration.userHandle.bytes)), \(registration.email), \(registration.displayName),
+                        \(PostgresBytes(registration.challenge)), \(registration.createdAt), \(registration.expiresAt),
+                        \(registration.consumedAt), \(registration.completedAt))
+                """)
+        }
+    }
+
+    public func consume(id: AccountRegistrationID) async throws -> Consumption<AccountRegistration> {
+        try await translatingErrors {
+            let rows = try await pool.query(
+                """
+                UPDATE passkey_account_registrations SET consumed_at = now()
+                WHERE id = \(id.rawValue) AND consumed_at IS NULL AND completed_at IS NULL AND expires_at > now()
+                RETURNING \(unsafeSQL: Self.columns)
+                """)
+            return try rows.first.map { .consumed(try Self.decode($0)) } ?? .unavailable
+        }
+    }
+
+    public func deleteExpired(before cutoff: Date) async throws -> Int {
+        try await translatingErrors {
+            try await pool.query("DELETE FROM passkey_account_registrations WHERE expires_at < \(cutoff)")
+                .affectedRowCount
+        }
+    }
+
+    static func decode(_ row: PostgresRow) throws -> AccountRegistration {
+        guard let handle = UserHandle(try row.decode(PostgresBytes.self, "user_handle").bytes) else {
+            throw PostgresError(.decoding, "passkey_account_registrations.user_handle has an invalid length")
+        }
+        return AccountRegistration(
+            id: AccountRegistrationID(try row.decode(UUID.self, "id")),
+            prospectiveAccountID: AccountID(try row.decode(UUID.self, "prospective_account_id")), userHandle: handle,
+            email: try row.decode(String?.self, "email"), displayName: try row.decode(String?.self, "display_name"),
+            challenge: try row.decode(PostgresBytes.self, "challenge").bytes,
+            createdAt: try row.decode(Date.self, "created_at"), expiresAt: try row.decode(Date.self, "expires_at"),
+            consumedAt: try row.decode(Date?.self, "consumed_at"), completedAt: try row.decode(Date?.self, "completed_at"))
+    }
+}

@@ -1,0 +1,42 @@
+import Domain
+import Foundation
+import Postgres
+
+/// Every repository of the schema, built on one pool.
+public struct PostgresStorage: Sendable {
+    public let pool: PostgresPool
+    public let accounts: PostgresAccountRepository
+    public let accountEmails: PostgresAccountEmailRepository
+    public let passwordCredentials: PostgresPasswordCredentialRepository
+    public let passkeyCredentials: PostgresPasskeyCredentialRepository
+    public let sessions: PostgresAuthenticationSessionRepository
+    public let registrationChallenges: PostgresRegistrationChallengeRepository
+    public let authenticationChallenges: PostgresAuthenticationChallengeRepository
+    public let accountRegistrations: PostgresAccountRegistrationRepository
+
+    public init(pool: PostgresPool) {
+        self.pool = pool
+        accounts = PostgresAccountRepository(pool: pool)
+        accountEmails = PostgresAccountEmailRepository(pool: pool)
+        passwordCredentials = PostgresPasswordCredentialRepository(pool: pool)
+        passkeyCredentials = PostgresPasskeyCredentialRepository(pool: pool)
+        sessions = PostgresAuthenticationSessionRepository(pool: pool)
+        registrationChallenges = PostgresRegistrationChallengeRepository(pool: pool)
+        authenticationChallenges = PostgresAuthenticationChallengeRepository(pool: pool)
+        accountRegistrations = PostgresAccountRegistrationRepository(pool: pool)
+    }
+
+    /// The schema's migrations, shipped as numbered SQL files beside the module.
+    public static func migrations() throws -> [PostgresMigration] {
+        guard let directory = Bundle.module.url(forResource: "Migrations", withExtension: nil) else {
+            throw PostgresError(.server, "the Migrations resource directory is missing from the PostgresStorage bundle")
+        }
+        return try PostgresMigration.load(from: directory)
+    }
+
+    /// Applies the schema's migrations; returns the versions this call applied.
+    @discardableResult
+    public func migrate() async throws -> [Int] {
+        try await PostgresMigrator(pool: pool).apply(try Self.migrations())
+    }
+}

@@ -1,0 +1,77 @@
+import Domain
+import Foundation
+import Postgres
+
+/// `authentication_sessions`.
+public struct PostgresAuthenticationSessionRepository: AuthenticationSessionRepository {
+    let pool: PostgresPool
+
+    private static let columns =
+        "id, account_id, token_digest, authentication_method, created_at, expires_at, revoked_at"
+
+    public func add(_ session: AuthenticationSession) async throws {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                INSERT INTO authentication_sessions (\(unsafeSQL: Self.columns))
+                VALUES (\(session.id.rawValue), \(session.accountID.rawValue), \(PostgresBytes(session.tokenDigest)),
+                        \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt),
+                        \(session.revokedAt))
+                """)
+        }
+    }
+
+    public func find(tokenDigest: [UInt8]) async throws -> AuthenticationSession? {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                SELECT \(unsafeSQL: Self.columns) FROM authentication_sessions
+                WHERE token_digest = \(PostgresBytes(tokenDigest))
+                """
+            ).first.map(Self.decode)
+        }
+    }
+
+    public func liveSessions(of accountID: AccountID, at now: Date) async throws -> [AuthenticationSession] {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                SELECT \(unsafeSQL: Self.columns) FROM authentication_sessions
+                WHERE account_id = \(accountID.rawValue) AND revoked_at IS NULL AND expires_at > \(now)
+                ORDER BY created_at DESC, id
+                """
+            ).map(Self.decode)
+        }
+    }
+
+    public func revoke(id: SessionID, of accountID: AccountID, at now: Date) async throws -> Bool {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                UPDATE authentication_sessions SET revoked_at = \(now)
+                WHERE id = \(id.rawValue) AND account_id = \(accountID.rawValue) AND revoked_at IS NULL
+                  AND expires_at > \(now)
+                """
+            ).affectedRowCount == 1
+        }
+    }
+
+    public func deleteEnded(before cutoff: Date) async throws -> Int {
+        try await translatingErrors {
+            try await pool.query(
+                "DELETE FROM authentication_sessions WHERE expires_at < \(cutoff) OR revoked_at < \(cutoff)"
+            ).affectedRowCount
+        }
+    }
+
+    static func decode(_ row: PostgresRow) throws -> AuthenticationSession {
+        guard let method = AuthenticationMethod(rawValue: try row.decode(String.self, "authentication_method")) else {
+            throw PostgresError(.decoding, "unknown authentication_method")
+        }
+        return AuthenticationSession(
+            id: SessionID(try row.decode(UUID.self, "id")), accountID: AccountID(try row.decode(UUID.self, "account_id")),
+            tokenDigest: try row.decode(PostgresBytes.self, "token_digest").bytes, authenticationMethod: method,
+            createdAt: try row.decode(Date.self, "created_at"), expiresAt: try row.decode(Date.self, "expires_at"),
+            revokedAt: try row.decode(Date?.self, "revoked_at"))
+    }
+}
