@@ -26,10 +26,12 @@ let persistenceTargets: [Target] = [
     .target(
         name: "PostgresStorage", dependencies: ["Domain", "Postgres"], path: "Shared/PostgresStorage",
         resources: [.copy("Migrations")]),
+    .executableTarget(name: "passkey-migrate", dependencies: ["Postgres", "PostgresStorage"], path: "Services/Migrate"),
+    .target(name: "PostgresTestSupport", dependencies: ["Postgres"], path: "Tests/PostgresTestSupport"),
     .testTarget(name: "DomainTests", dependencies: ["Domain"], path: "Tests/DomainTests"),
-    .testTarget(name: "PostgresTests", dependencies: ["Postgres"], path: "Tests/PostgresTests"),
+    .testTarget(name: "PostgresTests", dependencies: ["Postgres", "PostgresTestSupport"], path: "Tests/PostgresTests"),
     .testTarget(
-        name: "PostgresStorageTests", dependencies: ["PostgresStorage", "Postgres", "Domain"],
+        name: "PostgresStorageTests", dependencies: ["PostgresStorage", "Postgres", "Domain", "PostgresTestSupport"],
         path: "Tests/PostgresStorageTests"),
 ]
 
@@ -51,6 +53,8 @@ let package = Package(
     name: "passkey-server",
     platforms: [.macOS(.v15)],
     products: allTargets.compactMap { target -> Product? in
+        // Test support code is not a product.
+        if target.path?.hasPrefix("Tests/") == true { return nil }
         switch target.type {
         case .regular: return .library(name: target.name, targets: [target.name])
         case .executable: return .executable(name: target.name, targets: [target.name])

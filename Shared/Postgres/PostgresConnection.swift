@@ -29,6 +29,9 @@ public final class PostgresConnection {
                 .connectionFailed, "cannot connect to the database at \(configuration.redactedURL): \(reason)")
         }
         handle = connection
+        // Server notices (including the FATAL one a terminated backend sends) are not printed to stderr; the
+        // failures they announce surface as errors of the statements that meet them.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
         do {
             _ = try execute(
                 PostgresQuery(
@@ -52,11 +55,13 @@ public final class PostgresConnection {
         guard let handle, PQstatus(handle) == CONNECTION_OK else { return false }
         let socket = PQsocket(handle)
         guard socket >= 0 else { return false }
-        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&descriptor, 1, 0)
-        if ready < 0 { return false }
-        if ready > 0 {
-            // An idle connection has nothing to read unless the server is closing it or sent a notice.
+        // A terminated backend first sends a FATAL notice and then closes the socket: keep reading while there is
+        // something to read, so the close itself is seen. An idle healthy connection has nothing to read.
+        for _ in 0..<4 {
+            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, 0)
+            if ready < 0 { return false }
+            if ready == 0 { break }
             if PQconsumeInput(handle) == 0 { return false }
             while let notification = PQnotifies(handle) { PQfreemem(notification) }
         }

@@ -63,6 +63,7 @@ public final class PostgresPool: Sendable {
     }
 
     /// Runs `body` inside `BEGIN … COMMIT`; any error thrown rolls the transaction back and is rethrown.
+    @discardableResult
     public func transaction<Result: Sendable>(
         _ body: @escaping @Sendable (PostgresConnection) throws -> Result
     ) async throws -> Result {

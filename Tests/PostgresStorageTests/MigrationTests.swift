@@ -1,0 +1,74 @@
+import Foundation
+import Postgres
+import PostgresStorage
+import PostgresTestSupport
+import XCTest
+
+final class MigrationTests: DatabaseTestCase {
+    func testMigratesAnEmptyDatabaseAndReRunningIsANoOp() async throws {
+        let pool = database.makePool(size: 1)
+        defer { pool.shutdown() }
+        let storage = PostgresStorage(pool: pool)
+        let all = try PostgresStorage.migrations().map(\.version)
+        XCTAssertEqual(all, [1, 2])
+        await assertEqual(try await storage.migrate(), all)
+        await assertEqual(try await storage.migrate(), [])
+        let tables = try await pool.query(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name"
+        ).map { try $0.decode(String.self, "table_name") }
+        XCTAssertEqual(
+            tables,
+            [
+                "account_emails", "accounts", "authentication_sessions", "passkey_account_registrations",
+                "passkey_authentication_challenges", "passkey_credentials", "passkey_registration_challenges",
+                "password_credentials", "schema_migrations",
+            ])
+        let recorded = try await pool.query("SELECT version FROM schema_migrations ORDER BY version")
+            .map { try $0.decode(Int.self, "version") }
+        XCTAssertEqual(recorded, all)
+    }
+
+    func testConcurrentMigratorsBothSucceedAndApplyEachMigrationOnce() async throws {
+        let first = database.makePool(size: 1)
+        let second = database.makePool(size: 1)
+        defer {
+            first.shutdown()
+            second.shutdown()
+        }
+        async let a = PostgresStorage(pool: first).migrate()
+        async let b = PostgresStorage(pool: second).migrate()
+        let (appliedByA, appliedByB) = try await (a, b)
+        XCTAssertEqual((appliedByA + appliedByB).sorted(), [1, 2])
+        let count = try await first.query("SELECT count(*) AS n FROM schema_migrations").first!.decode(Int.self, "n")
+        XCTAssertEqual(count, 2)
+    }
+
+    func testAChangedMigrationStopsTheRun() async throws {
+        let pool = database.makePool(size: 1)
+        defer { pool.shutdown() }
+        let migrator = PostgresMigrator(pool: pool)
+        try await migrator.apply([PostgresMigration(version: 1, name: "t", sql: "CREATE TABLE t (a int)")])
+        do {
+            try await migrator.apply([PostgresMigration(version: 1, name: "t", sql: "CREATE TABLE t (a bigint)")])
+            XCTFail("an edited migration was accepted")
+        } catch let error as PostgresError {
+            XCTAssertTrue(error.message.contains("changed after it was applied"))
+        }
+    }
+
+    func testAFailingMigrationLeavesNoTrace() async throws {
+        let pool = database.makePool(size: 1)
+        defer { pool.shutdown() }
+        let migrator = PostgresMigrator(pool: pool)
+        do {
+            try await migrator.apply([
+                PostgresMigration(version: 1, name: "bad", sql: "CREATE TABLE half (a int); SELECT no_such_function()")
+            ])
+            XCTFail("a broken migration succeeded")
+        } catch {}
+        let tables = try await pool.query("SELECT to_regclass('half') IS NULL AS gone").first!.decode(Bool.self, "gone")
+        XCTAssertTrue(tables)
+        let recorded = try await pool.query("SELECT count(*) AS n FROM schema_migrations").first!.decode(Int.self, "n")
+        XCTAssertEqual(recorded, 0)
+    }
+}
