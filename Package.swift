@@ -18,7 +18,7 @@ let cryptoTargets: [Target] = [
     .testTarget(name: "CryptoTests", dependencies: ["Crypto"], path: "Tests/CryptoTests"),
 ]
 
-// MARK: - Domain and persistence
+// MARK: - Domain, persistence and password hashing
 
 let persistenceTargets: [Target] = [
     .target(name: "Domain", path: "Shared/Domain"),
@@ -28,6 +28,8 @@ let persistenceTargets: [Target] = [
         resources: [.copy("Migrations")]),
     .executableTarget(name: "passkey-migrate", dependencies: ["Postgres", "PostgresStorage"], path: "Services/Migrate"),
     .target(name: "PostgresTestSupport", dependencies: ["Postgres"], path: "Tests/PostgresTestSupport"),
+    .target(name: "PasswordHashing", dependencies: ["CArgon2", "Crypto"], path: "Shared/PasswordHashing"),
+    .testTarget(name: "PasswordHashingTests", dependencies: ["PasswordHashing"], path: "Tests/PasswordHashingTests"),
     .testTarget(name: "DomainTests", dependencies: ["Domain"], path: "Tests/DomainTests"),
     .testTarget(name: "PostgresTests", dependencies: ["Postgres", "PostgresTestSupport"], path: "Tests/PostgresTests"),
     .testTarget(

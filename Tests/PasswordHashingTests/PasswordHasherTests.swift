@@ -1,0 +1,58 @@
+import PasswordHashing
+import XCTest
+
+final class PasswordHasherTests: XCTestCase {
+    // Cheap parameters keep the suite fast; one test checks the production defaults.
+    let hasher = PasswordHasher(parameters: .init(memoryKiB: 256, iterations: 1, parallelism: 1))
+
+    func testRecommendedParametersProduceTheExpectedPHCString() throws {
+        let hash = try PasswordHasher().hash("correct horse battery staple")
+        XCTAssertTrue(hash.hasPrefix("$argon2id$v=19$m=19456,t=2,p=1$"), hash)
+        XCTAssertTrue(PasswordHasher().verify("correct horse battery staple", against: hash))
+    }
+
+    func testRightPasswordVerifiesAndWrongOneDoesNot() throws {
+        let hash = try hasher.hash("pässwörd 🔑")
+        XCTAssertTrue(hasher.verify("pässwörd 🔑", against: hash))
+        XCTAssertFalse(hasher.verify("pässwörd 🔑 ", against: hash))
+        XCTAssertFalse(hasher.verify("", against: hash))
+    }
+
+    func testSaltsDiffer() throws {
+        XCTAssertNotEqual(try hasher.hash("same"), try hasher.hash("same"))
+    }
+
+    func testMalformedOrAbusiveStoredHashesNeverMatch() throws {
+        let good = try hasher.hash("pw")
+        for bad in [
+            "", "plain", "$argon2i$v=19$m=256,t=1,p=1$c2FsdHNhbHQ$aGFzaA", "$argon2id$v=16$m=256,t=1,p=1$c2FsdA$aGFzaA",
+            "$argon2id$v=19$m=99999999,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2g", "$argon2id$v=19$m=256,t=1000,p=1$c2FsdA$aGFzaA",
+            good + "x", String(good.dropLast(2)),
+        ] {
+            XCTAssertFalse(hasher.verify("pw", against: bad), bad)
+        }
+    }
+
+    func testOverlongPasswordsAreRefused() {
+        let long = String(repeating: "a", count: PasswordHasher.maximumPasswordLength + 1)
+        XCTAssertThrowsError(try hasher.hash(long)) { XCTAssertEqual($0 as? PasswordHashingError, .passwordTooLong) }
+    }
+
+    func testDummyVerificationNeverSucceedsAndCostsAboutAsMuch() throws {
+        let real = PasswordHasher()
+        let hash = try real.hash("pw")
+        let clock = ContinuousClock()
+        let realTime = clock.measure { _ = real.verify("wrong", against: hash) }
+        let dummyTime = clock.measure { XCTAssertFalse(real.verifyDummy("wrong")) }
+        // Same parameters, same work: within a factor of three even on a busy machine.
+        XCTAssertLessThan(dummyTime, realTime * 3)
+        XCTAssertGreaterThan(dummyTime, realTime / 3)
+    }
+
+    func testRehashIsNeededWhenParametersChange() throws {
+        let hash = try hasher.hash("pw")
+        XCTAssertFalse(hasher.needsRehash(hash))
+        XCTAssertTrue(PasswordHasher().needsRehash(hash))
+        XCTAssertTrue(hasher.needsRehash("garbage"))
+    }
+}
