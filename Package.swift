@@ -30,6 +30,8 @@ let persistenceTargets: [Target] = [
     .target(name: "PostgresTestSupport", dependencies: ["Postgres"], path: "Tests/PostgresTestSupport"),
     .target(name: "PasswordHashing", dependencies: ["CArgon2", "Crypto"], path: "Shared/PasswordHashing"),
     .testTarget(name: "PasswordHashingTests", dependencies: ["PasswordHashing"], path: "Tests/PasswordHashingTests"),
+    .target(name: "Observability", path: "Shared/Observability"),
+    .testTarget(name: "ObservabilityTests", dependencies: ["Observability"], path: "Tests/ObservabilityTests"),
     .testTarget(name: "DomainTests", dependencies: ["Domain"], path: "Tests/DomainTests"),
     .testTarget(name: "PostgresTests", dependencies: ["Postgres", "PostgresTestSupport"], path: "Tests/PostgresTests"),
     .testTarget(

@@ -1,0 +1,120 @@
+import Foundation
+import Synchronization
+
+/// Counters, gauges and histograms with labels, exposed in Prometheus's text format.
+///
+/// Metric families are created on first use; a family's kind and help text are fixed by that first use.
+public final class MetricsRegistry: Sendable {
+    /// Latency buckets in seconds, from 100 µs to 10 s.
+    public static let latencyBuckets: [Double] = [
+        0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+    ]
+
+    private enum Kind: String { case counter, gauge, histogram }
+
+    private struct Series {
+        var value: Double = 0
+        var bucketCounts: [UInt64] = []
+        var count: UInt64 = 0
+        var sum: Double = 0
+    }
+
+    private struct Family {
+        let kind: Kind
+        let help: String
+        let buckets: [Double]
+        var series: [String: Series] = [:]
+    }
+
+    private let families = Mutex<[String: Family]>([:])
+
+    public init() {}
+
+    /// Adds `amount` to a counter.
+    public func increment(_ name: String, help: String, labels: KeyValuePairs<String, String> = [:], by amount: Double = 1)
+    {
+        update(name, kind: .counter, help: help, labels: labels, buckets: []) { $0.value += amount }
+    }
+
+    /// Sets a gauge.
+    public func set(_ name: String, help: String, labels: KeyValuePairs<String, String> = [:], to value: Double) {
+        update(name, kind: .gauge, help: help, labels: labels, buckets: []) { $0.value = value }
+    }
+
+    /// Records one observation in a histogram.
+    public func observe(
+        _ name: String, help: String, labels: KeyValuePairs<String, String> = [:], _ value: Double,
+        buckets: [Double] = MetricsRegistry.latencyBuckets
+    ) {
+        update(name, kind: .histogram, help: help, labels: labels, buckets: buckets) { series in
+            if series.bucketCounts.isEmpty { series.bucketCounts = Array(repeating: 0, count: buckets.count) }
+            for (index, bound) in buckets.enumerated() where value <= bound { series.bucketCounts[index] += 1 }
+            series.count += 1
+            series.sum += value
+        }
+    }
+
+    private func update(
+        _ name: String, kind: Kind, help: String, labels: KeyValuePairs<String, String>, buckets: [Double],
+        _ change: (inout Series) -> Void
+    ) {
+        let key = Self.labelText(labels)
+        families.withLock { families in
+            var family = families[name] ?? Family(kind: kind, help: help, buckets: buckets)
+            guard family.kind == kind else { return }
+            change(&family.series[key, default: Series()])
+            families[name] = family
+        }
+    }
+
+    /// The Prometheus text exposition (version 0.0.4) of every metric.
+    public func exposition() -> String {
+        let snapshot = families.withLock { $0 }
+        var text = ""
+        for name in snapshot.keys.sorted() {
+            let family = snapshot[name]!
+            text += "# HELP \(name) \(family.help)\n# TYPE \(name) \(family.kind.rawValue)\n"
+            for labels in family.series.keys.sorted() {
+                let series = family.series[labels]!
+                switch family.kind {
+                case .counter, .gauge:
+                    text += "\(name)\(braced(labels)) \(Self.number(series.value))\n"
+                case .histogram:
+                    for (index, bound) in family.buckets.enumerated() {
+                        let le = "le=\"\(Self.number(bound))\""
+                        text += "\(name)_bucket\(braced(labels, adding: le)) \(series.bucketCounts[index])\n"
+                    }
+                    text += "\(name)_bucket\(braced(labels, adding: "le=\"+Inf\"")) \(series.count)\n"
+                    text += "\(name)_sum\(braced(labels)) \(Self.number(series.sum))\n"
+                    text += "\(name)_count\(braced(labels)) \(series.count)\n"
+                }
+            }
+        }
+        return text
+    }
+
+    private func braced(_ labels: String, adding extra: String? = nil) -> String {
+        let parts = [labels, extra ?? ""].filter { !$0.isEmpty }
+        return parts.isEmpty ? "" : "{" + parts.joined(separator: ",") + "}"
+    }
+
+    static func labelText(_ labels: KeyValuePairs<String, String>) -> String {
+        labels.map { key, value in
+            var escaped = ""
+            for character in value {
+                switch character {
+                case "\\": escaped += "\\\\"
+                case "\"": escaped += "\\\""
+                case "\n": escaped += "\\n"
+                default: escaped.append(character)
+                }
+            }
+            return "\(key)=\"\(escaped)\""
+        }.joined(separator: ",")
+    }
+
+    static func number(_ value: Double) -> String {
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        return String(value)
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import Observability
+import XCTest
+
+final class LoggerTests: XCTestCase {
+    func testLinesAreKeyValueWithServiceAndEvent() {
+        let sink = MemoryLogSink()
+        let logger = Logger(service: "verification-service", sink: sink, clock: { Date(timeIntervalSince1970: 0) })
+            .with(["request.id": "r-1"])
+        logger.info("registration.failed", ["reason": "user_present_flag_not_set", "detail": "UP flag \"0\"\nnext"])
+        XCTAssertEqual(
+            sink.lines,
+            [
+                "ts=1970-01-01T00:00:00.000Z level=info service=verification-service request.id=r-1 "
+                    + "event=registration.failed reason=user_present_flag_not_set detail=\"UP flag \\\"0\\\"\\nnext\""
+            ])
+    }
+
+    func testLevelsBelowTheMinimumAreDropped() {
+        let sink = MemoryLogSink()
+        let logger = Logger(service: "s", minimumLevel: .warning, sink: sink)
+        logger.info("quiet")
+        logger.debug("quieter")
+        logger.error("loud")
+        XCTAssertEqual(sink.lines.count, 1)
+        XCTAssertTrue(sink.lines[0].contains("level=error"))
+    }
+}
+
+final class MetricsTests: XCTestCase {
+    func testExpositionOfCountersGaugesAndHistograms() {
+        let metrics = MetricsRegistry()
+        metrics.increment("rpc_requests_total", help: "RPCs handled.", labels: ["method": "Begin", "code": "0"])
+        metrics.increment("rpc_requests_total", help: "RPCs handled.", labels: ["method": "Begin", "code": "0"])
+        metrics.set("db_pool_busy", help: "Busy connections.", to: 3)
+        metrics.observe("latency_seconds", help: "Latency.", labels: ["route": "a\"b"], 0.003, buckets: [0.001, 0.01])
+        metrics.observe("latency_seconds", help: "Latency.", labels: ["route": "a\"b"], 5, buckets: [0.001, 0.01])
+        XCTAssertEqual(
+            metrics.exposition(),
+            """
+            # HELP db_pool_busy Busy connections.
+            # TYPE db_pool_busy gauge
+            db_pool_busy 3
+            # HELP latency_seconds Latency.
+            # TYPE latency_seconds histogram
+            latency_seconds_bucket{route="a\\"b",le="0.001"} 0
+            latency_seconds_bucket{route="a\\"b",le="0.01"} 1
+            latency_seconds_bucket{route="a\\"b",le="+Inf"} 2
+            latency_seconds_sum{route="a\\"b"} 5.003
+            latency_seconds_count{route="a\\"b"} 2
+            # HELP rpc_requests_total RPCs handled.
+            # TYPE rpc_requests_total counter
+            rpc_requests_total{method="Begin",code="0"} 2
+
+            """)
+    }
+
+    func testConcurrentUpdatesAreAllCounted() async {
+        let metrics = MetricsRegistry()
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 {
+                group.addTask { for _ in 0..<1000 { metrics.increment("n", help: "n") } }
+            }
+        }
+        XCTAssertTrue(metrics.exposition().contains("\nn 8000\n"))
+    }
+}
