@@ -32,6 +32,8 @@ let persistenceTargets: [Target] = [
     .testTarget(name: "PasswordHashingTests", dependencies: ["PasswordHashing"], path: "Tests/PasswordHashingTests"),
     .target(name: "Observability", path: "Shared/Observability"),
     .testTarget(name: "ObservabilityTests", dependencies: ["Observability"], path: "Tests/ObservabilityTests"),
+    .target(name: "Configuration", path: "Shared/Configuration"),
+    .testTarget(name: "ConfigurationTests", dependencies: ["Configuration"], path: "Tests/ConfigurationTests"),
     .testTarget(name: "DomainTests", dependencies: ["Domain"], path: "Tests/DomainTests"),
     .testTarget(name: "PostgresTests", dependencies: ["Postgres", "PostgresTestSupport"], path: "Tests/PostgresTests"),
     .testTarget(

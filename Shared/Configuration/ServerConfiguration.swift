@@ -1,0 +1,167 @@
+/// Everything a deployment sets, read from the environment (API.md's table) and validated at start.
+///
+/// Every executable reads the same variables, so one `.env` serves the whole stack.
+public struct ServerConfiguration: Sendable, Equatable {
+    public var relyingPartyID: String
+    public var relyingPartyName: String
+    /// Allowed client-data origins, exact match: web origins and app origins (`android:apk-key-hash:…`,
+    /// `ios:bundle-id:…`).
+    public var origins: [String]
+    /// `TEAMID.bundle.id` entries for the apple-app-site-association file.
+    public var appleAppIDs: [String]
+    /// Android apps for assetlinks.json.
+    public var androidApps: [AndroidApp]
+    /// Seconds.
+    public var challengeLifetime: Double
+    public var accountRegistrationLifetime: Double
+    public var sessionLifetime: Double
+    public var passwordRateLimitPerEmail: Rate?
+    public var passwordRateLimitPerAddress: Rate?
+    public var passkeyRateLimitPerAddress: Rate?
+    /// Peers whose `X-Forwarded-For` is believed.
+    public var trustedProxies: [String]
+    /// nil: the run command starts a local Postgres and sets it.
+    public var databaseURL: String?
+    public var databasePoolSize: Int
+    public var gatewayListen: ServiceAddress
+    public var challengeServiceListen: ServiceAddress
+    public var verificationServiceListen: ServiceAddress
+    public var sessionServiceListen: ServiceAddress
+    public var challengeServiceAddresses: [ServiceAddress]
+    public var verificationServiceAddresses: [ServiceAddress]
+    public var sessionServiceAddresses: [ServiceAddress]
+    /// PEM files for TLS on the gateway; both or neither.
+    public var gatewayTLSCertificate: String?
+    public var gatewayTLSKey: String?
+
+    /// An Android app: its package name and the SHA-256 fingerprint of its signing certificate.
+    public struct AndroidApp: Sendable, Equatable {
+        public var packageName: String
+        /// Colon-separated uppercase hex, as `keytool` prints it.
+        public var sha256Fingerprint: String
+    }
+
+    /// Reads and validates. Throws `ConfigurationError` naming the first bad variable.
+    public init(environment: [String: String]) throws {
+        let env = EnvironmentReader(environment)
+        relyingPartyID = env.string("PASSKEY_RP_ID", default: "localhost").lowercased()
+        guard Self.isValidHostName(relyingPartyID) else {
+            throw ConfigurationError(variable: "PASSKEY_RP_ID", problem: "expected a domain name, got \(relyingPartyID)")
+        }
+        relyingPartyName = env.string("PASSKEY_RP_NAME", default: "Passkey Demo")
+        origins = env.list("PASSKEY_ORIGINS", default: ["http://localhost:8080"])
+        guard !origins.isEmpty else {
+            throw ConfigurationError(variable: "PASSKEY_ORIGINS", problem: "at least one origin is required")
+        }
+        for origin in origins where !Self.isValidOrigin(origin) {
+            throw ConfigurationError(
+                variable: "PASSKEY_ORIGINS",
+                problem:
+                    "\(origin) is not an origin (https://host[:port], http://localhost[:port], android:apk-key-hash:<base64url>, ios:bundle-id:<id>)"
+            )
+        }
+        appleAppIDs = env.list("PASSKEY_APPLE_APP_IDS")
+        for id in appleAppIDs where !Self.isValidAppleAppID(id) {
+            throw ConfigurationError(variable: "PASSKEY_APPLE_APP_IDS", problem: "expected TEAMID.bundle.id, got \(id)")
+        }
+        androidApps = try env.list("PASSKEY_ANDROID_APPS").map { entry in
+            guard let app = Self.parseAndroidApp(entry) else {
+                throw ConfigurationError(
+                    variable: "PASSKEY_ANDROID_APPS", problem: "expected package:SHA256FINGERPRINT, got \(entry)")
+            }
+            return app
+        }
+        challengeLifetime = try env.duration("PASSKEY_CHALLENGE_LIFETIME", default: "5m")
+        accountRegistrationLifetime = try env.duration("PASSKEY_ACCOUNT_REGISTRATION_LIFETIME", default: "10m")
+        sessionLifetime = try env.duration("PASSKEY_SESSION_LIFETIME", default: "30d")
+        passwordRateLimitPerEmail = try env.rate("PASSKEY_RATE_LIMIT_PASSWORD_PER_EMAIL", default: "10/m")
+        passwordRateLimitPerAddress = try env.rate("PASSKEY_RATE_LIMIT_PASSWORD_PER_ADDRESS", default: "100/m")
+        passkeyRateLimitPerAddress = try env.rate("PASSKEY_RATE_LIMIT_PASSKEY_PER_ADDRESS", default: "6000/m")
+        trustedProxies = env.list("PASSKEY_TRUSTED_PROXIES")
+        databaseURL = env.raw("DATABASE_URL")
+        databasePoolSize = try env.integer("DATABASE_POOL_SIZE", default: 8, range: 1...256)
+        gatewayListen = try env.address("GATEWAY_LISTEN", default: "127.0.0.1:8080")
+        challengeServiceListen = try env.address("CHALLENGE_SERVICE_LISTEN", default: "127.0.0.1:50051")
+        verificationServiceListen = try env.address("VERIFICATION_SERVICE_LISTEN", default: "127.0.0.1:50052")
+        sessionServiceListen = try env.address("SESSION_SERVICE_LISTEN", default: "127.0.0.1:50053")
+        challengeServiceAddresses = try env.addresses("CHALLENGE_SERVICE_ADDRESSES", default: [challengeServiceListen])
+        verificationServiceAddresses = try env.addresses(
+            "VERIFICATION_SERVICE_ADDRESSES", default: [verificationServiceListen])
+        sessionServiceAddresses = try env.addresses("SESSION_SERVICE_ADDRESSES", default: [sessionServiceListen])
+        gatewayTLSCertificate = env.raw("GATEWAY_TLS_CERTIFICATE")
+        gatewayTLSKey = env.raw("GATEWAY_TLS_KEY")
+        guard (gatewayTLSCertificate == nil) == (gatewayTLSKey == nil) else {
+            throw ConfigurationError(
+                variable: gatewayTLSCertificate == nil ? "GATEWAY_TLS_CERTIFICATE" : "GATEWAY_TLS_KEY",
+                problem: "GATEWAY_TLS_CERTIFICATE and GATEWAY_TLS_KEY must be set together")
+        }
+    }
+
+    /// The database URL, required by the services that use the database.
+    public func requireDatabaseURL() throws -> String {
+        guard let databaseURL else {
+            throw ConfigurationError(variable: "DATABASE_URL", problem: "is required (a postgresql:// URL)")
+        }
+        return databaseURL
+    }
+
+    static func isValidHostName(_ host: String) -> Bool {
+        guard !host.isEmpty, host.utf8.count <= 253 else { return false }
+        return host.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { label in
+            !label.isEmpty && label.utf8.count <= 63 && !label.hasPrefix("-") && !label.hasSuffix("-")
+                && label.unicodeScalars.allSatisfy { ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || $0 == "-" }
+        }
+    }
+
+    static func isValidOrigin(_ origin: String) -> Bool {
+        if origin.hasPrefix("android:apk-key-hash:") {
+            let hash = origin.dropFirst("android:apk-key-hash:".count)
+            return hash.count == 43 && hash.unicodeScalars.allSatisfy(isBase64URLCharacter)
+        }
+        if origin.hasPrefix("ios:bundle-id:") {
+            let id = origin.dropFirst("ios:bundle-id:".count)
+            return !id.isEmpty && id.unicodeScalars.allSatisfy { isBase64URLCharacter($0) || $0 == "." }
+        }
+        let scheme: String
+        if origin.hasPrefix("https://") {
+            scheme = "https://"
+        } else if origin.hasPrefix("http://") {
+            scheme = "http://"
+        } else {
+            return false
+        }
+        let authority = origin.dropFirst(scheme.count)
+        let parts = authority.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        let host = String(parts[0])
+        if parts.count == 2 {
+            guard let port = Int(parts[1]), (1...65535).contains(port), !parts[1].hasPrefix("0") else { return false }
+        }
+        guard isValidHostName(host), host == host.lowercased() else { return false }
+        // Plain http is a secure context only on loopback.
+        return scheme == "https://" || host == "localhost" || host.hasSuffix(".localhost") || host == "127.0.0.1"
+    }
+
+    static func isValidAppleAppID(_ id: String) -> Bool {
+        guard let dot = id.firstIndex(of: ".") else { return false }
+        let team = id[..<dot]
+        let bundle = id[id.index(after: dot)...]
+        return team.count == 10 && team.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isUppercase || ("0"..."9").contains($0)) }
+            && !bundle.isEmpty && bundle.unicodeScalars.allSatisfy { isBase64URLCharacter($0) || $0 == "." }
+    }
+
+    static func parseAndroidApp(_ entry: String) -> AndroidApp? {
+        guard let colon = entry.firstIndex(of: ":") else { return nil }
+        let package = String(entry[..<colon])
+        let fingerprint = String(entry[entry.index(after: colon)...]).uppercased()
+        let bytes = fingerprint.split(separator: ":", omittingEmptySubsequences: false)
+        guard !package.isEmpty, package.contains("."),
+            package.unicodeScalars.allSatisfy({ ($0.isASCII && $0.properties.isAlphabetic) || ("0"..."9").contains($0) || $0 == "_" || $0 == "." }),
+            bytes.count == 32, bytes.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isHexDigit) })
+        else { return nil }
+        return AndroidApp(packageName: package, sha256Fingerprint: fingerprint)
+    }
+}
+
+private func isBase64URLCharacter(_ scalar: Unicode.Scalar) -> Bool {
+    scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "-" || scalar == "_")
+}

@@ -1,0 +1,75 @@
+import Configuration
+import XCTest
+
+final class ConfigurationTests: XCTestCase {
+    func testDefaultsServeTheLocalStack() throws {
+        let configuration = try ServerConfiguration(environment: [:])
+        XCTAssertEqual(configuration.relyingPartyID, "localhost")
+        XCTAssertEqual(configuration.relyingPartyName, "Passkey Demo")
+        XCTAssertEqual(configuration.origins, ["http://localhost:8080"])
+        XCTAssertEqual(configuration.challengeLifetime, 300)
+        XCTAssertEqual(configuration.accountRegistrationLifetime, 600)
+        XCTAssertEqual(configuration.sessionLifetime, 30 * 86_400)
+        XCTAssertEqual(configuration.passwordRateLimitPerEmail, Rate(count: 10, perSeconds: 60))
+        XCTAssertEqual(configuration.passwordRateLimitPerEmail?.burst, 10)
+        XCTAssertEqual(configuration.passkeyRateLimitPerAddress?.burst, 600)
+        XCTAssertEqual(configuration.gatewayListen, ServiceAddress(host: "127.0.0.1", port: 8080))
+        XCTAssertEqual(configuration.verificationServiceAddresses, [ServiceAddress(host: "127.0.0.1", port: 50052)])
+        XCTAssertNil(configuration.databaseURL)
+        XCTAssertThrowsError(try configuration.requireDatabaseURL()) {
+            XCTAssertEqual(($0 as? ConfigurationError)?.variable, "DATABASE_URL")
+        }
+    }
+
+    func testValuesAreParsed() throws {
+        let configuration = try ServerConfiguration(environment: [
+            "PASSKEY_RP_ID": "Example.com",
+            "PASSKEY_ORIGINS":
+                "https://example.com, https://login.example.com:8443,android:apk-key-hash:"
+                + String(repeating: "A", count: 43) + ",ios:bundle-id:com.example.app",
+            "PASSKEY_APPLE_APP_IDS": "ABCDE12345.com.example.app",
+            "PASSKEY_ANDROID_APPS": "com.example.app:" + Array(repeating: "ab", count: 32).joined(separator: ":"),
+            "PASSKEY_CHALLENGE_LIFETIME": "90s", "PASSKEY_SESSION_LIFETIME": "12h",
+            "PASSKEY_RATE_LIMIT_PASSWORD_PER_EMAIL": "0", "PASSKEY_RATE_LIMIT_PASSKEY_PER_ADDRESS": "50/s",
+            "VERIFICATION_SERVICE_ADDRESSES": "127.0.0.1:6001, [::1]:6002", "GATEWAY_LISTEN": "0.0.0.0:0",
+        ])
+        XCTAssertEqual(configuration.relyingPartyID, "example.com")
+        XCTAssertEqual(configuration.origins.count, 4)
+        XCTAssertEqual(configuration.androidApps.first?.sha256Fingerprint.prefix(5), "AB:AB")
+        XCTAssertEqual(configuration.challengeLifetime, 90)
+        XCTAssertEqual(configuration.sessionLifetime, 43_200)
+        XCTAssertNil(configuration.passwordRateLimitPerEmail)
+        XCTAssertEqual(configuration.passkeyRateLimitPerAddress?.perSecond, 50)
+        XCTAssertEqual(
+            configuration.verificationServiceAddresses,
+            [ServiceAddress(host: "127.0.0.1", port: 6001), ServiceAddress(host: "::1", port: 6002)])
+        XCTAssertEqual(configuration.gatewayListen.port, 0)
+    }
+
+    func testEveryBadValueNamesItsVariable() {
+        let cases: [(String, String)] = [
+            ("PASSKEY_RP_ID", "exa mple.com"),
+            ("PASSKEY_ORIGINS", "ftp://example.com"),
+            ("PASSKEY_ORIGINS", "http://example.com"),
+            ("PASSKEY_ORIGINS", "https://example.com/path"),
+            ("PASSKEY_ORIGINS", "android:apk-key-hash:short"),
+            ("PASSKEY_APPLE_APP_IDS", "com.example.app"),
+            ("PASSKEY_ANDROID_APPS", "com.example.app:AB:CD"),
+            ("PASSKEY_CHALLENGE_LIFETIME", "5 minutes"),
+            ("PASSKEY_SESSION_LIFETIME", "-1d"),
+            ("PASSKEY_RATE_LIMIT_PASSWORD_PER_ADDRESS", "10/fortnight"),
+            ("GATEWAY_LISTEN", "8080"),
+            ("SESSION_SERVICE_ADDRESSES", "127.0.0.1:0"),
+            ("DATABASE_POOL_SIZE", "1000"),
+            ("GATEWAY_TLS_KEY", "/tmp/key.pem"),
+        ]
+        for (variable, value) in cases {
+            XCTAssertThrowsError(try ServerConfiguration(environment: [variable: value]), "\(variable)=\(value)") {
+                let error = $0 as? ConfigurationError
+                XCTAssertTrue(
+                    error?.variable == variable || (variable == "GATEWAY_TLS_KEY" && error?.variable == "GATEWAY_TLS_CERTIFICATE"),
+                    "\(variable)=\(value) gave \(String(describing: error))")
+            }
+        }
+    }
+}
