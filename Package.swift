@@ -34,6 +34,8 @@ let persistenceTargets: [Target] = [
     .testTarget(name: "ObservabilityTests", dependencies: ["Observability"], path: "Tests/ObservabilityTests"),
     .target(name: "Configuration", path: "Shared/Configuration"),
     .testTarget(name: "ConfigurationTests", dependencies: ["Configuration"], path: "Tests/ConfigurationTests"),
+    .target(name: "RateLimiting", path: "Shared/RateLimiting"),
+    .testTarget(name: "RateLimitingTests", dependencies: ["RateLimiting"], path: "Tests/RateLimitingTests"),
     .testTarget(name: "DomainTests", dependencies: ["Domain"], path: "Tests/DomainTests"),
     .testTarget(name: "PostgresTests", dependencies: ["Postgres", "PostgresTestSupport"], path: "Tests/PostgresTests"),
     .testTarget(
