@@ -22,7 +22,9 @@ let cryptoTargets: [Target] = [
 
 let persistenceTargets: [Target] = [
     .target(name: "Domain", path: "Shared/Domain"),
-    .target(name: "Postgres", dependencies: ["CLibPQ"], path: "Shared/Postgres"),
+    .target(name: "WorkerThreads", path: "Shared/WorkerThreads"),
+    .testTarget(name: "WorkerThreadsTests", dependencies: ["WorkerThreads"], path: "Tests/WorkerThreadsTests"),
+    .target(name: "Postgres", dependencies: ["CLibPQ", "WorkerThreads"], path: "Shared/Postgres"),
     .target(
         name: "PostgresStorage", dependencies: ["Domain", "Postgres"], path: "Shared/PostgresStorage",
         resources: [.copy("Migrations")]),

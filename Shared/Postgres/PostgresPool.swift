@@ -1,5 +1,5 @@
-import Foundation
 import Synchronization
+import WorkerThreads
 
 /// A fixed-size pool of connections, each owned by a worker thread of its own.
 ///
@@ -8,7 +8,7 @@ import Synchronization
 /// it; a statement that was running when its connection broke fails with `.connectionLost`.
 public final class PostgresPool: Sendable {
     public let configuration: PostgresConfiguration
-    private let queue: JobQueue
+    private let workers: BlockingWorkerPool<PostgresConnection?>
     private let statistics = Mutex(PoolStatistics())
 
     /// Pool use, for metrics.
@@ -24,35 +24,37 @@ public final class PostgresPool: Sendable {
     /// Starts the worker threads. Connections open lazily; call `checkConnectivity()` to fail fast at start.
     public init(configuration: PostgresConfiguration) {
         self.configuration = configuration
-        self.queue = JobQueue()
-        for index in 0..<configuration.poolSize {
-            let worker = Thread { [self] in runWorker() }
-            worker.name = "postgres-\(index)"
-            worker.start()
-        }
+        self.workers = BlockingWorkerPool(name: "postgres", threadCount: configuration.poolSize) { nil }
     }
 
     /// Current pool use.
     public var currentStatistics: PoolStatistics {
         var snapshot = statistics.withLock { $0 }
-        snapshot.waiting = queue.pendingCount
+        snapshot.waiting = workers.queuedCount
         return snapshot
     }
 
-    /// Runs `body` with a connection on a pool thread.
+    /// Runs `body` with a healthy connection on a pool thread.
     public func withConnection<Result: Sendable>(
         _ body: @escaping @Sendable (PostgresConnection) throws -> Result
     ) async throws -> Result {
-        try await withCheckedThrowingContinuation { continuation in
-            let accepted = queue.enqueue { outcome in
-                switch outcome {
-                case .success(let connection): continuation.resume(with: Swift.Result { try body(connection) })
-                case .failure(let error): continuation.resume(throwing: error)
+        do {
+            return try await workers.run { [self] connection in
+                if let current = connection, !current.isHealthy { connection = nil }
+                let current: PostgresConnection
+                if let existing = connection {
+                    current = existing
+                } else {
+                    current = try PostgresConnection(configuration: configuration)
+                    connection = current
+                    statistics.withLock { $0.opened += 1 }
                 }
+                statistics.withLock { $0.busy += 1 }
+                defer { statistics.withLock { $0.busy -= 1 } }
+                return try body(current)
             }
-            if !accepted {
-                continuation.resume(throwing: PostgresError(.poolClosed, "the pool is shut down"))
-            }
+        } catch is BlockingWorkerPool<PostgresConnection?>.Failure {
+            throw PostgresError(.poolClosed, "the pool is shut down")
         }
     }
 
@@ -88,81 +90,6 @@ public final class PostgresPool: Sendable {
 
     /// Stops the workers after the jobs already queued; later calls fail with `.poolClosed`.
     public func shutdown() {
-        queue.close()
-    }
-
-    /// A worker's life: take a job, make sure its connection is alive, run the job; until the pool closes.
-    private func runWorker() {
-        var connection: PostgresConnection?
-        while let job = queue.next() {
-            if let current = connection, !current.isHealthy { connection = nil }
-            if connection == nil {
-                do {
-                    connection = try PostgresConnection(configuration: configuration)
-                    statistics.withLock { $0.opened += 1 }
-                } catch {
-                    job(.failure(error))
-                    continue
-                }
-            }
-            guard let current = connection else { continue }
-            statistics.withLock { $0.busy += 1 }
-            job(.success(current))
-            statistics.withLock { $0.busy -= 1 }
-        }
-    }
-}
-
-/// A job handed to a worker: it receives a healthy connection, or the error that kept one from opening.
-typealias PoolJob = @Sendable (Result<PostgresConnection, any Error>) -> Void
-
-/// A blocking FIFO of jobs shared by the worker threads.
-final class JobQueue: Sendable {
-    private struct State {
-        var jobs: [PoolJob] = []
-        var head = 0
-        var closed = false
-    }
-
-        private let condition = NSCondition()
-    // Only read or written while `condition` is locked.
-    private nonisolated(unsafe) var state = State()
-
-    var pendingCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return state.jobs.count - state.head
-    }
-
-    /// Adds a job; false when the queue is closed.
-    func enqueue(_ job: @escaping PoolJob) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !state.closed else { return false }
-        state.jobs.append(job)
-        condition.signal()
-        return true
-    }
-
-    /// Blocks until a job is available; nil once the queue is closed and empty.
-    func next() -> PoolJob? {
-        condition.lock()
-        defer { condition.unlock() }
-        while state.head == state.jobs.count && !state.closed { condition.wait() }
-        guard state.head < state.jobs.count else { return nil }
-        let job = state.jobs[state.head]
-        state.head += 1
-        if state.head > 64 && state.head * 2 > state.jobs.count {
-            state.jobs.removeFirst(state.head)
-            state.head = 0
-        }
-        return job
-    }
-
-    func close() {
-        condition.lock()
-        state.closed = true
-        condition.broadcast()
-        condition.unlock()
+        workers.shutdown()
     }
 }
