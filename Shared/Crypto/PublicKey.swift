@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import COpenSSL
 
 /// A hash function used inside a signature scheme.
@@ -110,18 +113,21 @@ public final class PublicKey: @unchecked Sendable {
             throw CryptoError("EC point coordinate length")
         }
         let point = [0x04] + x + y
-        let groupName: String
+        let group: UnsafePointer<CChar>
         switch curve {
-        case .p256: groupName = "prime256v1"
-        case .p384: groupName = "secp384r1"
-        case .p521: groupName = "secp521r1"
+        case .p256: group = ParameterNames.p256
+        case .p384: group = ParameterNames.p384
+        case .p521: group = ParameterNames.p521
         }
-        let key = try fromData(type: "EC") { builder in
-            OSSL_PARAM_BLD_push_utf8_string(builder, OSSL_PKEY_PARAM_GROUP_NAME, groupName, 0) == 1
-                && point.withUnsafeBytes {
-                    OSSL_PARAM_BLD_push_octet_string(builder, OSSL_PKEY_PARAM_PUB_KEY, $0.baseAddress, $0.count) == 1
+        let built = point.withUnsafeBytes { raw in
+            Result { () throws(CryptoError) -> PublicKey in
+                try fromData(type: "EC") { builder in
+                    OSSL_PARAM_BLD_push_utf8_string(builder, ParameterNames.group, group, 0) == 1
+                        && OSSL_PARAM_BLD_push_octet_string(builder, ParameterNames.pub, raw.baseAddress, raw.count) == 1
                 }
+            }
         }
+        let key = try built.get()
         try key.checkPublic()
         return key
     }
@@ -143,8 +149,8 @@ public final class PublicKey: @unchecked Sendable {
         guard let e = BN_bin2bn(exponent, Int32(exponent.count), nil) else { throw CryptoError("BN_bin2bn") }
         defer { BN_free(e) }
         return try fromData(type: "RSA") { builder in
-            OSSL_PARAM_BLD_push_BN(builder, OSSL_PKEY_PARAM_RSA_N, n) == 1
-                && OSSL_PARAM_BLD_push_BN(builder, OSSL_PKEY_PARAM_RSA_E, e) == 1
+            OSSL_PARAM_BLD_push_BN(builder, ParameterNames.rsaN, n) == 1
+                && OSSL_PARAM_BLD_push_BN(builder, ParameterNames.rsaE, e) == 1
         }
     }
 
@@ -163,6 +169,20 @@ public final class PublicKey: @unchecked Sendable {
         return PublicKey(taking: key)
     }
 
+    /// OSSL_PARAM keeps pointers to its key names (and, until `OSSL_PARAM_BLD_to_param`, to the pushed data), so
+    /// the names must outlive every parameter array: they are allocated once per process and never freed.
+    /// `nonisolated(unsafe)` is sound because the pointers are immutable after initialization.
+    private enum ParameterNames {
+        nonisolated(unsafe) static let group = UnsafePointer(strdup(OSSL_PKEY_PARAM_GROUP_NAME)!)
+        nonisolated(unsafe) static let pub = UnsafePointer(strdup(OSSL_PKEY_PARAM_PUB_KEY)!)
+        nonisolated(unsafe) static let rsaN = UnsafePointer(strdup(OSSL_PKEY_PARAM_RSA_N)!)
+        nonisolated(unsafe) static let rsaE = UnsafePointer(strdup(OSSL_PKEY_PARAM_RSA_E)!)
+        nonisolated(unsafe) static let p256 = UnsafePointer(strdup("prime256v1")!)
+        nonisolated(unsafe) static let p384 = UnsafePointer(strdup("secp384r1")!)
+        nonisolated(unsafe) static let p521 = UnsafePointer(strdup("secp521r1")!)
+    }
+
+    /// Builds a key from parameters pushed by `push`; everything pushed must stay valid until this returns.
     private static func fromData(
         type: String, _ push: (OpaquePointer) -> Bool
     ) throws(CryptoError) -> PublicKey {
