@@ -160,8 +160,10 @@ public struct CBORDecoder {
         }
     }
 
-    /// A length or count that must fit in what is left, `unitSize` bytes per unit at least.
-    private func checkedLength(_ declared: UInt64, unitSize: Int) throws(Failure) -> Int {
+    /// Reads a length or count argument that must fit in what is left, `unitSize` bytes per unit at least.
+    /// (Reading the argument here, rather than passing it in, keeps the check on the position after the head.)
+    private mutating func checkedLength(_ info: UInt8, unitSize: Int) throws(Failure) -> Int {
+        let declared = try readArgument(info)
         guard let length = Int(exactly: declared), length <= remaining / unitSize else { throw .truncated }
         return length
     }
@@ -183,24 +185,24 @@ public struct CBORDecoder {
         case 1:
             return .negative(try readArgument(info))
         case 2:
-            let length = try checkedLength(try readArgument(info), unitSize: 1)
+            let length = try checkedLength(info, unitSize: 1)
             defer { position += length }
             return .bytes(Array(bytes[position..<position + length]))
         case 3:
-            let length = try checkedLength(try readArgument(info), unitSize: 1)
+            let length = try checkedLength(info, unitSize: 1)
             guard let text = String(validating: bytes[position..<position + length], as: UTF8.self) else {
                 throw .invalidUTF8
             }
             position += length
             return .text(text)
         case 4:
-            let count = try checkedLength(try readArgument(info), unitSize: 1)
+            let count = try checkedLength(info, unitSize: 1)
             var items: [CBORValue] = []
             items.reserveCapacity(count)
             for _ in 0..<count { items.append(try decodeItem(depth: depth + 1)) }
             return .array(items)
         case 5:
-            let count = try checkedLength(try readArgument(info), unitSize: 2)
+            let count = try checkedLength(info, unitSize: 2)
             var entries: [CBORMapEntry] = []
             entries.reserveCapacity(count)
             var keys = Set<CBORValue>()

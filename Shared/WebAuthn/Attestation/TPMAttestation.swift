@@ -101,7 +101,10 @@ enum TPMAttestation {
         }
 
         /// A TPM2B: a 16-bit size and that many bytes.
-        mutating func sized() throws(WebAuthnError) -> [UInt8] { try take(Int(try uint16())) }
+        mutating func sized() throws(WebAuthnError) -> [UInt8] {
+            let size = try uint16()
+            return try take(Int(size))
+        }
 
         var isAtEnd: Bool { position == bytes.count }
 
