@@ -20,16 +20,19 @@ public final class Certificate: @unchecked Sendable {
 
     /// Parses one PEM certificate.
     public convenience init(pemEncoded: String) throws(CryptoError) {
-        let bytes = Array(pemEncoded.utf8)
-        guard let bio = BIO_new_mem_buf(bytes, Int32(bytes.count)) else { throw CryptoError("BIO_new_mem_buf") }
-        defer { BIO_free(bio) }
-        guard let cert = PEM_read_bio_X509(bio, nil, nil, nil) else { throw CryptoError("PEM_read_bio_X509") }
-        defer { X509_free(cert) }
-        var output: UnsafeMutablePointer<UInt8>?
-        let length = i2d_X509(cert, &output)
-        guard length > 0, let output else { throw CryptoError("i2d_X509") }
-        let der = Array(UnsafeBufferPointer(start: output, count: Int(length)))
-        _ = copenssl_OPENSSL_free(output)
+        // The memory BIO reads the caller's buffer in place, so parsing must finish inside its scope.
+        let der: [UInt8]? = Array(pemEncoded.utf8).withUnsafeBufferPointer { buffer in
+            guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else { return nil }
+            defer { BIO_free(bio) }
+            guard let cert = PEM_read_bio_X509(bio, nil, nil, nil) else { return nil }
+            defer { X509_free(cert) }
+            var output: UnsafeMutablePointer<UInt8>?
+            let length = i2d_X509(cert, &output)
+            guard length > 0, let output else { return nil }
+            defer { _ = copenssl_OPENSSL_free(output) }
+            return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+        }
+        guard let der else { throw CryptoError("PEM_read_bio_X509") }
         try self.init(derEncoded: der)
     }
 
