@@ -309,4 +309,50 @@ final class RegistrationCeremonyTests: XCTestCase {
         bad.clientExtensionResultsJSON = Array(#"{"credProps":{"rk":"yes"}}"#.utf8)
         assertFails(.malformedClientData, bad)
     }
+
+    private func compoundResponse(_ statements: [CBORValue]) -> RegistrationResponse {
+        let clientData = SoftwareAuthenticator.clientDataJSON(
+            type: "webauthn.create", challenge: challenge, origin: origin)
+        let authData = authenticator.authenticatorData(
+            rpID: rpID, flags: [.userPresent, .attestedCredentialData], signCount: 0)
+        let object = CBOREncoder.encode(
+            .map([
+                CBORMapEntry(.text("fmt"), .text("compound")), CBORMapEntry(.text("attStmt"), .array(statements)),
+                CBORMapEntry(.text("authData"), .bytes(authData)),
+            ]))
+        return RegistrationResponse(
+            credentialID: authenticator.credentialID, clientDataJSON: clientData, attestationObject: object)
+    }
+
+    private func packedSelfStatement() throws -> CBORValue {
+        let clientData = SoftwareAuthenticator.clientDataJSON(
+            type: "webauthn.create", challenge: challenge, origin: origin)
+        let authData = authenticator.authenticatorData(
+            rpID: rpID, flags: [.userPresent, .attestedCredentialData], signCount: 0)
+        let statement = CBORValue.map([
+            CBORMapEntry(.text("alg"), CBORValue(-7)),
+            CBORMapEntry(.text("sig"), .bytes(authenticator.key.sign(authData + sha256(clientData)))),
+        ])
+        return .map([CBORMapEntry(.text("fmt"), .text("packed")), CBORMapEntry(.text("attStmt"), statement)])
+    }
+
+    func testCompoundAttestationVerifiesEveryStatement() throws {
+        let record = try verify(compoundResponse([try packedSelfStatement(), try packedSelfStatement()]))
+        XCTAssertEqual(record.attestationFormat, .compound)
+        XCTAssertEqual(record.attestationType, .compound)
+        XCTAssertEqual(record.attestation.statements.map(\.type), [.self, .self])
+        let broken = CBORValue.map([
+            CBORMapEntry(.text("fmt"), .text("packed")),
+            CBORMapEntry(.text("attStmt"), .map([
+                CBORMapEntry(.text("alg"), CBORValue(-7)), CBORMapEntry(.text("sig"), .bytes([0x30, 0x00])),
+            ])),
+        ])
+        assertFails(.attestationInvalid, compoundResponse([try packedSelfStatement(), broken]))
+        assertFails(.attestationInvalid, compoundResponse([try packedSelfStatement()]))
+        let nested = CBORValue.map([
+            CBORMapEntry(.text("fmt"), .text("compound")),
+            CBORMapEntry(.text("attStmt"), .array([try packedSelfStatement(), try packedSelfStatement()])),
+        ])
+        assertFails(.attestationInvalid, compoundResponse([try packedSelfStatement(), nested]))
+    }
 }
