@@ -50,7 +50,18 @@ let persistenceTargets: [Target] = [
 
 // MARK: - WebAuthn verification core and crypto
 
-let webAuthnTargets: [Target] = []
+let webAuthnTargets: [Target] = [
+    .target(name: "WebAuthn", dependencies: ["Crypto"], path: "Shared/WebAuthn"),
+    .target(
+        name: "SoftwareAuthenticator", dependencies: ["WebAuthn", "Crypto", "COpenSSL"],
+        path: "Tests/SoftwareAuthenticator"),
+    .testTarget(
+        name: "WebAuthnTests", dependencies: ["WebAuthn", "Crypto", "SoftwareAuthenticator"],
+        path: "Tests/WebAuthnTests"),
+    .executableTarget(
+        name: "webauthn-benchmark", dependencies: ["WebAuthn", "Crypto", "SoftwareAuthenticator"],
+        path: "Tests/Benchmarks/WebAuthnBenchmark"),
+]
 
 // MARK: - RPC: event loop, HTTP/2, protobuf, gRPC, health
 

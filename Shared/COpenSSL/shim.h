@@ -51,4 +51,35 @@ static inline int copenssl_OPENSSL_free(void *pointer) {
     OPENSSL_free(pointer);
     return 0;
 }
+
+/* Key selections, signature padding constants and extension flags (composite macros). */
+static inline int copenssl_EVP_PKEY_PUBLIC_KEY(void) {
+    return EVP_PKEY_PUBLIC_KEY;
+}
+static inline int copenssl_RSA_PSS_SALTLEN_DIGEST(void) {
+    return RSA_PSS_SALTLEN_DIGEST;
+}
+static inline int copenssl_RSA_PKCS1_PSS_PADDING(void) {
+    return RSA_PKCS1_PSS_PADDING;
+}
+static inline int copenssl_X509_is_ca_by_basic_constraints(X509 *cert) {
+    uint32_t flags = X509_get_extension_flags(cert);
+    return (flags & EXFLAG_BCONS) != 0 && (flags & EXFLAG_CA) != 0;
+}
+static inline int copenssl_X509_has_basic_constraints(X509 *cert) {
+    return (X509_get_extension_flags(cert) & EXFLAG_BCONS) != 0;
+}
+static inline unsigned long copenssl_X509_V_FLAG_PARTIAL_CHAIN(void) {
+    return X509_V_FLAG_PARTIAL_CHAIN;
+}
+static inline X509 *copenssl_d2i_X509(const unsigned char *bytes, long length) {
+    const unsigned char *cursor = bytes;
+    X509 *cert = d2i_X509(NULL, &cursor, length);
+    /* A certificate followed by trailing bytes is rejected. */
+    if (cert != NULL && cursor != bytes + length) {
+        X509_free(cert);
+        return NULL;
+    }
+    return cert;
+}
 #endif

@@ -1,0 +1,70 @@
+/// base64url (RFC 4648 §5) as WebAuthn's JSON uses it.
+public enum Base64URL {
+    private static let encodeTable = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    private static let decodeTable: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, char) in encodeTable.enumerated() { table[Int(char)] = UInt8(index) }
+        // The standard alphabet is accepted too: some published responses use it.
+        table[Int(UInt8(ascii: "+"))] = 62
+        table[Int(UInt8(ascii: "/"))] = 63
+        return table
+    }()
+
+    /// Decodes base64url or standard base64, with or without padding. Returns nil on any other character,
+    /// misplaced padding, an impossible length, or non-zero unused bits.
+    public static func decode<S: StringProtocol>(_ text: S) -> [UInt8]? {
+        var input = Array(text.utf8)
+        if input.count % 4 == 0, input.last == UInt8(ascii: "=") {
+            input.removeLast()
+            if input.last == UInt8(ascii: "=") { input.removeLast() }
+        }
+        if input.count % 4 == 1 { return nil }
+        var output: [UInt8] = []
+        output.reserveCapacity(input.count * 3 / 4)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for char in input {
+            let value = decodeTable[Int(char)]
+            if value == 0xFF { return nil }
+            accumulator = (accumulator << 6) | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            }
+        }
+        if bits > 0, accumulator & ((1 << UInt32(bits)) - 1) != 0 { return nil }
+        return output
+    }
+
+    /// Encodes as base64url without padding.
+    public static func encode<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        var output: [UInt8] = []
+        output.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var iterator = bytes.makeIterator()
+        while let first = iterator.next() {
+            let second = iterator.next()
+            let third = iterator.next()
+            let block = UInt32(first) << 16 | UInt32(second ?? 0) << 8 | UInt32(third ?? 0)
+            output.append(encodeTable[Int(block >> 18 & 63)])
+            output.append(encodeTable[Int(block >> 12 & 63)])
+            if second != nil { output.append(encodeTable[Int(block >> 6 & 63)]) }
+            if third != nil { output.append(encodeTable[Int(block & 63)]) }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Encodes as standard base64 with padding (the form SafetyNet's nonce uses).
+    public static func encodeStandard<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        var text = Array(encode(bytes).utf8).map { char -> UInt8 in
+            switch char {
+            case UInt8(ascii: "-"): return UInt8(ascii: "+")
+            case UInt8(ascii: "_"): return UInt8(ascii: "/")
+            default: return char
+            }
+        }
+        while text.count % 4 != 0 { text.append(UInt8(ascii: "=")) }
+        return String(decoding: text, as: UTF8.self)
+    }
+}

@@ -1,0 +1,148 @@
+import Crypto
+
+/// Which origins a ceremony may come from.
+public struct OriginPolicy: Sendable {
+    /// Exact origins accepted: web origins ("https://example.com") and app origins
+    /// ("android:apk-key-hash:…", "ios:bundle-id:…").
+    public var allowedOrigins: [String]
+    /// Whether a ceremony run inside a cross-origin iframe is accepted (default: no).
+    public var allowCrossOrigin: Bool
+    /// When cross-origin use is allowed: the accepted top-level origins (nil accepts any).
+    public var allowedTopOrigins: [String]?
+
+    public init(allowedOrigins: [String], allowCrossOrigin: Bool = false, allowedTopOrigins: [String]? = nil) {
+        self.allowedOrigins = allowedOrigins
+        self.allowCrossOrigin = allowCrossOrigin
+        self.allowedTopOrigins = allowedTopOrigins
+    }
+}
+
+/// The relying party's user verification requirement.
+public enum UserVerificationRequirement: String, Sendable {
+    case required, preferred, discouraged
+}
+
+/// How a registration challenge was issued.
+public enum RegistrationMediation: Sendable {
+    /// An ordinary, user-visible create call: user presence is required.
+    case modal
+    /// A conditional create (Automatic Passkey Upgrade): the authenticator may leave UP unset. The caller decides
+    /// this from what it stored when it issued the challenge, never from the client's request.
+    case conditional
+}
+
+/// What the relying party expects of one registration: the facts it stored when it issued the challenge.
+public struct RegistrationExpectation: Sendable {
+    /// The challenge bytes that were issued.
+    public var challenge: [UInt8]
+    /// The relying party ID.
+    public var relyingPartyID: String
+    /// Accepted origins and cross-origin rules.
+    public var origins: OriginPolicy
+    /// Whether UV must be set.
+    public var userVerification: UserVerificationRequirement
+    /// How the challenge was issued.
+    public var mediation: RegistrationMediation
+    /// COSE algorithms offered in `pubKeyCredParams`.
+    public var allowedAlgorithms: [Int]
+
+    public init(
+        challenge: [UInt8], relyingPartyID: String, origins: OriginPolicy,
+        userVerification: UserVerificationRequirement = .preferred, mediation: RegistrationMediation = .modal,
+        allowedAlgorithms: [Int] = COSEAlgorithm.defaultAllowed
+    ) {
+        self.challenge = challenge
+        self.relyingPartyID = relyingPartyID
+        self.origins = origins
+        self.userVerification = userVerification
+        self.mediation = mediation
+        self.allowedAlgorithms = allowedAlgorithms
+    }
+}
+
+/// Registration rules that do not change per challenge.
+public struct RegistrationPolicy: Sendable {
+    /// How old an android-safetynet attestation's timestamp may be, in seconds.
+    public var safetyNetMaximumAge: Double
+    /// How far in the future an android-safetynet timestamp may be, in seconds (clock skew).
+    public var safetyNetAllowedClockSkew: Double
+    /// Whether android-key attestation must show the key in a trusted execution environment (teeEnforced only).
+    public var androidKeyRequiresTrustedEnvironment: Bool
+
+    public init(
+        safetyNetMaximumAge: Double = 60, safetyNetAllowedClockSkew: Double = 10,
+        androidKeyRequiresTrustedEnvironment: Bool = false
+    ) {
+        self.safetyNetMaximumAge = safetyNetMaximumAge
+        self.safetyNetAllowedClockSkew = safetyNetAllowedClockSkew
+        self.androidKeyRequiresTrustedEnvironment = androidKeyRequiresTrustedEnvironment
+    }
+}
+
+/// What the relying party expects of one authentication: the facts it stored when it issued the challenge.
+public struct AuthenticationExpectation: Sendable {
+    /// The challenge bytes that were issued.
+    public var challenge: [UInt8]
+    /// The relying party ID.
+    public var relyingPartyID: String
+    /// Accepted origins and cross-origin rules.
+    public var origins: OriginPolicy
+    /// Whether UV must be set.
+    public var userVerification: UserVerificationRequirement
+    /// The `allowCredentials` list the challenge was issued with. Empty means discoverable sign-in, in which case
+    /// the response must carry a userHandle.
+    public var allowedCredentialIDs: [[UInt8]]
+
+    public init(
+        challenge: [UInt8], relyingPartyID: String, origins: OriginPolicy,
+        userVerification: UserVerificationRequirement = .preferred, allowedCredentialIDs: [[UInt8]] = []
+    ) {
+        self.challenge = challenge
+        self.relyingPartyID = relyingPartyID
+        self.origins = origins
+        self.userVerification = userVerification
+        self.allowedCredentialIDs = allowedCredentialIDs
+    }
+}
+
+/// What to do when the signature counter did not increase.
+public enum SignCountPolicy: Sendable {
+    /// Reject the assertion with `sign_count_regressed` (default).
+    case reject
+    /// Accept it and report the credential as possibly cloned.
+    case acceptAndFlag
+}
+
+/// Authentication rules that do not change per challenge.
+public struct AuthenticationPolicy: Sendable {
+    /// Counter handling.
+    public var signCount: SignCountPolicy
+
+    public init(signCount: SignCountPolicy = .reject) {
+        self.signCount = signCount
+    }
+}
+
+/// A stored credential, as the verification of an assertion needs it.
+public struct StoredCredential: Sendable {
+    /// The credential ID.
+    public var id: [UInt8]
+    /// The parsed public key (parse once from the stored COSE bytes and cache).
+    public var publicKey: CredentialPublicKey
+    /// The user handle of the account the credential belongs to.
+    public var userHandle: [UInt8]
+    /// The last sign count stored.
+    public var signCount: UInt32
+    /// The BE flag stored at registration.
+    public var backupEligible: Bool
+
+    public init(
+        id: [UInt8], publicKey: CredentialPublicKey, userHandle: [UInt8], signCount: UInt32, backupEligible: Bool
+    ) {
+        self.id = id
+        self.publicKey = publicKey
+        self.userHandle = userHandle
+        self.signCount = signCount
+        self.backupEligible = backupEligible
+    }
+}
