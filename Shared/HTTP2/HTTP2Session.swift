@@ -99,8 +99,8 @@ public final class HTTP2Session: ChannelHandler {
 
     /// The session's side.
     public let role: Role
-    /// The receiver of stream events.
-    public weak var delegate: HTTP2SessionDelegate?
+    /// The receiver of stream events; held strongly until the connection closes.
+    public var delegate: HTTP2SessionDelegate?
     /// The channel, once attached.
     public private(set) weak var channel: Channel?
     private var session: OpaquePointer?
@@ -166,6 +166,8 @@ public final class HTTP2Session: ChannelHandler {
 
     public func channelInactive(_ channel: Channel, error: NetworkError?) {
         outputs.removeAll()
+        let delegate = self.delegate
+        self.delegate = nil
         delegate?.http2SessionDidClose(self, error: error)
     }
 
