@@ -51,4 +51,8 @@ static inline int copenssl_OPENSSL_free(void *pointer) {
     OPENSSL_free(pointer);
     return 0;
 }
+/* TLS: server name indication for a client connection. */
+static inline long copenssl_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
+    return SSL_set_tlsext_host_name(ssl, name);
+}
 #endif

@@ -24,7 +24,16 @@ guard arguments.count >= 2 else {
     exit(2)
 }
 let addresses = arguments[0].split(separator: ",").compactMap { SocketAddress(parsing: String($0)) }
-let client = try GRPCClient(addresses: addresses)
+func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+
+// TLS from GRPC_ECHO_TLS_CA (trusted CA) and, for mTLS, GRPC_ECHO_TLS_CERT / GRPC_ECHO_TLS_KEY.
+var configuration = GRPCClientConfiguration()
+if let trustedCA = environment("GRPC_ECHO_TLS_CA") {
+    configuration.tls = try GRPCTLS.clientSecurity(
+        trustedCAPath: trustedCA, certificateChainPath: environment("GRPC_ECHO_TLS_CERT"),
+        privateKeyPath: environment("GRPC_ECHO_TLS_KEY"))
+}
+let client = try GRPCClient(addresses: addresses, configuration: configuration)
 var request = EchoRequest()
 var deadline = Duration.seconds(10)
 var repetitions = 1

@@ -26,7 +26,15 @@ configuration.logger = Logger(baseFields: [("service", "grpc-echo-server")]) {
     print($0)
     fflush(nil)
 }
-//TLS
+if let certificate = environment("GRPC_ECHO_TLS_CERT"), let key = environment("GRPC_ECHO_TLS_KEY") {
+    do {
+        configuration.tls = try GRPCTLS.serverSecurity(
+            certificateChainPath: certificate, privateKeyPath: key, clientCAPath: environment("GRPC_ECHO_TLS_CA"))
+    } catch {
+        print("TLS setup failed: \(error)")
+        exit(2)
+    }
+}
 let server = GRPCServer(configuration: configuration)
 let health = HealthService()
 health.register(on: server)
