@@ -65,7 +65,23 @@ let webAuthnTargets: [Target] = [
 
 // MARK: - RPC: event loop, HTTP/2, protobuf, gRPC, health
 
-let rpcTargets: [Target] = []
+let rpcTargets: [Target] = [
+    .target(name: "CNetworkIO", path: "Shared/CNetworkIO"),
+    .target(name: "NetworkIO", dependencies: ["CNetworkIO"], path: "Shared/NetworkIO"),
+    .target(name: "HTTP2", dependencies: ["NetworkIO", "CNGHTTP2"], path: "Shared/HTTP2"),
+    .target(name: "Protobuf", path: "Shared/Protobuf"),
+    .target(name: "GRPC", dependencies: ["NetworkIO", "HTTP2", "Protobuf", "Crypto"], path: "Shared/GRPC"),
+    .target(name: "GRPCEchoMessages", dependencies: ["GRPC", "Protobuf"], path: "Tests/Support/GRPCEchoMessages"),
+    .target(name: "GRPCHealth", dependencies: ["GRPC", "Protobuf"], path: "Shared/GRPCHealth"),
+    .executableTarget(
+        name: "grpc-echo-server", dependencies: ["GRPC", "GRPCHealth", "GRPCEchoMessages"], path: "Tests/Support/GRPCEchoServer"),
+    .executableTarget(
+        name: "grpc-echo-client", dependencies: ["GRPC", "GRPCEchoMessages"], path: "Tests/Support/GRPCEchoClient"),
+    .testTarget(name: "NetworkIOTests", dependencies: ["NetworkIO"], path: "Tests/NetworkIOTests"),
+    .testTarget(name: "ProtobufTests", dependencies: ["Protobuf"], path: "Tests/ProtobufTests"),
+    .testTarget(
+        name: "GRPCTests", dependencies: ["GRPC", "GRPCHealth", "GRPCEchoMessages", "NetworkIO"], path: "Tests/GRPCTests"),
+]
 
 // MARK: - Services and gateway
 

@@ -82,4 +82,8 @@ static inline X509 *copenssl_d2i_X509(const unsigned char *bytes, long length) {
     }
     return cert;
 }
+/* TLS: server name indication for a client connection. */
+static inline long copenssl_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
+    return SSL_set_tlsext_host_name(ssl, name);
+}
 #endif

@@ -1,0 +1,375 @@
+import HTTP2
+import NetworkIO
+import Synchronization
+
+/// One call in flight on a client connection.
+private final class ClientCall {
+    let id: UInt64
+    let path: String
+    let framedRequest: [UInt8]
+    let metadata: Metadata
+    let deadline: UInt64
+    var completion: ((Result<[UInt8], AttemptFailure>) -> Void)?
+    var streamID: Int32?
+    var timer: TimerID?
+    var httpStatus = 0
+    var deframer: GRPCMessageDeframer
+    var response: [UInt8]?
+    var headersReceived = false
+
+    init(
+        id: UInt64, path: String, framedRequest: [UInt8], metadata: Metadata, deadline: UInt64, maxMessageSize: Int,
+        completion: @escaping (Result<[UInt8], AttemptFailure>) -> Void
+    ) {
+        self.id = id
+        self.path = path
+        self.framedRequest = framedRequest
+        self.metadata = metadata
+        self.deadline = deadline
+        self.deframer = GRPCMessageDeframer(maxMessageSize: maxMessageSize)
+        self.completion = completion
+    }
+}
+
+/// The client's HTTP/2 connection to one address, with reconnection and backoff. Its state is confined to its
+/// loop; other threads reach it through `loop.execute` and read only the atomic `health`, which is why the
+/// `@unchecked Sendable` holds.
+final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
+    /// How usable the connection looks from outside its loop.
+    enum Health: UInt8 {
+        case connecting = 0
+        case ready = 1
+        case failing = 2
+    }
+
+    private enum State {
+        case idle
+        case connecting(HTTP2Session)
+        case ready(HTTP2Session)
+        case goingAway(HTTP2Session)
+        case backoff(until: UInt64)
+        case shutDown
+    }
+
+    let address: SocketAddress
+    let loop: EventLoop
+    private let configuration: GRPCClientConfiguration
+    private let healthValue = Atomic<UInt8>(Health.connecting.rawValue)
+    private var state: State = .idle
+    private var backoff: UInt64
+    private var waiting: [ClientCall] = []
+    private var calls: [UInt64: ClientCall] = [:]
+    private var callsByStream: [Int32: UInt64] = [:]
+    private var nextCallID: UInt64 = 1
+    private var goAwayLastStreamID: Int32 = .max
+    private let baseHeaders: [HTTP2Header]
+
+    init(address: SocketAddress, loop: EventLoop, configuration: GRPCClientConfiguration) {
+        self.address = address
+        self.loop = loop
+        self.configuration = configuration
+        self.backoff = configuration.initialBackoffNanoseconds
+        baseHeaders = [
+            HTTP2Header(":method", "POST"),
+            HTTP2Header(":scheme", configuration.tls == nil ? "http" : "https"),
+            HTTP2Header(":authority", configuration.authority ?? address.description),
+        ]
+    }
+
+    var health: Health { Health(rawValue: healthValue.load(ordering: .relaxed)) ?? .failing }
+
+    func start() {
+        loop.execute { [self] in connect() }
+    }
+
+    func shutdown() {
+        loop.execute { [self] in
+            let previous = state
+            state = .shutDown
+            healthValue.store(Health.failing.rawValue, ordering: .relaxed)
+            switch previous {
+            case .connecting(let session), .ready(let session), .goingAway(let session): session.close()
+            default: break
+            }
+            failAll(RPCError(code: .unavailable, message: "the client was closed"), neverReached: true)
+        }
+    }
+
+    // MARK: - Calls
+
+    func unary(path: String, framedRequest: [UInt8], metadata: Metadata, deadline: UInt64) async throws -> [UInt8] {
+        let cancelled = Atomic<UInt64>(0)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], Error>) in
+                loop.execute { [self] in
+                    let id = nextCallID
+                    nextCallID += 1
+                    cancelled.store(id, ordering: .relaxed)
+                    let call = ClientCall(
+                        id: id, path: path, framedRequest: framedRequest, metadata: metadata, deadline: deadline,
+                        maxMessageSize: configuration.maxReceiveMessageSize
+                    ) { result in
+                        continuation.resume(with: result.mapError { $0 as Error })
+                    }
+                    begin(call)
+                }
+            }
+        } onCancel: {
+            loop.execute { [self] in
+                let id = cancelled.load(ordering: .relaxed)
+                if id != 0 { cancel(id) }
+            }
+        }
+    }
+
+    private func begin(_ call: ClientCall) {
+        let now = monotonicNanoseconds()
+        guard call.deadline > now else {
+            finish(call, .failure(AttemptFailure(error: Self.deadlineError, neverReachedServer: false)))
+            return
+        }
+        calls[call.id] = call
+        call.timer = loop.scheduleTimer(afterNanoseconds: call.deadline - now) { [self] in deadlineExpired(call.id) }
+        switch state {
+        case .ready(let session):
+            open(call, on: session)
+        case .idle:
+            waiting.append(call)
+            connect()
+        case .connecting, .goingAway:
+            waiting.append(call)
+        case .backoff(let until):
+            if monotonicNanoseconds() >= until {
+                waiting.append(call)
+                connect()
+            } else {
+                finish(
+                    call,
+                    .failure(AttemptFailure(
+                        error: RPCError(code: .unavailable, message: "\(address) is unreachable"),
+                        neverReachedServer: true)))
+            }
+        case .shutDown:
+            finish(
+                call,
+                .failure(AttemptFailure(
+                    error: RPCError(code: .unavailable, message: "the client was closed"), neverReachedServer: true)))
+        }
+    }
+
+    private func open(_ call: ClientCall, on session: HTTP2Session) {
+        var headers = baseHeaders
+        headers.append(HTTP2Header(":path", call.path))
+        headers.append(HTTP2Header("content-type", "application/grpc"))
+        headers.append(HTTP2Header("te", "trailers"))
+        let remaining = call.deadline > monotonicNanoseconds() ? call.deadline - monotonicNanoseconds() : 1
+        headers.append(HTTP2Header("grpc-timeout", GRPCTimeout.encode(nanoseconds: remaining)))
+        for (name, value) in call.metadata.headerFields() { headers.append(HTTP2Header(name, value)) }
+        guard let streamID = session.submitRequest(headers: headers) else {
+            waiting.append(call)
+            return
+        }
+        call.streamID = streamID
+        callsByStream[streamID] = call.id
+        call.framedRequest.withUnsafeBytes { session.sendData(streamID: streamID, bytes: $0) }
+        session.finishStream(streamID: streamID, trailers: nil)
+    }
+
+    private func cancel(_ id: UInt64) {
+        guard let call = calls[id] else { return }
+        if let streamID = call.streamID, let session = currentSession {
+            session.resetStream(streamID: streamID, errorCode: HTTP2ErrorCode.cancel)
+        }
+        finish(call, .failure(AttemptFailure(
+            error: RPCError(code: .cancelled, message: "the call was cancelled"), neverReachedServer: false)))
+    }
+
+    private func deadlineExpired(_ id: UInt64) {
+        guard let call = calls[id] else { return }
+        call.timer = nil
+        if let streamID = call.streamID, let session = currentSession {
+            session.resetStream(streamID: streamID, errorCode: HTTP2ErrorCode.cancel)
+        }
+        finish(call, .failure(AttemptFailure(error: Self.deadlineError, neverReachedServer: false)))
+    }
+
+    private static let deadlineError = RPCError(code: .deadlineExceeded, message: "Deadline Exceeded")
+
+    private func finish(_ call: ClientCall, _ result: Result<[UInt8], AttemptFailure>) {
+        calls[call.id] = nil
+        if let streamID = call.streamID { callsByStream[streamID] = nil }
+        waiting.removeAll { $0 === call }
+        if let timer = call.timer { loop.cancelTimer(timer) }
+        let completion = call.completion
+        call.completion = nil
+        completion?(result)
+    }
+
+    private func failAll(_ error: RPCError, neverReached: Bool) {
+        for call in Array(calls.values) {
+            // A call that never got a stream, or whose stream was above a GOAWAY's last stream ID, never ran.
+            let unsent = call.streamID == nil || call.streamID! > goAwayLastStreamID
+            finish(call, .failure(AttemptFailure(error: error, neverReachedServer: neverReached || unsent)))
+        }
+    }
+
+    private var currentSession: HTTP2Session? {
+        switch state {
+        case .connecting(let session), .ready(let session), .goingAway(let session): session
+        default: nil
+        }
+    }
+
+    // MARK: - Connection lifecycle
+
+    private func connect() {
+        switch state {
+        case .idle, .backoff: break
+        default: return
+        }
+        let session = HTTP2Session(role: .client, configuration: configuration.http2)
+        session.delegate = self
+        do {
+            let security = try configuration.tls?(address)
+            _ = try Channel.connect(to: address, on: loop, security: security, handler: session)
+            state = .connecting(session)
+            healthValue.store(Health.connecting.rawValue, ordering: .relaxed)
+        } catch {
+            session.delegate = nil
+            connectionFailed(RPCError(code: .unavailable, message: "cannot connect to \(address)"))
+        }
+    }
+
+    private func connectionFailed(_ error: RPCError) {
+        if case .shutDown = state { return }
+        let delay = backoff
+        backoff = min(configuration.maxBackoffNanoseconds, backoff * 8 / 5)
+        state = .backoff(until: monotonicNanoseconds() &+ delay)
+        healthValue.store(Health.failing.rawValue, ordering: .relaxed)
+        configuration.logger.log(.warning, "client.connect_failed", ("address", address.description))
+        let pending = waiting
+        waiting.removeAll()
+        for call in pending { finish(call, .failure(AttemptFailure(error: error, neverReachedServer: true))) }
+        loop.scheduleTimer(afterNanoseconds: delay) { [self] in
+            if case .backoff = state { connect() }
+        }
+    }
+
+    func http2SessionDidBecomeActive(_ session: HTTP2Session) {
+        guard case .connecting = state else { return }
+        state = .ready(session)
+        backoff = configuration.initialBackoffNanoseconds
+        goAwayLastStreamID = .max
+        healthValue.store(Health.ready.rawValue, ordering: .relaxed)
+        let pending = waiting
+        waiting.removeAll()
+        for call in pending { open(call, on: session) }
+    }
+
+    func http2SessionDidClose(_ session: HTTP2Session, error: NetworkError?) {
+        let wasConnecting: Bool
+        switch state {
+        case .connecting: wasConnecting = true
+        case .ready, .goingAway: wasConnecting = false
+        default: return
+        }
+        if wasConnecting || error?.code == .connectionRefused {
+            failAll(RPCError(code: .unavailable, message: "cannot connect to \(address)"), neverReached: true)
+            connectionFailed(RPCError(code: .unavailable, message: "cannot connect to \(address)"))
+            return
+        }
+        failAll(RPCError(code: .unavailable, message: "the connection to \(address) was lost"), neverReached: false)
+        // An orderly close (GOAWAY) reconnects at once; anything else backs off first.
+        state = .idle
+        healthValue.store(Health.connecting.rawValue, ordering: .relaxed)
+        if error == nil { connect() } else { connectionFailed(RPCError(code: .unavailable, message: "connection lost")) }
+    }
+
+    func http2Session(_ session: HTTP2Session, didReceiveGoAway lastStreamID: Int32, errorCode: UInt32) {
+        goAwayLastStreamID = min(goAwayLastStreamID, lastStreamID)
+        if case .ready = state {
+            state = .goingAway(session)
+            healthValue.store(Health.connecting.rawValue, ordering: .relaxed)
+        }
+    }
+
+    func http2Session(_ session: HTTP2Session, didReceiveHeaders headers: [HTTP2Header], streamID: Int32, endStream: Bool)
+    {
+        guard let id = callsByStream[streamID], let call = calls[id] else { return }
+        if !call.headersReceived {
+            call.headersReceived = true
+            for header in headers where header.name == ":status" { call.httpStatus = Int(header.value) ?? 0 }
+            if !endStream {
+                if call.httpStatus != 200 {
+                    completeWithoutStatus(call)
+                }
+                return
+            }
+        }
+        var status: GRPCStatusCode?
+        var message = ""
+        for header in headers {
+            if header.name == "grpc-status" { status = GRPCStatusCode(headerValue: header.value) }
+            if header.name == "grpc-message" { message = GRPCPercentEncoding.decode(header.value) }
+        }
+        guard let status else {
+            completeWithoutStatus(call)
+            return
+        }
+        if status == .ok {
+            if let response = call.response {
+                finish(call, .success(response))
+            } else {
+                finish(call, .failure(AttemptFailure(
+                    error: RPCError(code: .internal, message: "the response had no message"), neverReachedServer: false)))
+            }
+        } else {
+            let metadata = Metadata(headers: headers.lazy.map { ($0.name, $0.value) })
+            finish(call, .failure(AttemptFailure(
+                error: RPCError(code: status, message: message, metadata: metadata), neverReachedServer: false)))
+        }
+    }
+
+    private func completeWithoutStatus(_ call: ClientCall) {
+        let code: GRPCStatusCode = call.httpStatus == 200 ? .internal : .fromHTTPStatus(call.httpStatus)
+        finish(call, .failure(AttemptFailure(
+            error: RPCError(code: code, message: "HTTP status \(call.httpStatus) without a gRPC status"),
+            neverReachedServer: false)))
+        if let streamID = call.streamID { currentSession?.resetStream(streamID: streamID, errorCode: HTTP2ErrorCode.cancel) }
+    }
+
+    func http2Session(_ session: HTTP2Session, didReceiveData bytes: UnsafeRawBufferPointer, streamID: Int32) {
+        guard let id = callsByStream[streamID], let call = calls[id] else { return }
+        call.deframer.append(bytes)
+        do {
+            while let message = try call.deframer.next() {
+                if call.response == nil { call.response = message }
+            }
+        } catch {
+            let rpcError: RPCError
+            switch error {
+            case .messageTooLarge(let declared, let limit):
+                rpcError = RPCError(
+                    code: .resourceExhausted, message: "Received message larger than max (\(declared) vs. \(limit))")
+            default:
+                rpcError = RPCError(code: .internal, message: "invalid response framing")
+            }
+            session.resetStream(streamID: streamID, errorCode: HTTP2ErrorCode.cancel)
+            finish(call, .failure(AttemptFailure(error: rpcError, neverReachedServer: false)))
+        }
+    }
+
+    func http2Session(_ session: HTTP2Session, didReceiveEndStream streamID: Int32) {
+        guard let id = callsByStream[streamID], let call = calls[id] else { return }
+        completeWithoutStatus(call)
+    }
+
+    func http2Session(_ session: HTTP2Session, streamDidClose streamID: Int32, errorCode: UInt32) {
+        guard let id = callsByStream[streamID], let call = calls[id] else { return }
+        let refused = errorCode == HTTP2ErrorCode.refusedStream || streamID > goAwayLastStreamID
+        finish(call, .failure(AttemptFailure(
+            error: RPCError(
+                code: .unavailable, message: refused ? "the stream was refused" : "the stream was reset (\(errorCode))"),
+            neverReachedServer: refused)))
+    }
+}

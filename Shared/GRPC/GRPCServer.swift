@@ -1,0 +1,153 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import HTTP2
+import NetworkIO
+import Synchronization
+
+/// Settings for a ``GRPCServer``.
+public struct GRPCServerConfiguration: Sendable {
+    /// Where to listen (port 0 picks a free port; see ``GRPCServer/localAddress``).
+    public var address: SocketAddress
+    /// Event-loop threads (default: one per core).
+    public var threadCount: Int = EventLoopGroup.onlineCoreCount
+    /// The largest request message accepted; larger ones end the call with RESOURCE_EXHAUSTED.
+    public var maxReceiveMessageSize: Int = 4 * 1024 * 1024
+    /// The largest response message sent; larger ones end the call with RESOURCE_EXHAUSTED.
+    public var maxSendMessageSize: Int = 4 * 1024 * 1024
+    /// HTTP/2 limits and protections.
+    public var http2 = HTTP2Configuration()
+    /// TLS for incoming connections (ALPN h2, optional client-certificate verification); nil for h2c.
+    public var tls: (@Sendable () throws -> ChannelSecurity)?
+    /// How long calls in flight may run after shutdown starts.
+    public var drainTimeoutNanoseconds: UInt64 = 10_000_000_000
+    /// Where the server's events go.
+    public var logger: Logger = .disabled
+
+    /// A configuration listening on `address` with default limits.
+    public init(address: SocketAddress) {
+        self.address = address
+    }
+}
+
+/// A gRPC server: register methods, then ``start()`` (or ``run()`` until SIGTERM) and ``shutdown()`` with drain.
+public final class GRPCServer: Sendable {
+    private struct State {
+        var methods: [String: MethodKind] = [:]
+        var group: EventLoopGroup?
+        var listener: TCPListener?
+        var connections: [ObjectIdentifier: ServerConnectionRef] = [:]
+        var shutdownHandlers: [@Sendable () -> Void] = []
+        var draining = false
+    }
+
+    /// The configuration the server was made with.
+    public let configuration: GRPCServerConfiguration
+    private let state = Mutex(State())
+    private let openConnections = Atomic<Int>(0)
+
+    /// Creates a server; nothing listens until ``start()``.
+    public init(configuration: GRPCServerConfiguration) {
+        self.configuration = configuration
+    }
+
+    /// Adds a method; must be called before ``start()``.
+    public func register(_ method: some GRPCServerMethod) {
+        state.withLock { $0.methods[method.path] = method.kind.kind }
+    }
+
+    /// Adds a function called when shutdown begins (health uses it to report NOT_SERVING).
+    public func onShutdown(_ handler: @escaping @Sendable () -> Void) {
+        state.withLock { $0.shutdownHandlers.append(handler) }
+    }
+
+    /// The bound address once started.
+    public var localAddress: SocketAddress? { state.withLock { $0.listener?.localAddress } }
+
+    /// The number of connections currently open.
+    public var connectionCount: Int { openConnections.load(ordering: .relaxed) }
+
+    /// Starts the loops and the listener; returns the bound address.
+    @discardableResult
+    public func start() throws -> SocketAddress {
+        let group = try EventLoopGroup(threadCount: configuration.threadCount, name: "grpc-server")
+        let methods = state.withLock { $0.methods }
+        let configuration = self.configuration
+        let listener: TCPListener
+        do {
+            listener = try TCPListener(group: group, address: configuration.address, security: configuration.tls) {
+                [weak self] channel in
+                let connection = ServerConnection(
+                    channel: channel, methods: methods, configuration: configuration)
+                self?.track(connection)
+                return connection.session
+            }
+        } catch {
+            group.shutdown()
+            throw error
+        }
+        state.withLock {
+            $0.group = group
+            $0.listener = listener
+        }
+        configuration.logger.log(.info, "server.started", ("address", listener.localAddress.description))
+        return listener.localAddress
+    }
+
+    private func track(_ connection: ServerConnection) {
+        openConnections.wrappingAdd(1, ordering: .relaxed)
+        let id = ObjectIdentifier(connection)
+        let draining = state.withLock { state -> Bool in
+            state.connections[id] = ServerConnectionRef(connection)
+            return state.draining
+        }
+        connection.onClose = { [weak self] in
+            guard let self else { return }
+            self.openConnections.wrappingSubtract(1, ordering: .relaxed)
+            _ = self.state.withLock { $0.connections.removeValue(forKey: id) }
+        }
+        if draining { connection.beginDrain() }
+    }
+
+    /// Starts shutdown: health handlers run, the listener closes, every connection gets GOAWAY, and calls in
+    /// flight may finish until the drain timeout; then remaining connections are closed and the loops stop.
+    /// Blocks the calling thread: call it from `main` or a thread you own, never from a loop or task.
+    public func shutdown() {
+        let (handlers, listener, connections, group) = state.withLock { state in
+            state.draining = true
+            return (state.shutdownHandlers, state.listener, Array(state.connections.values), state.group)
+        }
+        configuration.logger.log(.info, "server.draining", ("connections", "\(connections.count)"))
+        for handler in handlers { handler() }
+        listener?.close()
+        for reference in connections { reference.connection?.beginDrain() }
+        let deadline = monotonicNanoseconds() &+ configuration.drainTimeoutNanoseconds
+        while openConnections.load(ordering: .relaxed) > 0 && monotonicNanoseconds() < deadline {
+            usleep(10_000)
+        }
+        let remaining = state.withLock { Array($0.connections.values) }
+        for reference in remaining { reference.connection?.forceClose() }
+        usleep(20_000)
+        group?.shutdown()
+        configuration.logger.log(.info, "server.stopped", ("forced", "\(remaining.count)"))
+    }
+
+    /// Starts the server, serves until SIGTERM or SIGINT, then drains and returns. Blocks the calling thread.
+    public func run() throws {
+        let signals = try SignalWaiter(signals: [SIGTERM, SIGINT])
+        try start()
+        let signal = signals.wait()
+        configuration.logger.log(.info, "server.signal", ("signal", "\(signal)"))
+        shutdown()
+    }
+}
+
+/// A weak reference to a connection, kept in the server's table.
+struct ServerConnectionRef: Sendable {
+    nonisolated(unsafe) weak var connection: ServerConnection?
+    // The reference is only dereferenced to call loop-safe methods (`beginDrain`, `forceClose`), which hop to
+    // the connection's loop before touching its state.
+
+    init(_ connection: ServerConnection) { self.connection = connection }
+}
+

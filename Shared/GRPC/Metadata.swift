@@ -1,0 +1,163 @@
+/// gRPC custom metadata: ordered key/value pairs with lower-case keys; keys ending in `-bin` carry bytes
+/// (base64 on the wire), all others carry printable ASCII text.
+public struct Metadata: Sendable, Equatable, Sequence {
+    /// One metadata value.
+    public enum Value: Sendable, Equatable {
+        case string(String)
+        case binary([UInt8])
+    }
+
+    private var entries: [(key: String, value: Value)] = []
+
+    /// Creates empty metadata.
+    public init() {}
+
+    /// The number of entries.
+    public var count: Int { entries.count }
+
+    /// Adds a text entry; the key is lower-cased.
+    public mutating func add(_ key: String, _ value: String) {
+        entries.append((key.lowercased(), .string(value)))
+    }
+
+    /// Adds a binary entry; `key` must end in `-bin`.
+    public mutating func add(_ key: String, bytes: [UInt8]) {
+        entries.append((key.lowercased(), .binary(bytes)))
+    }
+
+    /// The first text value for `key`.
+    public subscript(_ key: String) -> String? {
+        for entry in entries where entry.key == key {
+            if case .string(let text) = entry.value { return text }
+        }
+        return nil
+    }
+
+    /// The first binary value for `key` (a `-bin` key).
+    public func bytes(_ key: String) -> [UInt8]? {
+        for entry in entries where entry.key == key {
+            if case .binary(let bytes) = entry.value { return bytes }
+        }
+        return nil
+    }
+
+    public func makeIterator() -> IndexingIterator<[(key: String, value: Value)]> {
+        entries.makeIterator()
+    }
+
+    public static func == (lhs: Metadata, rhs: Metadata) -> Bool {
+        lhs.entries.count == rhs.entries.count
+            && zip(lhs.entries, rhs.entries).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+    }
+
+    /// Header names that belong to HTTP/2 or gRPC itself and never appear as custom metadata.
+    static func isReserved(_ name: String) -> Bool {
+        if name.hasPrefix(":") || name.hasPrefix("grpc-") { return true }
+        switch name {
+        case "content-type", "te", "user-agent", "content-length", "accept-encoding", "host", "connection": return true
+        default: return false
+        }
+    }
+
+    /// Collects custom metadata from received header fields; an undecodable `-bin` value is dropped.
+    init(headers: some Sequence<(name: String, value: String)>) {
+        for (name, value) in headers where !Self.isReserved(name) {
+            if name.hasSuffix("-bin") {
+                // Several values may be joined with commas in one field.
+                var values: [[UInt8]] = []
+                for part in value.split(separator: ",") {
+                    guard let bytes = Base64.decode(part.trimmingSpaces()) else {
+                        values = []
+                        break
+                    }
+                    values.append(bytes)
+                }
+                for bytes in values { add(name, bytes: bytes) }
+            } else {
+                add(name, value)
+            }
+        }
+    }
+
+    /// The header fields for this metadata, binary values base64-encoded without padding.
+    func headerFields() -> [(name: String, value: String)] {
+        entries.compactMap { entry in
+            switch entry.value {
+            case .string(let text):
+                guard !entry.key.hasSuffix("-bin") else { return nil }
+                return (entry.key, text)
+            case .binary(let bytes):
+                guard entry.key.hasSuffix("-bin") else { return nil }
+                return (entry.key, Base64.encode(bytes, padding: false))
+            }
+        }
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingSpaces() -> Substring {
+        var text = self
+        while text.first == " " { text.removeFirst() }
+        while text.last == " " { text.removeLast() }
+        return text
+    }
+}
+
+/// Standard base64 as gRPC uses it for `-bin` metadata: padding optional on input.
+enum Base64 {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    static func encode(_ bytes: [UInt8], padding: Bool) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var index = 0
+        while index + 3 <= bytes.count {
+            let value = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+            output.append(alphabet[Int(value >> 18 & 63)])
+            output.append(alphabet[Int(value >> 12 & 63)])
+            output.append(alphabet[Int(value >> 6 & 63)])
+            output.append(alphabet[Int(value & 63)])
+            index += 3
+        }
+        let remaining = bytes.count - index
+        if remaining > 0 {
+            var value = UInt32(bytes[index]) << 16
+            if remaining == 2 { value |= UInt32(bytes[index + 1]) << 8 }
+            output.append(alphabet[Int(value >> 18 & 63)])
+            output.append(alphabet[Int(value >> 12 & 63)])
+            if remaining == 2 { output.append(alphabet[Int(value >> 6 & 63)]) }
+            if padding { output.append(contentsOf: Array(repeating: UInt8(ascii: "="), count: 3 - remaining)) }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        var values: [UInt8] = []
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): values.append(byte - UInt8(ascii: "A"))
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): values.append(byte - UInt8(ascii: "a") + 26)
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): values.append(byte - UInt8(ascii: "0") + 52)
+            case UInt8(ascii: "+"), UInt8(ascii: "-"): values.append(62)
+            case UInt8(ascii: "/"), UInt8(ascii: "_"): values.append(63)
+            case UInt8(ascii: "="): continue
+            default: return nil
+            }
+        }
+        if values.count % 4 == 1 { return nil }
+        var output: [UInt8] = []
+        output.reserveCapacity(values.count * 3 / 4)
+        var index = 0
+        while index < values.count {
+            let chunk = values[index..<min(index + 4, values.count)]
+            var accumulator: UInt32 = 0
+            for value in chunk { accumulator = accumulator << 6 | UInt32(value) }
+            accumulator <<= UInt32(6 * (4 - chunk.count))
+            output.append(UInt8(truncatingIfNeeded: accumulator >> 16))
+            if chunk.count > 2 { output.append(UInt8(truncatingIfNeeded: accumulator >> 8)) }
+            if chunk.count > 3 { output.append(UInt8(truncatingIfNeeded: accumulator)) }
+            index += 4
+        }
+        return output
+    }
+}

@@ -1,0 +1,440 @@
+import CNGHTTP2
+import NetworkIO
+
+/// One HTTP/2 header field, as text (binary values are carried base64-encoded by the layer above).
+public struct HTTP2Header: Sendable, Equatable {
+    /// The lower-case field name, pseudo-headers included (`:path`).
+    public var name: String
+    /// The field value.
+    public var value: String
+
+    /// Creates a header field.
+    public init(_ name: String, _ value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// Limits and protections for an HTTP/2 session; the defaults suit an RPC server.
+public struct HTTP2Configuration: Sendable {
+    /// SETTINGS_MAX_CONCURRENT_STREAMS we announce.
+    public var maxConcurrentStreams: UInt32 = 1024
+    /// SETTINGS_INITIAL_WINDOW_SIZE we announce (per-stream receive window).
+    public var initialWindowSize: UInt32 = 1 << 20
+    /// The connection-level receive window.
+    public var connectionWindowSize: Int32 = 16 << 20
+    /// SETTINGS_MAX_HEADER_LIST_SIZE we announce.
+    public var maxHeaderListSize: UInt32 = 16 * 1024
+    /// RST_STREAM frames a peer may send in a burst, and per second after it, before the connection is dropped.
+    public var streamResetBurst: UInt64 = 1000
+    /// See ``streamResetBurst``.
+    public var streamResetRatePerSecond: UInt64 = 33
+    /// CONTINUATION frames allowed after one HEADERS frame.
+    public var maxContinuations: Int = 8
+    /// SETTINGS entries allowed in one frame.
+    public var maxSettings: Int = 32
+    /// Queued outbound control frames (PING/SETTINGS acks) before the peer is considered flooding.
+    public var maxOutboundAcks: Int = 1000
+
+    /// The defaults.
+    public init() {}
+}
+
+/// Receives the events of an ``HTTP2Session``, on its loop.
+public protocol HTTP2SessionDelegate: AnyObject {
+    /// A complete header block (request, response or trailers) arrived on `streamID`.
+    func http2Session(_ session: HTTP2Session, didReceiveHeaders headers: [HTTP2Header], streamID: Int32, endStream: Bool)
+    /// Body bytes arrived on `streamID`; valid only during the call.
+    func http2Session(_ session: HTTP2Session, didReceiveData bytes: UnsafeRawBufferPointer, streamID: Int32)
+    /// The peer half-closed `streamID` after DATA.
+    func http2Session(_ session: HTTP2Session, didReceiveEndStream streamID: Int32)
+    /// `streamID` is closed; `errorCode` is the HTTP/2 error code (0 for a normal close).
+    func http2Session(_ session: HTTP2Session, streamDidClose streamID: Int32, errorCode: UInt32)
+    /// The peer sent GOAWAY: streams above `lastStreamID` were not processed.
+    func http2Session(_ session: HTTP2Session, didReceiveGoAway lastStreamID: Int32, errorCode: UInt32)
+    /// The connection became usable (a client's preface and SETTINGS are queued).
+    func http2SessionDidBecomeActive(_ session: HTTP2Session)
+    /// The connection is gone.
+    func http2SessionDidClose(_ session: HTTP2Session, error: NetworkError?)
+}
+
+/// HTTP/2 error codes used by the layers above.
+public enum HTTP2ErrorCode {
+    /// NO_ERROR.
+    public static let noError: UInt32 = 0
+    /// PROTOCOL_ERROR.
+    public static let protocolError: UInt32 = 1
+    /// INTERNAL_ERROR.
+    public static let internalError: UInt32 = 2
+    /// REFUSED_STREAM: the stream was not processed and may be retried.
+    public static let refusedStream: UInt32 = 7
+    /// CANCEL.
+    public static let cancel: UInt32 = 8
+    /// ENHANCE_YOUR_CALM.
+    public static let enhanceYourCalm: UInt32 = 11
+}
+
+private let errDeferred: Int = -508
+private let errCallbackFailure: Int32 = -902
+private let errTemporalCallbackFailure: Int32 = -521
+private let frameData: UInt8 = 0
+private let frameHeaders: UInt8 = 1
+private let frameGoAway: UInt8 = 7
+private let flagEndStream: UInt8 = 1
+private let dataFlagEOF: UInt32 = 1
+private let dataFlagNoEndStream: UInt32 = 2
+
+/// An nghttp2 server or client session on a ``Channel``: input is fed to nghttp2 as it arrives, and output is
+/// pulled from nghttp2 once per loop turn into a single socket write. Loop-confined, like its channel.
+public final class HTTP2Session: ChannelHandler {
+    /// Which side of the connection this session is.
+    public enum Role: Sendable { case server, client }
+
+    private struct StreamOutput {
+        var data = ByteQueue()
+        var ended = false
+        var trailers: [HTTP2Header]?
+        var deferred = false
+    }
+
+    /// The session's side.
+    public let role: Role
+    /// The receiver of stream events; held strongly until the connection closes.
+    public var delegate: HTTP2SessionDelegate?
+    /// The channel, once attached.
+    public private(set) weak var channel: Channel?
+    private var session: OpaquePointer?
+    private let configuration: HTTP2Configuration
+    private var outputs: [Int32: StreamOutput] = [:]
+    private var headerBlocks: [Int32: [HTTP2Header]] = [:]
+    private var headerBlockSizes: [Int32: Int] = [:]
+    private var closeAfterFlush = false
+
+    /// Creates a session; it starts when its channel becomes active.
+    public init(role: Role, configuration: HTTP2Configuration = HTTP2Configuration()) {
+        self.role = role
+        self.configuration = configuration
+    }
+
+    deinit {
+        if let session { nghttp2_session_del(session) }
+    }
+
+    // MARK: - ChannelHandler
+
+    public func channelActive(_ channel: Channel) {
+        self.channel = channel
+        guard createSession() else {
+            channel.close(error: NetworkError(.system, "nghttp2 session could not be created"))
+            return
+        }
+        channel.scheduleFlush()
+        delegate?.http2SessionDidBecomeActive(self)
+    }
+
+    public func channelRead(_ channel: Channel, _ bytes: UnsafeRawBufferPointer) {
+        guard let session, !closeAfterFlush else { return }
+        let result = nghttp2_session_mem_recv(session, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
+        if result < 0 {
+            // A bad preface, a protocol violation or a flood: tell the peer (if a GOAWAY can still be framed)
+            // and drop this connection only.
+            nghttp2_session_terminate_session(session, HTTP2ErrorCode.protocolError)
+            closeAfterFlush = true
+        }
+        channel.scheduleFlush()
+    }
+
+    public func channelWillFlush(_ channel: Channel) {
+        guard let session else { return }
+        while channel.isWritable && channel.isOpen {
+            var pointer: UnsafePointer<UInt8>?
+            let count = nghttp2_session_mem_send(session, &pointer)
+            if count < 0 {
+                channel.close(error: NetworkError(.connectionClosed, "HTTP/2 send failed"))
+                return
+            }
+            guard count > 0, let pointer else { break }
+            channel.write(UnsafeRawBufferPointer(start: pointer, count: count))
+        }
+        if closeAfterFlush || (nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0) {
+            if channel.isOpen {
+                // close() writes what is queued (the final GOAWAY) before closing.
+                channel.close()
+            }
+        }
+    }
+
+    public func channelInactive(_ channel: Channel, error: NetworkError?) {
+        outputs.removeAll()
+        let delegate = self.delegate
+        self.delegate = nil
+        delegate?.http2SessionDidClose(self, error: error)
+    }
+
+    // MARK: - Submitting frames
+
+    /// Sends response headers; with `endStream` the response is headers only (a gRPC trailers-only response).
+    public func submitResponse(streamID: Int32, headers: [HTTP2Header], endStream: Bool) {
+        guard let session else { return }
+        let result: Int32 = withNameValues(headers) { nva, count in
+            if endStream {
+                return nghttp2_submit_response(session, streamID, nva, count, nil)
+            }
+            outputs[streamID] = StreamOutput()
+            var provider = dataProvider()
+            return nghttp2_submit_response(session, streamID, nva, count, &provider)
+        }
+        if result != 0 { outputs[streamID] = nil }
+        channel?.scheduleFlush()
+    }
+
+    /// Opens a client stream with request headers and a body to be supplied by ``sendData(streamID:bytes:)``.
+    /// Returns the stream ID, or nil when no stream can be opened (e.g. after GOAWAY).
+    public func submitRequest(headers: [HTTP2Header]) -> Int32? {
+        guard let session else { return nil }
+        var provider = dataProvider()
+        let streamID: Int32 = withNameValues(headers) { nva, count in
+            nghttp2_submit_request(session, nil, nva, count, &provider, nil)
+        }
+        guard streamID > 0 else { return nil }
+        outputs[streamID] = StreamOutput()
+        channel?.scheduleFlush()
+        return streamID
+    }
+
+    /// Queues body bytes on an open stream.
+    public func sendData(streamID: Int32, bytes: UnsafeRawBufferPointer) {
+        guard outputs[streamID] != nil else { return }
+        outputs[streamID]!.data.append(bytes)
+        resume(streamID)
+    }
+
+    /// Ends the stream after the queued data, with trailers (server) or a bare END_STREAM (client when nil).
+    public func finishStream(streamID: Int32, trailers: [HTTP2Header]?) {
+        guard outputs[streamID] != nil else { return }
+        outputs[streamID]!.ended = true
+        outputs[streamID]!.trailers = trailers
+        resume(streamID)
+    }
+
+    /// Resets a stream with an HTTP/2 error code.
+    public func resetStream(streamID: Int32, errorCode: UInt32) {
+        guard let session else { return }
+        nghttp2_submit_rst_stream(session, 0, streamID, errorCode)
+        channel?.scheduleFlush()
+    }
+
+    /// Announces a coming shutdown (a GOAWAY with the maximum stream ID) without refusing streams yet.
+    public func submitShutdownNotice() {
+        guard let session, role == .server else { return }
+        nghttp2_submit_shutdown_notice(session)
+        channel?.scheduleFlush()
+    }
+
+    /// Sends GOAWAY naming the last stream that will be processed; the connection closes once those finish.
+    public func submitGoAway(errorCode: UInt32 = HTTP2ErrorCode.noError) {
+        guard let session else { return }
+        let last = nghttp2_session_get_last_proc_stream_id(session)
+        nghttp2_submit_goaway(session, 0, last, errorCode, nil, 0)
+        channel?.scheduleFlush()
+    }
+
+    /// Sends a PING (used for keepalive).
+    public func submitPing() {
+        guard let session else { return }
+        nghttp2_submit_ping(session, 0, nil)
+        channel?.scheduleFlush()
+    }
+
+    /// Closes the connection at once.
+    public func close() {
+        channel?.close()
+    }
+
+    // MARK: - nghttp2 plumbing
+
+    private func resume(_ streamID: Int32) {
+        guard let session, outputs[streamID]?.deferred == true else {
+            channel?.scheduleFlush()
+            return
+        }
+        outputs[streamID]!.deferred = false
+        nghttp2_session_resume_data(session, streamID)
+        channel?.scheduleFlush()
+    }
+
+    private func dataProvider() -> nghttp2_data_provider {
+        var provider = nghttp2_data_provider()
+        provider.source.ptr = nil
+        provider.read_callback = { session, streamID, buffer, length, flags, _, userData in
+            guard let userData, let buffer, let flags else { return Int(errCallbackFailure) }
+            let this = Unmanaged<HTTP2Session>.fromOpaque(userData).takeUnretainedValue()
+            return this.readOutput(streamID: streamID, into: buffer, length: length, flags: flags)
+        }
+        return provider
+    }
+
+    private func readOutput(
+        streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>
+    ) -> Int {
+        guard var output = outputs[streamID] else {
+            flags.pointee |= dataFlagEOF
+            return 0
+        }
+        let count = min(length, output.data.count)
+        if count > 0 {
+            output.data.withUnreadBytes { bytes in
+                buffer.update(from: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count)
+            }
+            output.data.consume(count)
+        }
+        if output.data.isEmpty {
+            if output.ended {
+                flags.pointee |= dataFlagEOF
+                if let trailers = output.trailers, let session {
+                    flags.pointee |= dataFlagNoEndStream
+                    _ = withNameValues(trailers) { nva, n in nghttp2_submit_trailer(session, streamID, nva, n) }
+                }
+                outputs[streamID] = nil
+                return count
+            }
+            if count == 0 {
+                output.deferred = true
+                outputs[streamID] = output
+                return errDeferred
+            }
+        }
+        outputs[streamID] = output
+        return count
+    }
+
+    private func createSession() -> Bool {
+        var callbacks: OpaquePointer?
+        guard nghttp2_session_callbacks_new(&callbacks) == 0, let callbacks else { return false }
+        defer { nghttp2_session_callbacks_del(callbacks) }
+        nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
+            guard let frame, let userData else { return 0 }
+            let this = Unmanaged<HTTP2Session>.fromOpaque(userData).takeUnretainedValue()
+            this.headerBlocks[frame.pointee.hd.stream_id] = []
+            this.headerBlockSizes[frame.pointee.hd.stream_id] = 0
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_header_callback(callbacks) {
+            _, frame, name, nameLength, value, valueLength, _, userData in
+            guard let frame, let userData, let name, let value else { return 0 }
+            let this = Unmanaged<HTTP2Session>.fromOpaque(userData).takeUnretainedValue()
+            let streamID = frame.pointee.hd.stream_id
+            // Enforce our announced header list size (name + value + 32 per field, RFC 9113 sec. 6.5.2).
+            let size = this.headerBlockSizes[streamID, default: 0] + nameLength + valueLength + 32
+            this.headerBlockSizes[streamID] = size
+            if size > Int(this.configuration.maxHeaderListSize) { return errTemporalCallbackFailure }
+            let header = HTTP2Header(
+                String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self),
+                String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self))
+            this.headerBlocks[streamID, default: []].append(header)
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, userData in
+            guard let frame, let userData else { return 0 }
+            let this = Unmanaged<HTTP2Session>.fromOpaque(userData).takeUnretainedValue()
+            this.frameReceived(frame.pointee)
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) {
+            _, _, streamID, data, length, userData in
+            guard let userData else { return 0 }
+            let this = Unmanaged<HTTP2Session>.fromOpaque(userData).takeUnretainedValue()
+            this.delegate?.http2Session(
+                this, didReceiveData: UnsafeRawBufferPointer(start: data, count: length), streamID: streamID)
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, streamID, errorCode, userData in
+            guard let userData else { return 0 }
+            let this = Unmanaged<HTTP2Session>.fromOpaque(userData).takeUnretainedValue()
+            this.outputs[streamID] = nil
+            this.headerBlocks[streamID] = nil
+            this.headerBlockSizes[streamID] = nil
+            this.delegate?.http2Session(this, streamDidClose: streamID, errorCode: errorCode)
+            return 0
+        }
+        var option: OpaquePointer?
+        guard nghttp2_option_new(&option) == 0, let option else { return false }
+        defer { nghttp2_option_del(option) }
+        nghttp2_option_set_max_continuations(option, configuration.maxContinuations)
+        nghttp2_option_set_max_settings(option, configuration.maxSettings)
+        nghttp2_option_set_max_outbound_ack(option, configuration.maxOutboundAcks)
+        nghttp2_option_set_stream_reset_rate_limit(
+            option, configuration.streamResetBurst, configuration.streamResetRatePerSecond)
+        nghttp2_option_set_max_send_header_block_length(option, 64 * 1024)
+
+        let userData = Unmanaged.passUnretained(self).toOpaque()
+        var created: OpaquePointer?
+        let result =
+            role == .server
+            ? nghttp2_session_server_new2(&created, callbacks, userData, option)
+            : nghttp2_session_client_new2(&created, callbacks, userData, option)
+        guard result == 0, let created else { return false }
+        session = created
+        var settings = [
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
+                value: configuration.maxConcurrentStreams),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: configuration.initialWindowSize),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: configuration.maxHeaderListSize),
+        ]
+        if role == .client {
+            settings[0] = nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0)
+        }
+        nghttp2_submit_settings(created, 0, &settings, settings.count)
+        nghttp2_session_set_local_window_size(created, 0, 0, configuration.connectionWindowSize)
+        return true
+    }
+
+    private func frameReceived(_ frame: nghttp2_frame) {
+        let streamID = frame.hd.stream_id
+        let endStream = frame.hd.flags & flagEndStream != 0
+        switch frame.hd.type {
+        case frameHeaders:
+            let headers = headerBlocks.removeValue(forKey: streamID) ?? []
+            headerBlockSizes[streamID] = nil
+            delegate?.http2Session(self, didReceiveHeaders: headers, streamID: streamID, endStream: endStream)
+        case frameData:
+            if endStream { delegate?.http2Session(self, didReceiveEndStream: streamID) }
+        case frameGoAway:
+            delegate?.http2Session(
+                self, didReceiveGoAway: frame.goaway.last_stream_id, errorCode: frame.goaway.error_code)
+        default:
+            break
+        }
+    }
+}
+
+/// Calls `body` with an `nghttp2_nv` array pointing into one temporary buffer; nghttp2 copies the fields.
+func withNameValues<R>(_ headers: [HTTP2Header], _ body: (UnsafePointer<nghttp2_nv>, Int) -> R) -> R {
+    var total = 0
+    for header in headers { total += header.name.utf8.count + header.value.utf8.count }
+    return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(total, 1)) { storage in
+        withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: max(headers.count, 1)) { nva in
+            var offset = 0
+            for (index, header) in headers.enumerated() {
+                let nameStart = offset
+                for byte in header.name.utf8 {
+                    storage[offset] = byte
+                    offset += 1
+                }
+                let valueStart = offset
+                for byte in header.value.utf8 {
+                    storage[offset] = byte
+                    offset += 1
+                }
+                nva[index] = nghttp2_nv(
+                    name: storage.baseAddress! + nameStart, value: storage.baseAddress! + valueStart,
+                    namelen: valueStart - nameStart, valuelen: offset - valueStart,
+                    flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+            }
+            return body(UnsafePointer(nva.baseAddress!), headers.count)
+        }
+    }
+}

@@ -1,0 +1,332 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import CNetworkIO
+import Synchronization
+
+/// Receives readiness events for one file descriptor registered with an ``EventLoop``.
+public protocol EventLoopSource: AnyObject {
+    /// Called on the loop thread with the epoll event bits that became ready.
+    func handleEvents(_ events: UInt32)
+}
+
+/// epoll event bits, named as in `<sys/epoll.h>`.
+public enum EpollEvents {
+    public static let readable: UInt32 = 0x001
+    public static let writable: UInt32 = 0x004
+    public static let error: UInt32 = 0x008
+    public static let hangUp: UInt32 = 0x010
+    public static let readHangUp: UInt32 = 0x2000
+}
+
+/// A handle to a scheduled timer, used to cancel it.
+public struct TimerID: Hashable, Sendable {
+    let value: UInt64
+}
+
+/// Reads the monotonic clock in nanoseconds.
+public func monotonicNanoseconds() -> UInt64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
+}
+
+/// A single-threaded epoll loop on a thread it owns: file-descriptor readiness, timers, cross-thread tasks
+/// (woken through an eventfd) and an end-of-turn flush phase so that each connection writes once per turn.
+///
+/// All mutable state except `incoming` is touched only on the loop thread; `incoming` is behind a `Mutex`.
+/// That confinement is what makes the `@unchecked Sendable` sound: every public method that may be called
+/// from another thread (`execute`, `stop`, `inEventLoop`) only touches `incoming`, atomics or immutable fields.
+public final class EventLoop: @unchecked Sendable {
+    /// A task handed to the loop from another thread.
+    public typealias Task = @Sendable () -> Void
+
+    private let epollFD: Int32
+    private let wakeFD: Int32
+    private let incoming = Mutex<[Task]>([])
+    private let wakePending = Atomic<Bool>(false)
+    private let stopRequested = Atomic<Bool>(false)
+    private let threadID = Atomic<UInt>(0)
+
+    private var sources: [UInt64: EventLoopSource] = [:]
+    private var nextSourceKey: UInt64 = 1
+    private var timers = TimerHeap()
+    private var timerActions: [UInt64: () -> Void] = [:]
+    private var nextTimerID: UInt64 = 1
+    private var flushQueue: [EndOfTurnFlushing] = []
+    private var localTasks: [() -> Void] = []
+    /// A scratch buffer that sources may use to read from sockets during one callback.
+    public let readBuffer: UnsafeMutableRawBufferPointer
+    /// The loop's name, used in thread names and logs.
+    public let name: String
+
+    /// Creates a loop; it does nothing until ``run()`` is called or it is started by ``EventLoopGroup``.
+    public init(name: String) throws {
+        self.name = name
+        let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard epoll >= 0 else { throw NetworkError(.system, "epoll_create1 failed", errno: errno) }
+        let wake = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        guard wake >= 0 else {
+            close(epoll)
+            throw NetworkError(.system, "eventfd failed", errno: errno)
+        }
+        epollFD = epoll
+        wakeFD = wake
+        readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
+        var event = epoll_event()
+        event.events = EpollEvents.readable
+        event.data.u64 = 0
+        epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, &event)
+    }
+
+    deinit {
+        close(epollFD)
+        close(wakeFD)
+        readBuffer.deallocate()
+    }
+
+    /// True when called on this loop's thread.
+    public var inEventLoop: Bool {
+        threadID.load(ordering: .relaxed) == UInt(bitPattern: Int(bitPattern: pthread_self()))
+    }
+
+    /// Runs `task` on the loop thread soon; callable from any thread.
+    public func execute(_ task: @escaping Task) {
+        incoming.withLock { $0.append(task) }
+        if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
+            var one: UInt64 = 1
+            _ = write(wakeFD, &one, 8)
+        }
+    }
+
+    /// Runs `task` later in this turn, from the loop thread, without a wakeup.
+    public func executeSoon(_ task: @escaping () -> Void) {
+        localTasks.append(task)
+    }
+
+    /// Registers a file descriptor; returns the key to use with ``modify(key:fd:events:)`` and ``deregister(key:fd:)``.
+    public func register(fd: Int32, events: UInt32, source: EventLoopSource) throws -> UInt64 {
+        let key = nextSourceKey
+        nextSourceKey += 1
+        var event = epoll_event()
+        event.events = events
+        event.data.u64 = key
+        guard epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0 else {
+            throw NetworkError(.system, "epoll_ctl ADD failed", errno: errno)
+        }
+        sources[key] = source
+        return key
+    }
+
+    /// Changes the events a registered descriptor is watched for.
+    public func modify(key: UInt64, fd: Int32, events: UInt32) {
+        var event = epoll_event()
+        event.events = events
+        event.data.u64 = key
+        epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event)
+    }
+
+    /// Stops watching a descriptor; events already collected for it this turn are dropped.
+    public func deregister(key: UInt64, fd: Int32) {
+        epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
+        sources[key] = nil
+    }
+
+    /// Calls `action` on the loop thread after `nanoseconds`; loop thread only.
+    @discardableResult
+    public func scheduleTimer(afterNanoseconds nanoseconds: UInt64, _ action: @escaping () -> Void) -> TimerID {
+        let id = nextTimerID
+        nextTimerID += 1
+        timerActions[id] = action
+        timers.push(deadline: monotonicNanoseconds() &+ nanoseconds, id: id)
+        return TimerID(value: id)
+    }
+
+    /// Cancels a timer that has not fired yet; loop thread only.
+    public func cancelTimer(_ timer: TimerID) {
+        timerActions[timer.value] = nil
+    }
+
+    /// Asks for `flusher.flushAtEndOfTurn()` to be called once at the end of this loop turn.
+    public func scheduleFlush(_ flusher: EndOfTurnFlushing) {
+        flushQueue.append(flusher)
+    }
+
+    /// Asks the loop to return from ``run()``; callable from any thread.
+    public func stop() {
+        stopRequested.store(true, ordering: .releasing)
+        execute {}
+    }
+
+    /// Runs the loop on the calling thread until ``stop()``.
+    public func run() {
+        threadID.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .relaxed)
+        let capacity: Int32 = 256
+        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: Int(capacity))
+        defer { events.deallocate() }
+        while !stopRequested.load(ordering: .acquiring) {
+            let timeout = nextTimeoutMilliseconds()
+            let count = epoll_wait(epollFD, events, capacity, timeout)
+            if count < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            for index in 0..<Int(count) {
+                let event = events[index]
+                let key = event.data.u64
+                if key == 0 {
+                    drainWakeups()
+                    continue
+                }
+                sources[key]?.handleEvents(event.events)
+            }
+            runExpiredTimers()
+            runEndOfTurn()
+        }
+    }
+
+    private func nextTimeoutMilliseconds() -> Int32 {
+        if !localTasks.isEmpty || !flushQueue.isEmpty { return 0 }
+        guard let deadline = timers.peekDeadline() else { return -1 }
+        let now = monotonicNanoseconds()
+        if deadline <= now { return 0 }
+        return Int32(clamping: (deadline - now + 999_999) / 1_000_000)
+    }
+
+    private func drainWakeups() {
+        var value: UInt64 = 0
+        _ = read(wakeFD, &value, 8)
+        wakePending.store(false, ordering: .releasing)
+        let tasks = incoming.withLock { tasks -> [Task] in
+            let taken = tasks
+            tasks.removeAll(keepingCapacity: true)
+            return taken
+        }
+        for task in tasks { task() }
+    }
+
+    private func runExpiredTimers() {
+        guard timers.peekDeadline() != nil else { return }
+        let now = monotonicNanoseconds()
+        while let deadline = timers.peekDeadline(), deadline <= now {
+            let id = timers.pop()
+            if let action = timerActions.removeValue(forKey: id) { action() }
+        }
+    }
+
+    private func runEndOfTurn() {
+        // Tasks and flushes may schedule more of each other; run until both settle.
+        var rounds = 0
+        while (!localTasks.isEmpty || !flushQueue.isEmpty) && rounds < 64 {
+            rounds += 1
+            while !localTasks.isEmpty {
+                let tasks = localTasks
+                localTasks.removeAll(keepingCapacity: true)
+                for task in tasks { task() }
+            }
+            let flushers = flushQueue
+            flushQueue.removeAll(keepingCapacity: true)
+            for flusher in flushers { flusher.flushAtEndOfTurn() }
+        }
+    }
+}
+
+/// Something that gathers output during a loop turn and writes it once at the end.
+public protocol EndOfTurnFlushing: AnyObject {
+    /// Called once per turn on the loop thread for each call of ``EventLoop/scheduleFlush(_:)``.
+    func flushAtEndOfTurn()
+}
+
+/// A binary min-heap of timer deadlines.
+struct TimerHeap {
+    private var items: [(deadline: UInt64, id: UInt64)] = []
+
+    func peekDeadline() -> UInt64? { items.first?.deadline }
+
+    mutating func push(deadline: UInt64, id: UInt64) {
+        items.append((deadline, id))
+        var child = items.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            if items[parent].deadline <= items[child].deadline { break }
+            items.swapAt(parent, child)
+            child = parent
+        }
+    }
+
+    mutating func pop() -> UInt64 {
+        let top = items[0].id
+        let last = items.removeLast()
+        if !items.isEmpty {
+            items[0] = last
+            var parent = 0
+            while true {
+                let left = 2 * parent + 1
+                let right = left + 1
+                var smallest = parent
+                if left < items.count && items[left].deadline < items[smallest].deadline { smallest = left }
+                if right < items.count && items[right].deadline < items[smallest].deadline { smallest = right }
+                if smallest == parent { break }
+                items.swapAt(parent, smallest)
+                parent = smallest
+            }
+        }
+        return top
+    }
+}
+
+/// A fixed set of event loops, each on its own thread, handed out in turn.
+public final class EventLoopGroup: Sendable {
+    /// The loops, one per thread.
+    public let loops: [EventLoop]
+    private let nextIndex = Atomic<Int>(0)
+
+    /// Starts `threadCount` loops (default: one per online core).
+    public init(threadCount: Int = EventLoopGroup.onlineCoreCount, name: String = "loop") throws {
+        var loops: [EventLoop] = []
+        for index in 0..<max(1, threadCount) {
+            loops.append(try EventLoop(name: "\(name)-\(index)"))
+        }
+        self.loops = loops
+        for loop in loops { startThread(for: loop) }
+    }
+
+    /// The number of online CPU cores.
+    public static var onlineCoreCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+
+    /// The next loop in round-robin order.
+    public func next() -> EventLoop {
+        let index = nextIndex.wrappingAdd(1, ordering: .relaxed).oldValue
+        return loops[index % loops.count]
+    }
+
+    /// Stops every loop; their threads exit after the current turn.
+    public func shutdown() {
+        for loop in loops { loop.stop() }
+    }
+}
+
+private final class ThreadStart {
+    let body: () -> Void
+    init(_ body: @escaping () -> Void) { self.body = body }
+}
+
+/// Starts a detached thread that runs `loop` until it stops.
+private func startThread(for loop: EventLoop) {
+    let start = ThreadStart { loop.run() }
+    var thread = pthread_t()
+    let argument = Unmanaged.passRetained(start).toOpaque()
+    let result = pthread_create(
+        &thread, nil,
+        { argument in
+            guard let argument else { return nil }
+            let start = Unmanaged<ThreadStart>.fromOpaque(argument).takeRetainedValue()
+            start.body()
+            return nil
+        }, argument)
+    if result == 0 {
+        pthread_detach(thread)
+    } else {
+        Unmanaged<ThreadStart>.fromOpaque(argument).release()
+    }
+}
