@@ -85,7 +85,12 @@ let rpcTargets: [Target] = [
 
 // MARK: - Services and gateway
 
-let serviceTargets: [Target] = []
+let serviceTargets: [Target] = [
+    .target(name: "ServiceContracts", dependencies: ["Domain", "GRPC", "Protobuf"], path: "Shared/ServiceContracts"),
+    .testTarget(
+        name: "ServiceContractsTests", dependencies: ["ServiceContracts", "Domain", "GRPC", "Protobuf"],
+        path: "Tests/ServiceContractsTests"),
+]
 
 let allTargets = cLibraryTargets + cryptoTargets + persistenceTargets + webAuthnTargets + rpcTargets + serviceTargets
 

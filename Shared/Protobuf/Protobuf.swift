@@ -308,6 +308,14 @@ public struct ProtobufWriter: Sendable {
         writeBytesField(number, value.utf8)
     }
 
+    /// Writes one element of a repeated `string` or `bytes` field; unlike a singular field it is written even when
+    /// empty, so the element count is kept.
+    public mutating func writeLengthDelimitedElement(_ number: UInt32, _ value: some Collection<UInt8>) {
+        writeTag(number, .lengthDelimited)
+        writeVarint(UInt64(value.count))
+        bytes.append(contentsOf: value)
+    }
+
     /// Writes a nested message field (always, even when empty, so that presence is kept).
     public mutating func writeMessageField(_ number: UInt32, _ message: some ProtobufMessage) {
         var nested = ProtobufWriter()

@@ -345,15 +345,15 @@ public struct ConsumedAuthenticationChallenge: ProtobufMessage, Equatable {
 /// Method paths of `passkey.v1.ChallengeService`.
 public enum ChallengeServiceMethods {
     /// `BeginRegistration(BeginRegistrationRequest) returns (BeginRegistrationResponse)`.
-    public static let BeginRegistration = "/passkey.v1.ChallengeService/BeginRegistration"
+    public static let beginRegistration = "/passkey.v1.ChallengeService/BeginRegistration"
     /// `BeginAccountRegistration(BeginAccountRegistrationRequest) returns (BeginAccountRegistrationResponse)`.
-    public static let BeginAccountRegistration = "/passkey.v1.ChallengeService/BeginAccountRegistration"
+    public static let beginAccountRegistration = "/passkey.v1.ChallengeService/BeginAccountRegistration"
     /// `BeginAuthentication(BeginAuthenticationRequest) returns (BeginAuthenticationResponse)`.
-    public static let BeginAuthentication = "/passkey.v1.ChallengeService/BeginAuthentication"
+    public static let beginAuthentication = "/passkey.v1.ChallengeService/BeginAuthentication"
     /// `ConsumeRegistrationChallenge(ConsumeRegistrationChallengeRequest) returns (ConsumedRegistrationChallenge)`.
-    public static let ConsumeRegistrationChallenge = "/passkey.v1.ChallengeService/ConsumeRegistrationChallenge"
+    public static let consumeRegistrationChallenge = "/passkey.v1.ChallengeService/ConsumeRegistrationChallenge"
     /// `ConsumeAccountRegistration(ConsumeAccountRegistrationRequest) returns (ConsumedAccountRegistration)`.
-    public static let ConsumeAccountRegistration = "/passkey.v1.ChallengeService/ConsumeAccountRegistration"
+    public static let consumeAccountRegistration = "/passkey.v1.ChallengeService/ConsumeAccountRegistration"
     /// `ConsumeAuthenticationChallenge(ConsumeAuthenticationChallengeRequest) returns (ConsumedAuthenticationChallenge)`.
-    public static let ConsumeAuthenticationChallenge = "/passkey.v1.ChallengeService/ConsumeAuthenticationChallenge"
+    public static let consumeAuthenticationChallenge = "/passkey.v1.ChallengeService/ConsumeAuthenticationChallenge"
 }

@@ -334,17 +334,17 @@ public struct AccountSummary: ProtobufMessage, Equatable {
 /// Method paths of `passkey.v1.SessionService`.
 public enum SessionServiceMethods {
     /// `CreatePasswordAccount(CreatePasswordAccountRequest) returns (CreatePasswordAccountResponse)`.
-    public static let CreatePasswordAccount = "/passkey.v1.SessionService/CreatePasswordAccount"
+    public static let createPasswordAccount = "/passkey.v1.SessionService/CreatePasswordAccount"
     /// `SignInWithPassword(SignInWithPasswordRequest) returns (IssuedSession)`.
-    public static let SignInWithPassword = "/passkey.v1.SessionService/SignInWithPassword"
+    public static let signInWithPassword = "/passkey.v1.SessionService/SignInWithPassword"
     /// `CreateSession(CreateSessionRequest) returns (IssuedSession)`.
-    public static let CreateSession = "/passkey.v1.SessionService/CreateSession"
+    public static let createSession = "/passkey.v1.SessionService/CreateSession"
     /// `ValidateSession(ValidateSessionRequest) returns (SessionInfo)`.
-    public static let ValidateSession = "/passkey.v1.SessionService/ValidateSession"
+    public static let validateSession = "/passkey.v1.SessionService/ValidateSession"
     /// `RevokeSession(RevokeSessionRequest) returns (RevokeSessionResponse)`.
-    public static let RevokeSession = "/passkey.v1.SessionService/RevokeSession"
+    public static let revokeSession = "/passkey.v1.SessionService/RevokeSession"
     /// `ListSessions(ListSessionsRequest) returns (ListSessionsResponse)`.
-    public static let ListSessions = "/passkey.v1.SessionService/ListSessions"
+    public static let listSessions = "/passkey.v1.SessionService/ListSessions"
     /// `GetAccount(GetAccountRequest) returns (AccountSummary)`.
-    public static let GetAccount = "/passkey.v1.SessionService/GetAccount"
+    public static let getAccount = "/passkey.v1.SessionService/GetAccount"
 }

@@ -333,15 +333,15 @@ public struct RemoveCredentialResponse: ProtobufMessage, Equatable {
 /// Method paths of `passkey.v1.VerificationService`.
 public enum VerificationServiceMethods {
     /// `FinishRegistration(FinishRegistrationRequest) returns (PasskeyCredentialInfo)`.
-    public static let FinishRegistration = "/passkey.v1.VerificationService/FinishRegistration"
+    public static let finishRegistration = "/passkey.v1.VerificationService/FinishRegistration"
     /// `FinishAccountRegistration(FinishAccountRegistrationRequest) returns (FinishAccountRegistrationResponse)`.
-    public static let FinishAccountRegistration = "/passkey.v1.VerificationService/FinishAccountRegistration"
+    public static let finishAccountRegistration = "/passkey.v1.VerificationService/FinishAccountRegistration"
     /// `FinishAuthentication(FinishAuthenticationRequest) returns (FinishAuthenticationResponse)`.
-    public static let FinishAuthentication = "/passkey.v1.VerificationService/FinishAuthentication"
+    public static let finishAuthentication = "/passkey.v1.VerificationService/FinishAuthentication"
     /// `ListCredentials(ListCredentialsRequest) returns (ListCredentialsResponse)`.
-    public static let ListCredentials = "/passkey.v1.VerificationService/ListCredentials"
+    public static let listCredentials = "/passkey.v1.VerificationService/ListCredentials"
     /// `RenameCredential(RenameCredentialRequest) returns (PasskeyCredentialInfo)`.
-    public static let RenameCredential = "/passkey.v1.VerificationService/RenameCredential"
+    public static let renameCredential = "/passkey.v1.VerificationService/RenameCredential"
     /// `RemoveCredential(RemoveCredentialRequest) returns (RemoveCredentialResponse)`.
-    public static let RemoveCredential = "/passkey.v1.VerificationService/RemoveCredential"
+    public static let removeCredential = "/passkey.v1.VerificationService/RemoveCredential"
 }
