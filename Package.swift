@@ -30,7 +30,8 @@ let persistenceTargets: [Target] = [
         resources: [.copy("Migrations")]),
     .executableTarget(name: "passkey-migrate", dependencies: ["Postgres", "PostgresStorage"], path: "Services/Migrate"),
     .target(name: "PostgresTestSupport", dependencies: ["Postgres"], path: "Tests/PostgresTestSupport"),
-    .target(name: "PasswordHashing", dependencies: ["CArgon2", "Crypto"], path: "Shared/PasswordHashing"),
+    .target(
+        name: "PasswordHashing", dependencies: ["CArgon2", "Crypto", "WorkerThreads"], path: "Shared/PasswordHashing"),
     .testTarget(name: "PasswordHashingTests", dependencies: ["PasswordHashing"], path: "Tests/PasswordHashingTests"),
     .target(name: "Observability", path: "Shared/Observability"),
     .testTarget(name: "ObservabilityTests", dependencies: ["Observability"], path: "Tests/ObservabilityTests"),
