@@ -87,6 +87,23 @@ let rpcTargets: [Target] = [
 // MARK: - Services and gateway
 
 let serviceTargets: [Target] = [
+    .target(
+        name: "ServiceRuntime",
+        dependencies: [
+            "Configuration", "Domain", "GRPC", "GRPCHealth", "NetworkIO", "Observability", "Postgres", "PostgresStorage",
+            "Protobuf", "ServiceContracts",
+        ],
+        path: "Shared/ServiceRuntime"),
+    .target(
+        name: "SessionServiceCore",
+        dependencies: [
+            "Crypto", "Domain", "GRPC", "Observability", "PasswordHashing", "ServiceContracts", "ServiceRuntime", "WebAuthn",
+        ],
+        path: "Services/SessionService/Core"),
+    .executableTarget(
+        name: "session-service",
+        dependencies: ["Crypto", "PasswordHashing", "ServiceRuntime", "SessionServiceCore"],
+        path: "Services/SessionService/Main"),
     .target(name: "ServiceContracts", dependencies: ["Domain", "GRPC", "Protobuf"], path: "Shared/ServiceContracts"),
     .testTarget(
         name: "ServiceContractsTests", dependencies: ["ServiceContracts", "Domain", "GRPC", "Protobuf"],
