@@ -95,6 +95,13 @@ let serviceTargets: [Target] = [
         ],
         path: "Shared/ServiceRuntime"),
     .target(
+        name: "ChallengeServiceCore",
+        dependencies: ["Crypto", "Domain", "GRPC", "Observability", "ServiceContracts", "ServiceRuntime"],
+        path: "Services/ChallengeService/Core"),
+    .executableTarget(
+        name: "challenge-service", dependencies: ["ChallengeServiceCore", "Crypto", "ServiceRuntime"],
+        path: "Services/ChallengeService/Main"),
+    .target(
         name: "SessionServiceCore",
         dependencies: [
             "Crypto", "Domain", "GRPC", "Observability", "PasswordHashing", "ServiceContracts", "ServiceRuntime", "WebAuthn",
