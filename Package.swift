@@ -102,6 +102,16 @@ let serviceTargets: [Target] = [
         name: "challenge-service", dependencies: ["ChallengeServiceCore", "Crypto", "ServiceRuntime"],
         path: "Services/ChallengeService/Main"),
     .target(
+        name: "VerificationServiceCore",
+        dependencies: ["Domain", "GRPC", "Observability", "ServiceContracts", "ServiceRuntime", "WebAuthn"],
+        path: "Services/VerificationService/Core"),
+    .executableTarget(
+        name: "verification-service",
+        dependencies: [
+            "Configuration", "GRPC", "NetworkIO", "ServiceContracts", "ServiceRuntime", "VerificationServiceCore", "WebAuthn",
+        ],
+        path: "Services/VerificationService/Main"),
+    .target(
         name: "SessionServiceCore",
         dependencies: [
             "Crypto", "Domain", "GRPC", "Observability", "PasswordHashing", "ServiceContracts", "ServiceRuntime", "WebAuthn",
