@@ -15,7 +15,7 @@ public enum ServiceMain {
     public static func run(
         name: String, listen: KeyPath<ServerConfiguration, ServiceAddress>,
         environment: [String: String] = ProcessInfo.processInfo.environment,
-        register: (GRPCServer, ServiceContext) throws -> Void
+        register: @Sendable (GRPCServer, ServiceContext) throws -> Void
     ) async -> Never {
         let logger = Observability.Logger(service: name)
         let configuration: ServerConfiguration
