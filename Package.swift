@@ -123,6 +123,10 @@ let serviceTargets: [Target] = [
         path: "Services/SessionService/Main"),
     .target(name: "ServiceContracts", dependencies: ["Domain", "GRPC", "Protobuf"], path: "Shared/ServiceContracts"),
     .testTarget(
+        name: "EndToEndTests",
+        dependencies: ["Postgres", "PostgresStorage", "PostgresTestSupport", "SoftwareAuthenticator", "WebAuthn"],
+        path: "Tests/EndToEndTests"),
+    .testTarget(
         name: "ServiceContractsTests", dependencies: ["ServiceContracts", "Domain", "GRPC", "Protobuf"],
         path: "Tests/ServiceContractsTests"),
 ]
