@@ -1,5 +1,5 @@
 /// A decoded CBOR data item (RFC 8949), limited to definite lengths.
-public indirect enum CBORValue: Sendable, Hashable {
+public enum CBORValue: Sendable, Hashable {
     case unsigned(UInt64)
     /// A negative integer: the value is `-1 - n`.
     case negative(UInt64)
@@ -8,7 +8,7 @@ public indirect enum CBORValue: Sendable, Hashable {
     case array([CBORValue])
     /// Map entries in the order they were encoded; keys are unique.
     case map([CBORMapEntry])
-    case tagged(UInt64, CBORValue)
+    indirect case tagged(UInt64, CBORValue)
     case boolean(Bool)
     case null
     case undefined
