@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import COpenSSL
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A hash function used inside a signature scheme.
 public enum HashFunction: Sendable, Hashable {
@@ -123,7 +124,8 @@ public final class PublicKey: @unchecked Sendable {
             Result { () throws(CryptoError) -> PublicKey in
                 try fromData(type: "EC") { builder in
                     OSSL_PARAM_BLD_push_utf8_string(builder, ParameterNames.group, group, 0) == 1
-                        && OSSL_PARAM_BLD_push_octet_string(builder, ParameterNames.pub, raw.baseAddress, raw.count) == 1
+                        && OSSL_PARAM_BLD_push_octet_string(builder, ParameterNames.pub, raw.baseAddress, raw.count)
+                            == 1
                 }
             }
         }

@@ -74,9 +74,12 @@ if breakdown {
         ("client data parse", { _ = try ClientData(json: response.clientDataJSON) }),
         ("authenticator data parse", { _ = try AuthenticatorData(bytes: response.authenticatorData) }),
         ("sha256 client data", { _ = sha256(response.clientDataJSON) }),
-        ("full ceremony", {
-            _ = try verifier.verify(response: response, expectation: expectation, credential: credential)
-        }),
+        (
+            "full ceremony",
+            {
+                _ = try verifier.verify(response: response, expectation: expectation, credential: credential)
+            }
+        ),
     ]
     for (name, body) in parts {
         print(String(format: "%-26@ %10.0f ns", name as NSString, try nanosecondsPerCall(body)))
