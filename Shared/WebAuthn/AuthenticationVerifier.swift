@@ -79,7 +79,7 @@ public struct AuthenticationVerifier: Sendable {
             throw WebAuthnError(.malformedAuthenticatorData, "assertion carries attested credential data")
         }
         // Step 15: RP ID.
-        try authData.verifyRPID(expectation.relyingPartyID)
+        try authData.verifyRPID(expectation.relyingPartyID, hash: expectation.relyingPartyIDHash)
         // Step 16: UP is always required.
         guard authData.userPresent else { throw WebAuthnError(.userPresentFlagNotSet, "UP flag is not set") }
         // Step 17: UV per policy.

@@ -119,9 +119,9 @@ public struct AuthenticatorData: Sendable {
     /// Whether BS is set.
     public var backedUp: Bool { flags.contains(.backedUp) }
 
-    /// Checks the RP ID hash in constant time.
-    func verifyRPID(_ rpID: String) throws(WebAuthnError) {
-        guard constantTimeEquals(rpIDHash, sha256(Array(rpID.utf8))) else {
+    /// Checks the RP ID hash against SHA-256 of the RP ID, in constant time.
+    func verifyRPID(_ rpID: String, hash expected: [UInt8]) throws(WebAuthnError) {
+        guard constantTimeEquals(rpIDHash, expected) else {
             throw WebAuthnError(.rpIDHashMismatch, "rpIdHash is not SHA-256 of \"\(rpID)\"")
         }
     }

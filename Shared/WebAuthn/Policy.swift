@@ -36,7 +36,11 @@ public struct RegistrationExpectation: Sendable {
     /// The challenge bytes that were issued.
     public var challenge: [UInt8]
     /// The relying party ID.
-    public var relyingPartyID: String
+    public var relyingPartyID: String {
+        didSet { relyingPartyIDHash = sha256(Array(relyingPartyID.utf8)) }
+    }
+    /// SHA-256 of `relyingPartyID`, computed once.
+    public private(set) var relyingPartyIDHash: [UInt8]
     /// Accepted origins and cross-origin rules.
     public var origins: OriginPolicy
     /// Whether UV must be set.
@@ -53,6 +57,7 @@ public struct RegistrationExpectation: Sendable {
     ) {
         self.challenge = challenge
         self.relyingPartyID = relyingPartyID
+        self.relyingPartyIDHash = sha256(Array(relyingPartyID.utf8))
         self.origins = origins
         self.userVerification = userVerification
         self.mediation = mediation
@@ -84,7 +89,11 @@ public struct AuthenticationExpectation: Sendable {
     /// The challenge bytes that were issued.
     public var challenge: [UInt8]
     /// The relying party ID.
-    public var relyingPartyID: String
+    public var relyingPartyID: String {
+        didSet { relyingPartyIDHash = sha256(Array(relyingPartyID.utf8)) }
+    }
+    /// SHA-256 of `relyingPartyID`, computed once.
+    public private(set) var relyingPartyIDHash: [UInt8]
     /// Accepted origins and cross-origin rules.
     public var origins: OriginPolicy
     /// Whether UV must be set.
@@ -99,6 +108,7 @@ public struct AuthenticationExpectation: Sendable {
     ) {
         self.challenge = challenge
         self.relyingPartyID = relyingPartyID
+        self.relyingPartyIDHash = sha256(Array(relyingPartyID.utf8))
         self.origins = origins
         self.userVerification = userVerification
         self.allowedCredentialIDs = allowedCredentialIDs

@@ -90,7 +90,7 @@ public struct RegistrationVerifier: Sendable {
         let attestationObject = try AttestationObject(bytes: response.attestationObject)
         let authData = attestationObject.authenticatorData
         // Step 15: RP ID.
-        try authData.verifyRPID(expectation.relyingPartyID)
+        try authData.verifyRPID(expectation.relyingPartyID, hash: expectation.relyingPartyIDHash)
         // Step 16: UP, unless the challenge was issued for conditional mediation.
         if expectation.mediation == .modal, !authData.userPresent {
             throw WebAuthnError(.userPresentFlagNotSet, "UP flag is not set")
