@@ -65,6 +65,7 @@ public struct JSONReader {
         guard reader.position < bytes.count, bytes[reader.position] == UInt8(ascii: "{") else { throw reader.failure }
         reader.position += 1
         var seen: [String] = []
+        seen.reserveCapacity(8)
         reader.skipWhitespace()
         if reader.position < bytes.count, bytes[reader.position] == UInt8(ascii: "}") {
             reader.position += 1

@@ -77,17 +77,20 @@ final class CBORTests: XCTestCase {
         }
     }
 
-    func testTruncationAtEveryOffsetAndByteAtATime() throws {
+    func testTruncationAtEveryOffset() throws {
         let value = CBORValue.map([
             CBORMapEntry(.text("fmt"), .text("packed")),
             CBORMapEntry(
                 .text("attStmt"), .map([CBORMapEntry(.text("x5c"), .array([.bytes(Array(repeating: 9, count: 300))]))])),
-            CBORMapEntry(.text("authData"), .bytes(Array(repeating: 1, count: 70_000))),
+            CBORMapEntry(.text("authData"), .bytes(Array(repeating: 1, count: 3_000))),
+            CBORMapEntry(.text("nested"), .array([.array([.tagged(1, .float(2.5)), .text("é"), .negative(500)])])),
             CBORMapEntry(CBORValue(-1), .unsigned(1 << 40)),
         ])
         let encoded = CBOREncoder.encode(value)
-        for length in 0..<encoded.count where length < 400 || length > encoded.count - 50 || length % 997 == 0 {
-            XCTAssertThrowsError(try CBORDecoder.decodePrefix(Array(encoded.prefix(length))), "prefix \(length)")
+        for length in 0..<encoded.count {
+            XCTAssertThrowsError(try CBORDecoder.decodePrefix(Array(encoded.prefix(length))), "prefix \(length)") {
+                XCTAssertEqual($0 as? CBORDecoder.Failure, .truncated, "prefix \(length)")
+            }
         }
         XCTAssertEqual(try CBORDecoder.decode(encoded), value)
     }
