@@ -4,7 +4,9 @@ import Crypto
 public struct AuthenticatorData: Sendable {
     /// The flags byte.
     public struct Flags: OptionSet, Sendable, Hashable {
+        /// The flags byte as sent.
         public let rawValue: UInt8
+        /// Flags from their byte.
         public init(rawValue: UInt8) { self.rawValue = rawValue }
 
         /// User present (bit 0).
@@ -152,6 +154,7 @@ public struct AAGUID: Sendable, Hashable, CustomStringConvertible {
     /// The all-zero AAGUID that `none` attestation and many software authenticators report.
     public static let zero = AAGUID(bytes: [UInt8](repeating: 0, count: 16))
 
+    /// The canonical UUID text, lower case.
     public var description: String {
         let hex = bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
             .joined()

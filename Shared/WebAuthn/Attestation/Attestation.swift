@@ -51,6 +51,7 @@ public struct AttestationTrust: Sendable {
     /// configured for it is accepted with trust result `unverified`; a path that has roots must chain to them.
     public var requireTrustedAttestation: Bool
 
+    /// A trust configuration; the defaults accept none and self attestation and trust no roots.
     public init(
         rootsByFormat: [AttestationFormat: [Certificate]] = [:], rootsByAAGUID: [AAGUID: [Certificate]] = [:],
         allowedAAGUIDs: Set<AAGUID>? = nil, acceptNoneAttestation: Bool = true, acceptSelfAttestation: Bool = true,
