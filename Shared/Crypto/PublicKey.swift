@@ -145,8 +145,10 @@ public final class PublicKey: @unchecked Sendable {
 
     /// Builds an RSA public key from its modulus and public exponent (big-endian, unsigned).
     public static func rsa(modulus: [UInt8], exponent: [UInt8]) throws(CryptoError) -> PublicKey {
-        guard !modulus.isEmpty, !exponent.isEmpty, exponent.count <= 8 else { throw CryptoError("RSA key encoding") }
-        guard let n = BN_bin2bn(modulus, Int32(modulus.count), nil) else { throw CryptoError("BN_bin2bn") }
+        guard !modulus.isEmpty, !exponent.isEmpty, exponent.count <= 8,
+            let modulusLength = Int32(exactly: modulus.count)
+        else { throw CryptoError("RSA key encoding") }
+        guard let n = BN_bin2bn(modulus, modulusLength, nil) else { throw CryptoError("BN_bin2bn") }
         defer { BN_free(n) }
         guard let e = BN_bin2bn(exponent, Int32(exponent.count), nil) else { throw CryptoError("BN_bin2bn") }
         defer { BN_free(e) }

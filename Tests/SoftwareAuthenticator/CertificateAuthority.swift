@@ -52,7 +52,8 @@ public final class CertificateAuthority: Sendable {
         precondition(X509_time_adj_ex(X509_getm_notAfter(cert), 0, 0, &end) != nil)
         for (field, value) in subject {
             precondition(
-                X509_NAME_add_entry_by_txt(X509_get_subject_name(cert), field, MBSTRING_FLAG | 1, value, -1, -1, 0) == 1)
+                X509_NAME_add_entry_by_txt(X509_get_subject_name(cert), field, MBSTRING_FLAG | 1, value, -1, -1, 0) == 1
+            )
         }
         for (field, value) in issuer {
             precondition(
