@@ -35,6 +35,9 @@ public struct HTTP2Configuration: Sendable {
     public var maxSettings: Int = 32
     /// Queued outbound control frames (PING/SETTINGS acks) before the peer is considered flooding.
     public var maxOutboundAcks: Int = 1000
+    /// Response or request body bytes held for a peer that is not taking them (its flow-control window is
+    /// closed); above this the connection stops reading new frames until the peer catches up.
+    public var maxBufferedOutputBytes: Int = 8 * 1024 * 1024
 
     /// The defaults.
     public init() {}
@@ -109,6 +112,7 @@ public final class HTTP2Session: ChannelHandler {
     private var headerBlocks: [Int32: [HTTP2Header]] = [:]
     private var headerBlockSizes: [Int32: Int] = [:]
     private var closeAfterFlush = false
+    private var bufferedOutputBytes = 0
 
     /// Creates a session; it starts when its channel becomes active.
     public init(role: Role, configuration: HTTP2Configuration = HTTP2Configuration()) {
@@ -184,7 +188,7 @@ public final class HTTP2Session: ChannelHandler {
             var provider = dataProvider()
             return nghttp2_submit_response(session, streamID, nva, count, &provider)
         }
-        if result != 0 { outputs[streamID] = nil }
+        if result != 0 { discardOutput(streamID) }
         channel?.scheduleFlush()
     }
 
@@ -206,6 +210,8 @@ public final class HTTP2Session: ChannelHandler {
     public func sendData(streamID: Int32, bytes: UnsafeRawBufferPointer) {
         guard outputs[streamID] != nil else { return }
         outputs[streamID]!.data.append(bytes)
+        bufferedOutputBytes += bytes.count
+        applyOutputBudget()
         resume(streamID)
     }
 
@@ -253,6 +259,17 @@ public final class HTTP2Session: ChannelHandler {
 
     // MARK: - nghttp2 plumbing
 
+    private func applyOutputBudget() {
+        channel?.pauseReading(bufferedOutputBytes > configuration.maxBufferedOutputBytes)
+    }
+
+    private func discardOutput(_ streamID: Int32) {
+        if let output = outputs.removeValue(forKey: streamID) {
+            bufferedOutputBytes -= output.data.count
+            applyOutputBudget()
+        }
+    }
+
     private func resume(_ streamID: Int32) {
         guard let session, outputs[streamID]?.deferred == true else {
             channel?.scheduleFlush()
@@ -287,6 +304,8 @@ public final class HTTP2Session: ChannelHandler {
                 buffer.update(from: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count)
             }
             output.data.consume(count)
+            bufferedOutputBytes -= count
+            applyOutputBudget()
         }
         if output.data.isEmpty {
             if output.ended {
@@ -351,7 +370,7 @@ public final class HTTP2Session: ChannelHandler {
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, streamID, errorCode, userData in
             guard let userData else { return 0 }
             let this = Unmanaged<HTTP2Session>.fromOpaque(userData).takeUnretainedValue()
-            this.outputs[streamID] = nil
+            this.discardOutput(streamID)
             this.headerBlocks[streamID] = nil
             this.headerBlockSizes[streamID] = nil
             this.delegate?.http2Session(this, streamDidClose: streamID, errorCode: errorCode)
