@@ -93,7 +93,7 @@ public final class HTTP2Session: ChannelHandler {
     /// Which side of the connection this session is.
     public enum Role: Sendable { case server, client }
 
-    private struct StreamOutput {
+    private final class StreamOutput {
         var data = ByteQueue()
         var ended = false
         var trailers: [HTTP2Header]?
@@ -109,8 +109,11 @@ public final class HTTP2Session: ChannelHandler {
     private var session: OpaquePointer?
     private let configuration: HTTP2Configuration
     private var outputs: [Int32: StreamOutput] = [:]
-    private var headerBlocks: [Int32: [HTTP2Header]] = [:]
-    private var headerBlockSizes: [Int32: Int] = [:]
+    // nghttp2 delivers one header block at a time (HEADERS and its CONTINUATIONs are never interleaved with
+    // another stream's), so one buffer serves every stream.
+    private var headerBlock: [HTTP2Header] = []
+    private var headerBlockStream: Int32 = 0
+    private var headerBlockSize = 0
     private var closeAfterFlush = false
     private var bufferedOutputBytes = 0
 
@@ -208,8 +211,8 @@ public final class HTTP2Session: ChannelHandler {
 
     /// Queues body bytes on an open stream.
     public func sendData(streamID: Int32, bytes: UnsafeRawBufferPointer) {
-        guard outputs[streamID] != nil else { return }
-        outputs[streamID]!.data.append(bytes)
+        guard let output = outputs[streamID] else { return }
+        output.data.append(bytes)
         bufferedOutputBytes += bytes.count
         applyOutputBudget()
         resume(streamID)
@@ -217,9 +220,9 @@ public final class HTTP2Session: ChannelHandler {
 
     /// Ends the stream after the queued data, with trailers (server) or a bare END_STREAM (client when nil).
     public func finishStream(streamID: Int32, trailers: [HTTP2Header]?) {
-        guard outputs[streamID] != nil else { return }
-        outputs[streamID]!.ended = true
-        outputs[streamID]!.trailers = trailers
+        guard let output = outputs[streamID] else { return }
+        output.ended = true
+        output.trailers = trailers
         resume(streamID)
     }
 
@@ -271,11 +274,11 @@ public final class HTTP2Session: ChannelHandler {
     }
 
     private func resume(_ streamID: Int32) {
-        guard let session, outputs[streamID]?.deferred == true else {
+        guard let session, let output = outputs[streamID], output.deferred else {
             channel?.scheduleFlush()
             return
         }
-        outputs[streamID]!.deferred = false
+        output.deferred = false
         nghttp2_session_resume_data(session, streamID)
         channel?.scheduleFlush()
     }
@@ -294,7 +297,7 @@ public final class HTTP2Session: ChannelHandler {
     private func readOutput(
         streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>
     ) -> Int {
-        guard var output = outputs[streamID] else {
+        guard let output = outputs[streamID] else {
             flags.pointee |= dataFlagEOF
             return 0
         }
@@ -319,11 +322,9 @@ public final class HTTP2Session: ChannelHandler {
             }
             if count == 0 {
                 output.deferred = true
-                outputs[streamID] = output
                 return errDeferred
             }
         }
-        outputs[streamID] = output
         return count
     }
 
@@ -334,23 +335,23 @@ public final class HTTP2Session: ChannelHandler {
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
             guard let frame, let userData else { return 0 }
             let this = Unmanaged<HTTP2Session>.fromOpaque(userData).takeUnretainedValue()
-            this.headerBlocks[frame.pointee.hd.stream_id] = []
-            this.headerBlockSizes[frame.pointee.hd.stream_id] = 0
+            this.headerBlock.removeAll(keepingCapacity: true)
+            this.headerBlockStream = frame.pointee.hd.stream_id
+            this.headerBlockSize = 0
             return 0
         }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) {
             _, frame, name, nameLength, value, valueLength, _, userData in
             guard let frame, let userData, let name, let value else { return 0 }
             let this = Unmanaged<HTTP2Session>.fromOpaque(userData).takeUnretainedValue()
-            let streamID = frame.pointee.hd.stream_id
+            guard frame.pointee.hd.stream_id == this.headerBlockStream else { return errTemporalCallbackFailure }
             // Enforce our announced header list size (name + value + 32 per field, RFC 9113 sec. 6.5.2).
-            let size = this.headerBlockSizes[streamID, default: 0] + nameLength + valueLength + 32
-            this.headerBlockSizes[streamID] = size
-            if size > Int(this.configuration.maxHeaderListSize) { return errTemporalCallbackFailure }
+            this.headerBlockSize += nameLength + valueLength + 32
+            if this.headerBlockSize > Int(this.configuration.maxHeaderListSize) { return errTemporalCallbackFailure }
             let header = HTTP2Header(
                 String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self),
                 String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self))
-            this.headerBlocks[streamID, default: []].append(header)
+            this.headerBlock.append(header)
             return 0
         }
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, userData in
@@ -371,8 +372,6 @@ public final class HTTP2Session: ChannelHandler {
             guard let userData else { return 0 }
             let this = Unmanaged<HTTP2Session>.fromOpaque(userData).takeUnretainedValue()
             this.discardOutput(streamID)
-            this.headerBlocks[streamID] = nil
-            this.headerBlockSizes[streamID] = nil
             this.delegate?.http2Session(this, streamDidClose: streamID, errorCode: errorCode)
             return 0
         }
@@ -416,9 +415,11 @@ public final class HTTP2Session: ChannelHandler {
         let endStream = frame.hd.flags & flagEndStream != 0
         switch frame.hd.type {
         case frameHeaders:
-            let headers = headerBlocks.removeValue(forKey: streamID) ?? []
-            headerBlockSizes[streamID] = nil
-            delegate?.http2Session(self, didReceiveHeaders: headers, streamID: streamID, endStream: endStream)
+            if streamID != headerBlockStream { headerBlock.removeAll(keepingCapacity: true) }
+            // Lent to the delegate for the call; unless it keeps a copy, the buffer is reused for the next block.
+            delegate?.http2Session(self, didReceiveHeaders: headerBlock, streamID: streamID, endStream: endStream)
+            headerBlock.removeAll(keepingCapacity: true)
+            headerBlockStream = 0
         case frameData:
             if endStream { delegate?.http2Session(self, didReceiveEndStream: streamID) }
         case frameGoAway:
