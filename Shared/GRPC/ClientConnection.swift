@@ -293,9 +293,11 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
         }
     }
 
-    func http2Session(_ session: HTTP2Session, didReceiveHeaders headers: [HTTP2Header], streamID: Int32, endStream: Bool)
-    {
+    func http2Session(
+        _ session: HTTP2Session, didReceiveHeaders block: HTTP2HeaderBlock, streamID: Int32, endStream: Bool
+    ) {
         guard let id = callsByStream[streamID], let call = calls[id] else { return }
+        let headers = block.headers
         if !call.headersReceived {
             call.headersReceived = true
             for header in headers where header.name == ":status" { call.httpStatus = Int(header.value) ?? 0 }

@@ -46,7 +46,8 @@ public struct HTTP2Configuration: Sendable {
 /// Receives the events of an ``HTTP2Session``, on its loop.
 public protocol HTTP2SessionDelegate: AnyObject {
     /// A complete header block (request, response or trailers) arrived on `streamID`.
-    func http2Session(_ session: HTTP2Session, didReceiveHeaders headers: [HTTP2Header], streamID: Int32, endStream: Bool)
+    func http2Session(
+        _ session: HTTP2Session, didReceiveHeaders headers: HTTP2HeaderBlock, streamID: Int32, endStream: Bool)
     /// Body bytes arrived on `streamID`; valid only during the call.
     func http2Session(_ session: HTTP2Session, didReceiveData bytes: UnsafeRawBufferPointer, streamID: Int32)
     /// The peer half-closed `streamID` after DATA.
@@ -111,7 +112,7 @@ public final class HTTP2Session: ChannelHandler {
     private var outputs: [Int32: StreamOutput] = [:]
     // nghttp2 delivers one header block at a time (HEADERS and its CONTINUATIONs are never interleaved with
     // another stream's), so one buffer serves every stream.
-    private var headerBlock: [HTTP2Header] = []
+    private var headerBlock = HTTP2HeaderBlock()
     private var headerBlockStream: Int32 = 0
     private var headerBlockSize = 0
     private var closeAfterFlush = false
@@ -335,7 +336,7 @@ public final class HTTP2Session: ChannelHandler {
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
             guard let frame, let userData else { return 0 }
             let this = Unmanaged<HTTP2Session>.fromOpaque(userData).takeUnretainedValue()
-            this.headerBlock.removeAll(keepingCapacity: true)
+            this.headerBlock.removeAll()
             this.headerBlockStream = frame.pointee.hd.stream_id
             this.headerBlockSize = 0
             return 0
@@ -348,10 +349,9 @@ public final class HTTP2Session: ChannelHandler {
             // Enforce our announced header list size (name + value + 32 per field, RFC 9113 sec. 6.5.2).
             this.headerBlockSize += nameLength + valueLength + 32
             if this.headerBlockSize > Int(this.configuration.maxHeaderListSize) { return errTemporalCallbackFailure }
-            let header = HTTP2Header(
-                String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self),
-                String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self))
-            this.headerBlock.append(header)
+            this.headerBlock.append(
+                name: UnsafeBufferPointer(start: name, count: nameLength),
+                value: UnsafeBufferPointer(start: value, count: valueLength))
             return 0
         }
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, userData in
@@ -415,10 +415,10 @@ public final class HTTP2Session: ChannelHandler {
         let endStream = frame.hd.flags & flagEndStream != 0
         switch frame.hd.type {
         case frameHeaders:
-            if streamID != headerBlockStream { headerBlock.removeAll(keepingCapacity: true) }
+            if streamID != headerBlockStream { headerBlock.removeAll() }
             // Lent to the delegate for the call; unless it keeps a copy, the buffer is reused for the next block.
             delegate?.http2Session(self, didReceiveHeaders: headerBlock, streamID: streamID, endStream: endStream)
-            headerBlock.removeAll(keepingCapacity: true)
+            headerBlock.removeAll()
             headerBlockStream = 0
         case frameData:
             if endStream { delegate?.http2Session(self, didReceiveEndStream: streamID) }
