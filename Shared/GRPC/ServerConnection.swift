@@ -239,7 +239,8 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
     private func requestEnded(_ streamID: Int32, _ call: ServerCall) {
         guard !call.finished, call.task == nil else { return }
         guard let request = call.request, call.deframer.bufferedByteCount == 0 else {
-            finish(streamID, call, RPCError(code: .internal, message: "the request did not contain one complete message"))
+            finish(
+                streamID, call, RPCError(code: .internal, message: "the request did not contain one complete message"))
             return
         }
         let context = ServerContext(
@@ -342,7 +343,8 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
     }
 
     private func sendTrailersOnly(_ streamID: Int32, _ error: RPCError) {
-        session.submitResponse(streamID: streamID, headers: Self.responseHeaders + Self.statusFields(error), endStream: true)
+        session.submitResponse(
+            streamID: streamID, headers: Self.responseHeaders + Self.statusFields(error), endStream: true)
     }
 
     private static func statusFields(_ error: RPCError?) -> [HTTP2Header] {

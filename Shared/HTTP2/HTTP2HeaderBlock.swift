@@ -33,7 +33,8 @@ public struct HTTP2HeaderBlock {
         storage.append(contentsOf: name)
         let valueStart = storage.count
         storage.append(contentsOf: value)
-        fields.append(Field(nameStart: nameStart, nameLength: name.count, valueStart: valueStart, valueLength: value.count))
+        fields.append(
+            Field(nameStart: nameStart, nameLength: name.count, valueStart: valueStart, valueLength: value.count))
     }
 
     mutating func append(name: [UInt8], value: [UInt8]) {

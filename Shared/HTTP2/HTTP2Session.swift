@@ -142,7 +142,8 @@ public final class HTTP2Session: ChannelHandler {
 
     public func channelRead(_ channel: Channel, _ bytes: UnsafeRawBufferPointer) {
         guard let session, !closeAfterFlush else { return }
-        let result = nghttp2_session_mem_recv(session, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
+        let result = nghttp2_session_mem_recv(
+            session, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
         if result < 0 {
             // A bad preface, a protocol violation or a flood: tell the peer (if a GOAWAY can still be framed)
             // and drop this connection only.
@@ -398,9 +399,11 @@ public final class HTTP2Session: ChannelHandler {
                 settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
                 value: configuration.maxConcurrentStreams),
             nghttp2_settings_entry(
-                settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: configuration.initialWindowSize),
+                settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue),
+                value: configuration.initialWindowSize),
             nghttp2_settings_entry(
-                settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: configuration.maxHeaderListSize),
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
+                value: configuration.maxHeaderListSize),
         ]
         if role == .client {
             settings[0] = nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0)

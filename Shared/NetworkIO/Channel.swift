@@ -240,7 +240,8 @@ public final class Channel: EventLoopSource, EndOfTurnFlushing {
         to address: SocketAddress, on loop: EventLoop, security: ChannelSecurity? = nil, handler: ChannelHandler
     ) throws -> Channel {
         let family = address.isIPv6 ? AF_INET6 : AF_INET
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw NetworkError(.system, "socket failed", errno: errno) }
         let result = try address.withSockAddr { Glibc.connect(fd, $0, $1) }
         if result != 0 && errno != EINPROGRESS {

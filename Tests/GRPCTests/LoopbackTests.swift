@@ -78,7 +78,8 @@ final class LoopbackTests: XCTestCase {
         let (_, _, address) = try startServer()
         let client = try makeClient([address])
         do {
-            _ = try await client.unary(path: "/echo.v1.Echo/Nope", request: EchoRequest(), responseType: EchoResponse.self)
+            _ = try await client.unary(
+                path: "/echo.v1.Echo/Nope", request: EchoRequest(), responseType: EchoResponse.self)
             XCTFail("expected an error")
         } catch let error as RPCError {
             XCTAssertEqual(error.code, .unimplemented)
@@ -93,7 +94,8 @@ final class LoopbackTests: XCTestCase {
         let start = monotonicNanoseconds()
         do {
             _ = try await client.unary(
-                path: EchoService.getPath, request: request, responseType: EchoResponse.self, deadline: .milliseconds(200))
+                path: EchoService.getPath, request: request, responseType: EchoResponse.self,
+                deadline: .milliseconds(200))
             XCTFail("expected an error")
         } catch let error as RPCError {
             XCTAssertEqual(error.code, .deadlineExceeded)
@@ -108,7 +110,8 @@ final class LoopbackTests: XCTestCase {
             for index in 0..<1000 {
                 group.addTask {
                     try await client.unary(
-                        path: EchoService.getPath, request: EchoRequest(text: "\(index)"), responseType: EchoResponse.self
+                        path: EchoService.getPath, request: EchoRequest(text: "\(index)"),
+                        responseType: EchoResponse.self
                     ).text
                 }
             }
@@ -133,7 +136,8 @@ final class LoopbackTests: XCTestCase {
     func testAllAddressesDownIsUnavailable() async throws {
         let client = try makeClient([SocketAddress(host: "127.0.0.1", port: 1)])
         do {
-            _ = try await client.unary(path: EchoService.getPath, request: EchoRequest(), responseType: EchoResponse.self)
+            _ = try await client.unary(
+                path: EchoService.getPath, request: EchoRequest(), responseType: EchoResponse.self)
             XCTFail("expected an error")
         } catch let error as RPCError {
             XCTAssertEqual(error.code, .unavailable)
@@ -203,7 +207,8 @@ final class LoopbackTests: XCTestCase {
         // Without a client certificate the server refuses the handshake.
         let anonymous = try makeClient([address], tls: try GRPCTLS.clientSecurity(trustedCAPath: directory + "/ca.pem"))
         do {
-            _ = try await anonymous.unary(path: EchoService.getPath, request: EchoRequest(), responseType: EchoResponse.self)
+            _ = try await anonymous.unary(
+                path: EchoService.getPath, request: EchoRequest(), responseType: EchoResponse.self)
             XCTFail("expected a failure without a client certificate")
         } catch let error as RPCError {
             XCTAssertEqual(error.code, .unavailable)
@@ -216,7 +221,8 @@ final class LoopbackTests: XCTestCase {
                 trustedCAPath: directory + "/other-ca.pem", certificateChainPath: directory + "/client.pem",
                 privateKeyPath: directory + "/client.key"))
         do {
-            _ = try await untrusting.unary(path: EchoService.getPath, request: EchoRequest(), responseType: EchoResponse.self)
+            _ = try await untrusting.unary(
+                path: EchoService.getPath, request: EchoRequest(), responseType: EchoResponse.self)
             XCTFail("expected a failure with an untrusted server")
         } catch let error as RPCError {
             XCTAssertEqual(error.code, .unavailable)

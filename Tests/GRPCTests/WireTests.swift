@@ -1,5 +1,6 @@
-@testable import GRPC
 import XCTest
+
+@testable import GRPC
 
 final class WireTests: XCTestCase {
     func testDeframerByteAtATime() throws {
@@ -44,14 +45,17 @@ final class WireTests: XCTestCase {
         deframer.append([0, 0x00, 0x40, 0x00, 0x01])  // 4 MiB + 1, no payload yet
         XCTAssertThrowsError(try deframer.next()) { error in
             XCTAssertEqual(
-                error as? GRPCMessageDeframer.Failure, .messageTooLarge(declared: 4 * 1024 * 1024 + 1, limit: 4 * 1024 * 1024))
+                error as? GRPCMessageDeframer.Failure,
+                .messageTooLarge(declared: 4 * 1024 * 1024 + 1, limit: 4 * 1024 * 1024))
         }
     }
 
     func testCompressedAndInvalidFlags() {
         var compressed = GRPCMessageDeframer(maxMessageSize: 16)
         compressed.append([1, 0, 0, 0, 1, 0])
-        XCTAssertThrowsError(try compressed.next()) { XCTAssertEqual($0 as? GRPCMessageDeframer.Failure, .compressionNotSupported) }
+        XCTAssertThrowsError(try compressed.next()) {
+            XCTAssertEqual($0 as? GRPCMessageDeframer.Failure, .compressionNotSupported)
+        }
         var invalid = GRPCMessageDeframer(maxMessageSize: 16)
         invalid.append([2, 0, 0, 0, 0])
         XCTAssertThrowsError(try invalid.next()) { XCTAssertEqual($0 as? GRPCMessageDeframer.Failure, .invalidFlag) }

@@ -11,9 +11,10 @@ public enum EchoService {
 
     /// Registers Get, GetInline and Expand on `server`.
     public static func register(on server: GRPCServer) {
-        server.register(GRPCUnaryMethod(path: getPath) { (request: EchoRequest, context: ServerContext) in
-            try await respond(to: request, context: context)
-        })
+        server.register(
+            GRPCUnaryMethod(path: getPath) { (request: EchoRequest, context: ServerContext) in
+                try await respond(to: request, context: context)
+            })
         server.register(
             GRPCInlineUnaryMethod(path: getInlinePath) { (request: EchoRequest, context: ServerContext) in
                 guard request.delayMilliseconds == 0 else {
