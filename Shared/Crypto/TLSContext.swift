@@ -47,7 +47,8 @@ public final class TLSContext: @unchecked Sendable {
                 while index < count {
                     let length = Int(offered[index])
                     if index + 1 + length > count { break }
-                    if length == 2 && offered[index + 1] == UInt8(ascii: "h") && offered[index + 2] == UInt8(ascii: "2") {
+                    if length == 2 && offered[index + 1] == UInt8(ascii: "h") && offered[index + 2] == UInt8(ascii: "2")
+                    {
                         out.pointee = offered + index + 1
                         outLength.pointee = 2
                         return SSL_TLSEXT_ERR_OK

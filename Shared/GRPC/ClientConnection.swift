@@ -145,15 +145,18 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
             } else {
                 finish(
                     call,
-                    .failure(AttemptFailure(
-                        error: RPCError(code: .unavailable, message: "\(address) is unreachable"),
-                        neverReachedServer: true)))
+                    .failure(
+                        AttemptFailure(
+                            error: RPCError(code: .unavailable, message: "\(address) is unreachable"),
+                            neverReachedServer: true)))
             }
         case .shutDown:
             finish(
                 call,
-                .failure(AttemptFailure(
-                    error: RPCError(code: .unavailable, message: "the client was closed"), neverReachedServer: true)))
+                .failure(
+                    AttemptFailure(
+                        error: RPCError(code: .unavailable, message: "the client was closed"), neverReachedServer: true)
+                ))
         }
     }
 
@@ -180,8 +183,11 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
         if let streamID = call.streamID, let session = currentSession {
             session.resetStream(streamID: streamID, errorCode: HTTP2ErrorCode.cancel)
         }
-        finish(call, .failure(AttemptFailure(
-            error: RPCError(code: .cancelled, message: "the call was cancelled"), neverReachedServer: false)))
+        finish(
+            call,
+            .failure(
+                AttemptFailure(
+                    error: RPCError(code: .cancelled, message: "the call was cancelled"), neverReachedServer: false)))
     }
 
     private func deadlineExpired(_ id: UInt64) {
@@ -282,7 +288,11 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
         // An orderly close (GOAWAY) reconnects at once; anything else backs off first.
         state = .idle
         healthValue.store(Health.connecting.rawValue, ordering: .relaxed)
-        if error == nil { connect() } else { connectionFailed(RPCError(code: .unavailable, message: "connection lost")) }
+        if error == nil {
+            connect()
+        } else {
+            connectionFailed(RPCError(code: .unavailable, message: "connection lost"))
+        }
     }
 
     func http2Session(_ session: HTTP2Session, didReceiveGoAway lastStreamID: Int32, errorCode: UInt32) {
@@ -293,9 +303,11 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
         }
     }
 
-    func http2Session(_ session: HTTP2Session, didReceiveHeaders headers: [HTTP2Header], streamID: Int32, endStream: Bool)
-    {
+    func http2Session(
+        _ session: HTTP2Session, didReceiveHeaders block: HTTP2HeaderBlock, streamID: Int32, endStream: Bool
+    ) {
         guard let id = callsByStream[streamID], let call = calls[id] else { return }
+        let headers = block.headers
         if !call.headersReceived {
             call.headersReceived = true
             for header in headers where header.name == ":status" { call.httpStatus = Int(header.value) ?? 0 }
@@ -320,22 +332,35 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
             if let response = call.response {
                 finish(call, .success(response))
             } else {
-                finish(call, .failure(AttemptFailure(
-                    error: RPCError(code: .internal, message: "the response had no message"), neverReachedServer: false)))
+                finish(
+                    call,
+                    .failure(
+                        AttemptFailure(
+                            error: RPCError(code: .internal, message: "the response had no message"),
+                            neverReachedServer: false)))
             }
         } else {
             let metadata = Metadata(headers: headers.lazy.map { ($0.name, $0.value) })
-            finish(call, .failure(AttemptFailure(
-                error: RPCError(code: status, message: message, metadata: metadata), neverReachedServer: false)))
+            finish(
+                call,
+                .failure(
+                    AttemptFailure(
+                        error: RPCError(code: status, message: message, metadata: metadata), neverReachedServer: false))
+            )
         }
     }
 
     private func completeWithoutStatus(_ call: ClientCall) {
         let code: GRPCStatusCode = call.httpStatus == 200 ? .internal : .fromHTTPStatus(call.httpStatus)
-        finish(call, .failure(AttemptFailure(
-            error: RPCError(code: code, message: "HTTP status \(call.httpStatus) without a gRPC status"),
-            neverReachedServer: false)))
-        if let streamID = call.streamID { currentSession?.resetStream(streamID: streamID, errorCode: HTTP2ErrorCode.cancel) }
+        finish(
+            call,
+            .failure(
+                AttemptFailure(
+                    error: RPCError(code: code, message: "HTTP status \(call.httpStatus) without a gRPC status"),
+                    neverReachedServer: false)))
+        if let streamID = call.streamID {
+            currentSession?.resetStream(streamID: streamID, errorCode: HTTP2ErrorCode.cancel)
+        }
     }
 
     func http2Session(_ session: HTTP2Session, didReceiveData bytes: UnsafeRawBufferPointer, streamID: Int32) {
@@ -367,9 +392,13 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
     func http2Session(_ session: HTTP2Session, streamDidClose streamID: Int32, errorCode: UInt32) {
         guard let id = callsByStream[streamID], let call = calls[id] else { return }
         let refused = errorCode == HTTP2ErrorCode.refusedStream || streamID > goAwayLastStreamID
-        finish(call, .failure(AttemptFailure(
-            error: RPCError(
-                code: .unavailable, message: refused ? "the stream was refused" : "the stream was reset (\(errorCode))"),
-            neverReachedServer: refused)))
+        finish(
+            call,
+            .failure(
+                AttemptFailure(
+                    error: RPCError(
+                        code: .unavailable,
+                        message: refused ? "the stream was refused" : "the stream was reset (\(errorCode))"),
+                    neverReachedServer: refused)))
     }
 }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import HTTP2
 import NetworkIO
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Settings for a ``GRPCServer``.
 public struct GRPCServerConfiguration: Sendable {
@@ -150,4 +151,3 @@ struct ServerConnectionRef: Sendable {
 
     init(_ connection: ServerConnection) { self.connection = connection }
 }
-

@@ -1,7 +1,8 @@
+import CNetworkIO
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import CNetworkIO
 
 /// Waits for POSIX signals: a handler writes the signal number into an eventfd that ``wait()`` reads.
 public final class SignalWaiter: Sendable {
