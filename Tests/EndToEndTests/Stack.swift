@@ -65,7 +65,12 @@ final class Stack: @unchecked Sendable {
             return ManagedProcess(executable: "verification-service", environment: replica, logDirectory: logDirectory)
         }
         gateway = ManagedProcess(executable: "gateway", environment: environment, logDirectory: logDirectory)
-        for process in [challenge!, session!] + verification + [gateway!] { try process.start() }
+        do {
+            for process in [challenge!, session!] + verification + [gateway!] { try process.start() }
+        } catch {
+            stop()
+            throw error
+        }
         for port in [challengePort, sessionPort] + verificationPorts + [gatewayPort] {
             guard waitUntil({ isListening(port) }) else {
                 stop()
