@@ -122,6 +122,9 @@ let serviceTargets: [Target] = [
         dependencies: ["Crypto", "PasswordHashing", "ServiceRuntime", "SessionServiceCore"],
         path: "Services/SessionService/Main"),
     .target(name: "ServiceContracts", dependencies: ["Domain", "GRPC", "Protobuf"], path: "Shared/ServiceContracts"),
+    .executableTarget(
+        name: "passkey-signin-load", dependencies: ["SoftwareAuthenticator", "WebAuthn"],
+        path: "Tests/Benchmarks/SignInLoad"),
     .testTarget(
         name: "EndToEndTests",
         dependencies: ["Postgres", "PostgresStorage", "PostgresTestSupport", "SoftwareAuthenticator", "WebAuthn"],
