@@ -84,9 +84,6 @@ public final class Certificate: @unchecked Sendable {
         return Int(X509_NAME_entry_count(name))
     }
 
-    /// Whether the certificate has a basic constraints extension.
-    public var hasBasicConstraints: Bool { copenssl_X509_has_basic_constraints(handle) == 1 }
-
     /// Whether basic constraints mark this certificate as a CA.
     public var isCertificateAuthority: Bool { copenssl_X509_is_ca_by_basic_constraints(handle) == 1 }
 

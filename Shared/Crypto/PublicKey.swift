@@ -158,21 +158,6 @@ public final class PublicKey: @unchecked Sendable {
         }
     }
 
-    /// Parses a DER `SubjectPublicKeyInfo`. Meant for keys that arrive in that form (certificates, tests).
-    public static func subjectPublicKeyInfo(_ der: [UInt8]) throws(CryptoError) -> PublicKey {
-        let key: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
-            var cursor = buffer.baseAddress
-            let parsed = d2i_PUBKEY(nil, &cursor, buffer.count)
-            if let parsed, cursor != buffer.baseAddress.map({ $0 + buffer.count }) {
-                EVP_PKEY_free(parsed)
-                return nil
-            }
-            return parsed
-        }
-        guard let key else { throw CryptoError("d2i_PUBKEY") }
-        return PublicKey(taking: key)
-    }
-
     /// OSSL_PARAM keeps pointers to its key names (and, until `OSSL_PARAM_BLD_to_param`, to the pushed data), so
     /// the names must outlive every parameter array: they are allocated once per process and never freed.
     /// `nonisolated(unsafe)` is sound because the pointers are immutable after initialization.
