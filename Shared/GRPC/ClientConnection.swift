@@ -175,7 +175,7 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
         call.streamID = streamID
         callsByStream[streamID] = call.id
         call.framedRequest.withUnsafeBytes { session.sendData(streamID: streamID, bytes: $0) }
-        session.finishStream(streamID: streamID, trailers: nil)
+        session.finishStream(streamID: streamID, trailers: nil as HTTP2HeaderList?)
     }
 
     private func cancel(_ id: UInt64) {
