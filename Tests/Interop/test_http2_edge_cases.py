@@ -166,7 +166,7 @@ def test_rapid_reset_flood_does_not_take_the_server_down(echo_server, protos):
                 elif any(isinstance(e, h2.events.ConnectionTerminated) for e in connection.receive_data(data)):
                     dropped = True
         sock.close()
-        assert dropped, "the server kept a connection that reset 20,000 streams
+        assert dropped, "the server kept a connection that reset 20,000 streams"
     assert echo_server.alive()
     assert_server_serves(echo_server, protos)
 
