@@ -4,7 +4,8 @@ import XCTest
 final class HTTP2HeaderBlockTests: XCTestCase {
     func testLookupsCompareBytes() {
         let block = HTTP2HeaderBlock([
-            HTTP2Header(":method", "POST"), HTTP2Header(":path", "/a.B/C"), HTTP2Header("content-type", "application/grpc"),
+            HTTP2Header(":method", "POST"), HTTP2Header(":path", "/a.B/C"),
+            HTTP2Header("content-type", "application/grpc"),
             HTTP2Header("x-empty", ""), HTTP2Header("grpc-timeout", "1S"),
         ])
         XCTAssertEqual(block.count, 5)
