@@ -5,8 +5,8 @@ import Synchronization
 /// Delivers a streaming handler's messages to its stream on the connection's loop.
 final class ResponseSink: Sendable {
     private let loop: EventLoop
+    // Only dereferenced inside `loop.execute`, on the connection's own loop; weak loads are atomic.
     nonisolated(unsafe) private weak var connection: ServerConnection?
-    // Only dereferenced inside `loop.execute`, on the connection's own loop.
     private let streamID: Int32
     private let finished = Atomic<Bool>(false)
 
@@ -24,11 +24,6 @@ final class ResponseSink: Sendable {
     }
 
     func markFinished() { finished.store(true, ordering: .relaxed) }
-}
-
-/// A handler's task handle, cancellable from the loop.
-private struct RunningCall {
-    let task: Task<Void, Never>?
 }
 
 /// One gRPC call on a server connection: its request so far, deadline and handler.
