@@ -79,6 +79,7 @@ let rpcTargets: [Target] = [
     .executableTarget(
         name: "grpc-echo-client", dependencies: ["GRPC", "GRPCEchoMessages"], path: "Tests/Support/GRPCEchoClient"),
     .testTarget(name: "NetworkIOTests", dependencies: ["NetworkIO"], path: "Tests/NetworkIOTests"),
+    .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2"], path: "Tests/HTTP2Tests"),
     .testTarget(name: "ProtobufTests", dependencies: ["Protobuf"], path: "Tests/ProtobufTests"),
     .testTarget(
         name: "GRPCTests", dependencies: ["GRPC", "GRPCHealth", "GRPCEchoMessages", "NetworkIO"], path: "Tests/GRPCTests"),

@@ -2,6 +2,12 @@ import HTTP2
 import NetworkIO
 import Synchronization
 
+/// Carries a task's cancellation to its call on the loop, whichever arrives first.
+private final class CallCancellation: Sendable {
+    let callID = Atomic<UInt64>(0)
+    let requested = Atomic<Bool>(false)
+}
+
 /// One call in flight on a client connection.
 private final class ClientCall {
     let id: UInt64
@@ -98,13 +104,13 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
     // MARK: - Calls
 
     func unary(path: String, framedRequest: [UInt8], metadata: Metadata, deadline: UInt64) async throws -> [UInt8] {
-        let cancelled = Atomic<UInt64>(0)
+        let cancellation = CallCancellation()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], Error>) in
                 loop.execute { [self] in
                     let id = nextCallID
                     nextCallID += 1
-                    cancelled.store(id, ordering: .relaxed)
+                    cancellation.callID.store(id, ordering: .relaxed)
                     let call = ClientCall(
                         id: id, path: path, framedRequest: framedRequest, metadata: metadata, deadline: deadline,
                         maxMessageSize: configuration.maxReceiveMessageSize
@@ -112,11 +118,14 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
                         continuation.resume(with: result.mapError { $0 as Error })
                     }
                     begin(call)
+                    // The task may have been cancelled before the call existed on the loop.
+                    if cancellation.requested.load(ordering: .relaxed) { cancel(id) }
                 }
             }
         } onCancel: {
+            cancellation.requested.store(true, ordering: .relaxed)
             loop.execute { [self] in
-                let id = cancelled.load(ordering: .relaxed)
+                let id = cancellation.callID.load(ordering: .relaxed)
                 if id != 0 { cancel(id) }
             }
         }
@@ -175,7 +184,7 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
         call.streamID = streamID
         callsByStream[streamID] = call.id
         call.framedRequest.withUnsafeBytes { session.sendData(streamID: streamID, bytes: $0) }
-        session.finishStream(streamID: streamID, trailers: nil)
+        session.finishStream(streamID: streamID, trailers: nil as HTTP2HeaderList?)
     }
 
     private func cancel(_ id: UInt64) {

@@ -5,8 +5,8 @@ import Synchronization
 /// Delivers a streaming handler's messages to its stream on the connection's loop.
 final class ResponseSink: Sendable {
     private let loop: EventLoop
+    // Only dereferenced inside `loop.execute`, on the connection's own loop; weak loads are atomic.
     nonisolated(unsafe) private weak var connection: ServerConnection?
-    // Only dereferenced inside `loop.execute`, on the connection's own loop.
     private let streamID: Int32
     private let finished = Atomic<Bool>(false)
 
@@ -24,11 +24,6 @@ final class ResponseSink: Sendable {
     }
 
     func markFinished() { finished.store(true, ordering: .relaxed) }
-}
-
-/// A handler's task handle, cancellable from the loop.
-private struct RunningCall {
-    let task: Task<Void, Never>?
 }
 
 /// One gRPC call on a server connection: its request so far, deadline and handler.
@@ -76,6 +71,8 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
         HTTP2Header(":status", "200"), HTTP2Header("content-type", "application/grpc"),
     ]
     private static let okTrailers = [HTTP2Header("grpc-status", "0")]
+    private static let preparedResponseHeaders = HTTP2HeaderList(responseHeaders)
+    private static let preparedOKTrailers = HTTP2HeaderList(okTrailers)
 
     init(channel: Channel, methods: [String: MethodKind], configuration: GRPCServerConfiguration) {
         self.session = HTTP2Session(role: .server, configuration: configuration.http2)
@@ -298,12 +295,12 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
             }
             call.finished = true
             if let timer = call.timer { loop.cancelTimer(timer) }
-            session.submitResponse(streamID: streamID, headers: Self.responseHeaders, endStream: false)
+            session.submitResponse(streamID: streamID, headers: Self.preparedResponseHeaders, endStream: false)
             var framed: [UInt8] = []
             framed.reserveCapacity(message.count + 5)
             GRPCMessageFramer.frame(message, into: &framed)
             framed.withUnsafeBytes { session.sendData(streamID: streamID, bytes: $0) }
-            session.finishStream(streamID: streamID, trailers: Self.okTrailers)
+            session.finishStream(streamID: streamID, trailers: Self.preparedOKTrailers)
         case .failure(let error):
             finish(streamID, call, error)
         }
@@ -313,7 +310,7 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
         guard let call = calls[streamID], !call.finished else { return }
         if !call.headersSent {
             call.headersSent = true
-            session.submitResponse(streamID: streamID, headers: Self.responseHeaders, endStream: false)
+            session.submitResponse(streamID: streamID, headers: Self.preparedResponseHeaders, endStream: false)
         }
         GRPCMessageFramer.frame(message).withUnsafeBytes { session.sendData(streamID: streamID, bytes: $0) }
     }

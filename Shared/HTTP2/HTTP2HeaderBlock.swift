@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A received header block (request or response headers, or trailers), kept as raw bytes so that a receiver
 /// turns into `String`s only the fields it needs. Valid during the delegate call that hands it out; copy
 /// what must outlive it (``headers`` or ``value(forName:)``).
@@ -58,43 +62,28 @@ public struct HTTP2HeaderBlock {
     /// True when field `index` is named `name` (compared as bytes, without making a `String`).
     public func nameEquals(at index: Int, _ name: StaticString) -> Bool {
         let field = fields[index]
-        guard field.nameLength == name.utf8CodeUnitCount else { return false }
-        return storage.withUnsafeBufferPointer { bytes in
-            name.withUTF8Buffer { expected in
-                for offset in 0..<field.nameLength where bytes[field.nameStart + offset] != expected[offset] {
-                    return false
-                }
-                return true
-            }
+        return field.nameLength == name.utf8CodeUnitCount && bytesEqual(field.nameStart, name, name.utf8CodeUnitCount)
+    }
+
+    private func bytesEqual(_ start: Int, _ expected: StaticString, _ length: Int) -> Bool {
+        storage.withUnsafeBytes { bytes in
+            guard let base = bytes.baseAddress, start + length <= bytes.count else { return length == 0 }
+            return memcmp(base + start, expected.utf8Start, length) == 0
         }
     }
 
     /// True when field `index`'s name starts with `prefix`.
     public func nameHasPrefix(at index: Int, _ prefix: StaticString) -> Bool {
         let field = fields[index]
-        guard field.nameLength >= prefix.utf8CodeUnitCount else { return false }
-        return storage.withUnsafeBufferPointer { bytes in
-            prefix.withUTF8Buffer { expected in
-                for offset in 0..<expected.count where bytes[field.nameStart + offset] != expected[offset] {
-                    return false
-                }
-                return true
-            }
-        }
+        return field.nameLength >= prefix.utf8CodeUnitCount
+            && bytesEqual(field.nameStart, prefix, prefix.utf8CodeUnitCount)
     }
 
     /// True when field `index`'s value is `value` (compared as bytes).
     public func valueEquals(at index: Int, _ value: StaticString) -> Bool {
         let field = fields[index]
-        guard field.valueLength == value.utf8CodeUnitCount else { return false }
-        return storage.withUnsafeBufferPointer { bytes in
-            value.withUTF8Buffer { expected in
-                for offset in 0..<field.valueLength where bytes[field.valueStart + offset] != expected[offset] {
-                    return false
-                }
-                return true
-            }
-        }
+        return field.valueLength == value.utf8CodeUnitCount
+            && bytesEqual(field.valueStart, value, value.utf8CodeUnitCount)
     }
 
     /// The first value of the field named `name`.

@@ -97,7 +97,7 @@ public final class HTTP2Session: ChannelHandler {
     private final class StreamOutput {
         var data = ByteQueue()
         var ended = false
-        var trailers: [HTTP2Header]?
+        var trailers: HTTP2HeaderList?
         var deferred = false
     }
 
@@ -184,8 +184,13 @@ public final class HTTP2Session: ChannelHandler {
 
     /// Sends response headers; with `endStream` the response is headers only (a gRPC trailers-only response).
     public func submitResponse(streamID: Int32, headers: [HTTP2Header], endStream: Bool) {
+        submitResponse(streamID: streamID, headers: HTTP2HeaderList(headers), endStream: endStream)
+    }
+
+    /// Sends response headers prepared once (see ``HTTP2HeaderList``); otherwise as the array form.
+    public func submitResponse(streamID: Int32, headers: HTTP2HeaderList, endStream: Bool) {
         guard let session else { return }
-        let result: Int32 = withNameValues(headers) { nva, count in
+        let result: Int32 = headers.withNameValues { nva, count in
             if endStream {
                 return nghttp2_submit_response(session, streamID, nva, count, nil)
             }
@@ -222,6 +227,11 @@ public final class HTTP2Session: ChannelHandler {
 
     /// Ends the stream after the queued data, with trailers (server) or a bare END_STREAM (client when nil).
     public func finishStream(streamID: Int32, trailers: [HTTP2Header]?) {
+        finishStream(streamID: streamID, trailers: trailers.map(HTTP2HeaderList.init))
+    }
+
+    /// Ends the stream after the queued data, with trailers prepared once.
+    public func finishStream(streamID: Int32, trailers: HTTP2HeaderList?) {
         guard let output = outputs[streamID] else { return }
         output.ended = true
         output.trailers = trailers
@@ -317,7 +327,7 @@ public final class HTTP2Session: ChannelHandler {
                 flags.pointee |= dataFlagEOF
                 if let trailers = output.trailers, let session {
                     flags.pointee |= dataFlagNoEndStream
-                    _ = withNameValues(trailers) { nva, n in nghttp2_submit_trailer(session, streamID, nva, n) }
+                    _ = trailers.withNameValues { nva, n in nghttp2_submit_trailer(session, streamID, nva, n) }
                 }
                 outputs[streamID] = nil
                 return count
@@ -385,6 +395,9 @@ public final class HTTP2Session: ChannelHandler {
         nghttp2_option_set_stream_reset_rate_limit(
             option, configuration.streamResetBurst, configuration.streamResetRatePerSecond)
         nghttp2_option_set_max_send_header_block_length(option, 64 * 1024)
+        // RPC traffic has no use for RFC 7540 stream priorities; without them nghttp2 keeps no dependency tree
+        // and no closed streams for it, which saves work on every stream.
+        nghttp2_option_set_no_closed_streams(option, 1)
 
         let userData = Unmanaged.passUnretained(self).toOpaque()
         var created: OpaquePointer?
@@ -404,6 +417,7 @@ public final class HTTP2Session: ChannelHandler {
             nghttp2_settings_entry(
                 settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
                 value: configuration.maxHeaderListSize),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES.rawValue), value: 1),
         ]
         if role == .client {
             settings[0] = nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0)
@@ -431,6 +445,46 @@ public final class HTTP2Session: ChannelHandler {
         default:
             break
         }
+    }
+}
+
+/// A header list laid out once as an `nghttp2_nv` array, for headers sent again and again (a gRPC server's
+/// `:status 200` response headers and `grpc-status: 0` trailers). Immutable after init, and the array points
+/// only into memory the object owns and frees in `deinit`, so sharing it across threads is safe: that is why
+/// the `@unchecked Sendable` holds.
+public final class HTTP2HeaderList: @unchecked Sendable {
+    private let storage: UnsafeMutableBufferPointer<UInt8>
+    private let nameValues: UnsafeMutableBufferPointer<nghttp2_nv>
+
+    /// Lays out `headers`.
+    public init(_ headers: [HTTP2Header]) {
+        let total = headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
+        storage = .allocate(capacity: max(total, 1))
+        nameValues = .allocate(capacity: max(headers.count, 1))
+        var offset = 0
+        for (index, header) in headers.enumerated() {
+            let nameStart = offset
+            offset = storage[offset...].initialize(fromContentsOf: header.name.utf8)
+            let valueStart = offset
+            offset = storage[offset...].initialize(fromContentsOf: header.value.utf8)
+            nameValues[index] = nghttp2_nv(
+                name: storage.baseAddress! + nameStart, value: storage.baseAddress! + valueStart,
+                namelen: valueStart - nameStart, valuelen: offset - valueStart,
+                flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+        }
+        count = headers.count
+    }
+
+    /// The number of fields.
+    public let count: Int
+
+    deinit {
+        storage.deallocate()
+        nameValues.deallocate()
+    }
+
+    func withNameValues<R>(_ body: (UnsafePointer<nghttp2_nv>, Int) -> R) -> R {
+        body(UnsafePointer(nameValues.baseAddress!), count)
     }
 }
 

@@ -49,7 +49,16 @@ public protocol ProtobufMessage: Sendable {
 }
 
 extension ProtobufMessage {
-    /// Decodes a message from bytes; unknown fields are skipped, trailing garbage is an error.
+    /// Decodes a message from bytes; unknown fields are skipped.
+    public init(serializedBytes bytes: [UInt8]) throws {
+        self.init()
+        try bytes.withUnsafeBytes { buffer in
+            var reader = ProtobufReader(buffer)
+            try self.decode(from: &reader)
+        }
+    }
+
+    /// Decodes a message from bytes; unknown fields are skipped.
     public init(serializedBytes bytes: some Collection<UInt8>) throws {
         self.init()
         let array = Array(bytes)

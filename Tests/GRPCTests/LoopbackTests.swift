@@ -17,6 +17,8 @@ final class LoopbackTests: XCTestCase {
         servers = []
     }
 
+    func startServerForExtension() throws -> (GRPCServer, HealthService, SocketAddress) { try startServer() }
+
     private func startServer(
         drainNanoseconds: UInt64 = 2_000_000_000, tls: (@Sendable () throws -> ChannelSecurity)? = nil
     ) throws -> (GRPCServer, HealthService, SocketAddress) {
@@ -259,5 +261,29 @@ enum Certificates {
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
         return directory
+    }
+}
+
+extension LoopbackTests {
+    func testTaskCancellationCancelsTheCall() async throws {
+        let (_, _, address) = try startServerForExtension()
+        let client = try GRPCClient(addresses: [address])
+        defer { client.close() }
+        var request = EchoRequest()
+        request.delayMilliseconds = 3000
+        let slowRequest = request
+        let call = Task {
+            try await client.unary(path: EchoService.getPath, request: slowRequest, responseType: EchoResponse.self)
+        }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        let start = monotonicNanoseconds()
+        call.cancel()
+        do {
+            _ = try await call.value
+            XCTFail("expected cancellation")
+        } catch let error as RPCError {
+            XCTAssertEqual(error.code, .cancelled)
+        }
+        XCTAssertLessThan(monotonicNanoseconds() - start, 1_000_000_000)
     }
 }

@@ -119,4 +119,30 @@ final class WireTests: XCTestCase {
         XCTAssertNil(Base64.decode("A"))
         XCTAssertNil(Base64.decode("**"))
     }
+
+    /// A fuzz entry point: random bodies, fed in random splits, never crash the deframer or exceed its limit.
+    func testRandomBodiesNeverCrash() {
+        var state: UInt64 = 7
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state >> 33
+        }
+        for _ in 0..<2000 {
+            var deframer = GRPCMessageDeframer(maxMessageSize: 64)
+            let length = Int(next() % 200)
+            var bytes = (0..<length).map { _ in UInt8(truncatingIfNeeded: next()) }
+            if !bytes.isEmpty && next() % 2 == 0 { bytes[0] = 0 }
+            var offset = 0
+            loop: while offset < bytes.count {
+                let take = min(bytes.count - offset, Int(next() % 17) + 1)
+                deframer.append(Array(bytes[offset..<(offset + take)]))
+                offset += take
+                do {
+                    while let message = try deframer.next() { XCTAssertLessThanOrEqual(message.count, 64) }
+                } catch {
+                    break loop
+                }
+            }
+        }
+    }
 }

@@ -138,6 +138,7 @@ def test_rapid_reset_flood_does_not_take_the_server_down(echo_server, protos):
     body = grpc_frame(echo_pb2.EchoRequest(text="r", delay_ms=50).SerializeToString())
     for _ in range(3):
         sock, connection = connect(echo_server)
+        dropped = False
         try:
             for _ in range(20_000):
                 stream_id = connection.get_next_available_stream_id()
@@ -148,9 +149,24 @@ def test_rapid_reset_flood_does_not_take_the_server_down(echo_server, protos):
                     sock.sendall(connection.data_to_send())
             sock.sendall(connection.data_to_send())
         except (OSError, h2.exceptions.ProtocolError):
-            pass  # the server dropped the flooding connection: what we want
-        finally:
-            sock.close()
+            dropped = True  # the server dropped the flooding connection mid-flood
+        if not dropped:
+            # The reset rate limit ends the connection: GOAWAY, then EOF.
+            sock.settimeout(10)
+            while not dropped:
+                try:
+                    data = sock.recv(65536)
+                except socket.timeout:
+                    break
+                except OSError:
+                    dropped = True
+                    break
+                if not data:
+                    dropped = True
+                elif any(isinstance(e, h2.events.ConnectionTerminated) for e in connection.receive_data(data)):
+                    dropped = True
+        sock.close()
+        assert dropped, "the server kept a connection that reset 20,000 streams"
     assert echo_server.alive()
     assert_server_serves(echo_server, protos)
 
