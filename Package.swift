@@ -51,15 +51,15 @@ let persistenceTargets: [Target] = [
 // MARK: - WebAuthn verification core and crypto
 
 let webAuthnTargets: [Target] = [
-    .target(name: "WebAuthn", dependencies: ["Crypto"], path: "Shared/WebAuthn"),
+    .target(name: "WebAuthn", dependencies: ["Crypto", "JSON", "Encoding"], path: "Shared/WebAuthn"),
     .target(
-        name: "SoftwareAuthenticator", dependencies: ["WebAuthn", "Crypto", "COpenSSL"],
+        name: "SoftwareAuthenticator", dependencies: ["WebAuthn", "Crypto", "COpenSSL", "Encoding"],
         path: "Tests/SoftwareAuthenticator"),
     .testTarget(
-        name: "WebAuthnTests", dependencies: ["WebAuthn", "Crypto", "SoftwareAuthenticator"],
+        name: "WebAuthnTests", dependencies: ["WebAuthn", "Crypto", "SoftwareAuthenticator", "JSON", "Encoding"],
         path: "Tests/WebAuthnTests"),
     .executableTarget(
-        name: "webauthn-benchmark", dependencies: ["WebAuthn", "Crypto", "SoftwareAuthenticator"],
+        name: "webauthn-benchmark", dependencies: ["WebAuthn", "Crypto", "SoftwareAuthenticator", "Encoding"],
         path: "Tests/Benchmarks/WebAuthnBenchmark"),
 ]
 
@@ -86,6 +86,9 @@ let rpcTargets: [Target] = [
 // MARK: - Services and gateway
 
 let serviceTargets: [Target] = [
+    .target(name: "JSON", path: "Shared/JSON"),
+    .target(name: "Encoding", path: "Shared/Encoding"),
+    .testTarget(name: "JSONTests", dependencies: ["JSON", "Encoding"], path: "Tests/JSONTests"),
     .target(name: "ServiceContracts", dependencies: ["Domain", "GRPC", "Protobuf"], path: "Shared/ServiceContracts"),
     .testTarget(
         name: "ServiceContractsTests", dependencies: ["ServiceContracts", "Domain", "GRPC", "Protobuf"],

@@ -1,36 +1,8 @@
-/// A JSON value, as read by `JSONReader`.
-public indirect enum JSONValue: Sendable, Equatable {
-    case object([String: JSONValue])
-    case array([JSONValue])
-    case string(String)
-    case number(Double)
-    case boolean(Bool)
-    case null
-
-    /// A member of an object (nil when absent or when this is not an object).
-    public subscript(key: String) -> JSONValue? {
-        if case .object(let members) = self { return members[key] }
-        return nil
-    }
-
-    /// The string, when this is a string.
-    public var stringValue: String? {
-        if case .string(let value) = self { return value }
-        return nil
-    }
-
-    /// The boolean, when this is a boolean.
-    public var boolValue: Bool? {
-        if case .boolean(let value) = self { return value }
-        return nil
-    }
-}
-
 /// A small strict JSON reader (RFC 8259) for clientDataJSON and similar short documents.
 ///
 /// It rejects invalid UTF-8, unpaired surrogates, duplicate object members, control characters in strings,
 /// nesting deeper than 32 and trailing content. A leading UTF-8 byte order mark is skipped.
-public struct JSONReader {
+public struct JSONReader: Sendable {
     /// The input was not valid JSON.
     public struct Failure: Error, Sendable {
         /// Byte offset where reading stopped.
@@ -97,7 +69,7 @@ public struct JSONReader {
 
     private mutating func parseObject(depth: Int) throws(Failure) -> JSONValue {
         position += 1
-        var members: [String: JSONValue] = [:]
+        var members = JSONObject()
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
             position += 1
@@ -111,7 +83,7 @@ public struct JSONReader {
             guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw failure }
             position += 1
             let value = try parseValue(depth: depth + 1)
-            guard members.updateValue(value, forKey: key) == nil else { throw failure }
+            guard members.insertNew(key, value) else { throw failure }
             skipWhitespace()
             guard position < bytes.count else { throw failure }
             if bytes[position] == UInt8(ascii: ",") {
