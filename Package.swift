@@ -89,6 +89,22 @@ let serviceTargets: [Target] = [
     .target(name: "JSON", path: "Shared/JSON"),
     .target(name: "Encoding", path: "Shared/Encoding"),
     .testTarget(name: "JSONTests", dependencies: ["JSON", "Encoding"], path: "Tests/JSONTests"),
+    .target(
+        name: "GatewayCore",
+        dependencies: [
+            "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTP1", "HTTP2", "HTTPMessages",
+            "JSON", "NetworkIO", "Observability", "Protobuf", "RateLimiting", "ServiceContracts",
+        ],
+        path: "Services/Gateway/Core"),
+    .executableTarget(
+        name: "gateway", dependencies: ["GatewayCore", "Configuration", "Observability"], path: "Services/Gateway/Main"),
+    .testTarget(
+        name: "GatewayTests",
+        dependencies: [
+            "GatewayCore", "Configuration", "Domain", "Encoding", "GRPC", "HTTP2", "HTTPMessages", "JSON", "NetworkIO",
+            "Observability", "ServiceContracts",
+        ],
+        path: "Tests/GatewayTests"),
     .target(name: "ServiceContracts", dependencies: ["Domain", "GRPC", "Protobuf"], path: "Shared/ServiceContracts"),
     .testTarget(
         name: "ServiceContractsTests", dependencies: ["ServiceContracts", "Domain", "GRPC", "Protobuf"],
