@@ -101,8 +101,8 @@ let serviceTargets: [Target] = [
     .testTarget(
         name: "GatewayTests",
         dependencies: [
-            "GatewayCore", "Configuration", "Domain", "Encoding", "GRPC", "HTTP2", "HTTPMessages", "JSON", "NetworkIO",
-            "Observability", "ServiceContracts",
+            "GatewayCore", "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTP2", "HTTPMessages", "JSON",
+            "NetworkIO", "Observability", "ServiceContracts",
         ],
         path: "Tests/GatewayTests"),
     .target(name: "ServiceContracts", dependencies: ["Domain", "GRPC", "Protobuf"], path: "Shared/ServiceContracts"),
