@@ -18,9 +18,13 @@ final class FakeBackends: ServiceBackends {
         case failure(RPCError)
     }
 
-    private let state = Mutex<(answers: [String: Answer], calls: [(path: String, bytes: [UInt8], idempotent: Bool)], serving: Bool)>(([:], [], true))
+    private let state = Mutex<
+        (answers: [String: Answer], calls: [(path: String, bytes: [UInt8], idempotent: Bool)], serving: Bool)
+    >(([:], [], true))
 
-    func answer(_ path: String, _ message: any ProtobufMessage) { state.withLock { $0.answers[path] = .message(message) } }
+    func answer(_ path: String, _ message: any ProtobufMessage) {
+        state.withLock { $0.answers[path] = .message(message) }
+    }
     func fail(_ path: String, _ error: DomainError) {
         state.withLock { $0.answers[path] = .failure(ServiceErrors.rpcError(error)) }
     }
@@ -80,11 +84,14 @@ final class GatewayApplicationTests: XCTestCase {
             logger: Logger(service: "gateway", minimumLevel: .debug, sink: sink), settings: settings)
     }
 
-    func post(_ path: String, _ body: JSONValue?, token: String? = nil, contentType: String = "application/json") -> HTTPRequest {
+    func post(_ path: String, _ body: JSONValue?, token: String? = nil, contentType: String = "application/json")
+        -> HTTPRequest
+    {
         var headers = HTTPHeaders([("host", "localhost")])
         if body != nil { headers.add("content-type", contentType) }
         if let token { headers.add("authorization", "Bearer \(token)") }
-        return HTTPRequest(method: "POST", path: path, headers: headers, body: body?.serialized() ?? [], remoteAddress: "127.0.0.1")
+        return HTTPRequest(
+            method: "POST", path: path, headers: headers, body: body?.serialized() ?? [], remoteAddress: "127.0.0.1")
     }
 
     func get(_ path: String, method: String = "GET", token: String? = nil) -> HTTPRequest {
@@ -127,12 +134,14 @@ final class GatewayApplicationTests: XCTestCase {
             to: post("/v1/accounts/password", ["email": "A@x.io", "password": "pw", "displayName": "Alice"]))
         XCTAssertEqual(response.status, 201)
         XCTAssertEqual(try json(response), ["accountID": "acc-1"])
-        let sent = try backends.request(SessionServiceMethods.createPasswordAccount, as: CreatePasswordAccountRequest.self)
+        let sent = try backends.request(
+            SessionServiceMethods.createPasswordAccount, as: CreatePasswordAccountRequest.self)
         XCTAssertEqual(sent.email, "A@x.io")
         XCTAssertEqual(sent.displayName, "Alice")
 
         backends.answer(SessionServiceMethods.signInWithPassword, issuedSession)
-        let signIn = await application.respond(to: post("/v1/sessions/password", ["email": "a@x.io", "password": "pw"]))
+        let signIn = await application.respond(
+            to: post("/v1/sessions/password", ["email": "a@x.io", "password": "pw"]))
         XCTAssertEqual(signIn.status, 200)
         let session = try json(signIn)
         XCTAssertEqual(session["tokenType"], "Bearer")
@@ -142,13 +151,15 @@ final class GatewayApplicationTests: XCTestCase {
         XCTAssertNotNil(signIn.headers["x-request-id"])
 
         backends.fail(SessionServiceMethods.signInWithPassword, DomainError(.invalidCredentials, "wrong password"))
-        let failed = await application.respond(to: post("/v1/sessions/password", ["email": "a@x.io", "password": "bad"]))
+        let failed = await application.respond(
+            to: post("/v1/sessions/password", ["email": "a@x.io", "password": "bad"]))
         XCTAssertEqual(failed.status, 401)
         XCTAssertEqual(try json(failed)["code"], "invalid_credentials")
         let lines = sink.lines
         XCTAssertTrue(lines.contains { $0.contains("event=audit.account.created") && $0.contains("account.id=acc-1") })
         XCTAssertTrue(lines.contains { $0.contains("event=audit.sign_in.succeeded") && $0.contains("method=password") })
-        XCTAssertTrue(lines.contains { $0.contains("event=audit.sign_in.failed") && $0.contains("reason=invalid_credentials") })
+        XCTAssertTrue(
+            lines.contains { $0.contains("event=audit.sign_in.failed") && $0.contains("reason=invalid_credentials") })
         XCTAssertFalse(lines.contains { $0.contains("pw") || $0.contains("tok") }, "secrets in the log")
     }
 
@@ -168,17 +179,21 @@ final class GatewayApplicationTests: XCTestCase {
         backends.fail(SessionServiceMethods.signInWithPassword, DomainError(.invalidCredentials, "no"))
         for index in 0..<10 {
             let email = index % 2 == 0 ? " Bob@X.io " : "bob@x.io"
-            let response = await application.respond(to: post("/v1/sessions/password", ["email": .string(email), "password": "p"]))
+            let response = await application.respond(
+                to: post("/v1/sessions/password", ["email": .string(email), "password": "p"]))
             XCTAssertEqual(response.status, 401)
         }
-        let limited = await application.respond(to: post("/v1/sessions/password", ["email": "BOB@x.io", "password": "p"]))
+        let limited = await application.respond(
+            to: post("/v1/sessions/password", ["email": "BOB@x.io", "password": "p"]))
         XCTAssertEqual(limited.status, 429)
         XCTAssertEqual(try json(limited)["code"], "rate_limited")
         XCTAssertEqual(limited.headers["retry-after"], "6")
-        let other = await application.respond(to: post("/v1/sessions/password", ["email": "carol@x.io", "password": "p"]))
+        let other = await application.respond(
+            to: post("/v1/sessions/password", ["email": "carol@x.io", "password": "p"]))
         XCTAssertEqual(other.status, 401)
         clock.advance(6)
-        let later = await application.respond(to: post("/v1/sessions/password", ["email": "bob@x.io", "password": "p"]))
+        let later = await application.respond(
+            to: post("/v1/sessions/password", ["email": "bob@x.io", "password": "p"]))
         XCTAssertEqual(later.status, 401)
 
         let perAddress = try makeApplication(["PASSKEY_RATE_LIMIT_PASSWORD_PER_ADDRESS": "100/m"])
@@ -187,7 +202,8 @@ final class GatewayApplicationTests: XCTestCase {
                 to: post("/v1/sessions/password", ["email": .string("u\(index)@x.io"), "password": "p"]))
             XCTAssertEqual(response.status, 401)
         }
-        let addressLimited = await perAddress.respond(to: post("/v1/sessions/password", ["email": "z@x.io", "password": "p"]))
+        let addressLimited = await perAddress.respond(
+            to: post("/v1/sessions/password", ["email": "z@x.io", "password": "p"]))
         XCTAssertEqual(addressLimited.status, 429)
         XCTAssertNotNil(addressLimited.headers["retry-after"])
     }
@@ -198,7 +214,8 @@ final class GatewayApplicationTests: XCTestCase {
         ])
         backends.fail(VerificationServiceMethods.finishAuthentication, DomainError(.challengeUnavailable, "gone"))
         let body: JSONValue = [
-            "challengeID": "a", "credentialID": "AQ", "clientDataJSON": "AQ", "authenticatorData": "AQ", "signature": "AQ",
+            "challengeID": "a", "credentialID": "AQ", "clientDataJSON": "AQ", "authenticatorData": "AQ",
+            "signature": "AQ",
             "userHandle": "AQ",
         ]
         func attempt(from address: String) async -> Int {
@@ -220,7 +237,8 @@ final class GatewayApplicationTests: XCTestCase {
         let application = try makeApplication()
         for (method, path) in [
             ("GET", "/v1/session"), ("DELETE", "/v1/session"), ("GET", "/v1/sessions"), ("DELETE", "/v1/sessions/x"),
-            ("GET", "/v1/account"), ("GET", "/v1/passkeys"), ("DELETE", "/v1/passkeys/AQ"), ("POST", "/v1/passkeys/registrations"),
+            ("GET", "/v1/account"), ("GET", "/v1/passkeys"), ("DELETE", "/v1/passkeys/AQ"),
+            ("POST", "/v1/passkeys/registrations"),
         ] {
             let response = await application.respond(to: get(path, method: method))
             XCTAssertEqual(response.status, 401, path)
@@ -233,7 +251,9 @@ final class GatewayApplicationTests: XCTestCase {
         backends.fail(SessionServiceMethods.validateSession, DomainError(.unauthenticated, "revoked"))
         let revoked = await application.respond(to: get("/v1/session", token: "old"))
         XCTAssertEqual(revoked.status, 401)
-        XCTAssertEqual(try backends.request(SessionServiceMethods.validateSession, as: ValidateSessionRequest.self).accessToken, "old")
+        XCTAssertEqual(
+            try backends.request(SessionServiceMethods.validateSession, as: ValidateSessionRequest.self).accessToken,
+            "old")
         XCTAssertEqual(backends.wasIdempotent(SessionServiceMethods.validateSession), true)
     }
 
@@ -243,7 +263,9 @@ final class GatewayApplicationTests: XCTestCase {
         let current = await application.respond(to: get("/v1/session", token: "t"))
         XCTAssertEqual(current.status, 200)
         let body = try json(current)
-        XCTAssertEqual(body.objectValue?.keys, ["sessionID", "accountID", "displayName", "authenticationMethod", "createdAt", "expiresAt"])
+        XCTAssertEqual(
+            body.objectValue?.keys,
+            ["sessionID", "accountID", "displayName", "authenticationMethod", "createdAt", "expiresAt"])
         XCTAssertEqual(body["authenticationMethod"], "password")
 
         var list = ListSessionsResponse()
@@ -255,7 +277,9 @@ final class GatewayApplicationTests: XCTestCase {
         backends.answer(SessionServiceMethods.listSessions, list)
         let sessions = await application.respond(to: get("/v1/sessions", token: "t"))
         XCTAssertEqual(try json(sessions)["sessions"]?.arrayValue?.first?["current"], true)
-        XCTAssertEqual(try backends.request(SessionServiceMethods.listSessions, as: ListSessionsRequest.self).currentSessionID, "s-1")
+        XCTAssertEqual(
+            try backends.request(SessionServiceMethods.listSessions, as: ListSessionsRequest.self).currentSessionID,
+            "s-1")
 
         backends.answer(SessionServiceMethods.revokeSession, RevokeSessionResponse())
         let signOut = await application.respond(to: get("/v1/session", method: "DELETE", token: "t"))
@@ -270,7 +294,8 @@ final class GatewayApplicationTests: XCTestCase {
         backends.fail(SessionServiceMethods.revokeSession, DomainError(.notFound, "no"))
         let foreign = await application.respond(to: get("/v1/sessions/other", method: "DELETE", token: "t"))
         XCTAssertEqual(foreign.status, 404)
-        XCTAssertTrue(sink.lines.contains { $0.contains("event=audit.session.revoked") && $0.contains("session.id=s-9") })
+        XCTAssertTrue(
+            sink.lines.contains { $0.contains("event=audit.session.revoked") && $0.contains("session.id=s-9") })
 
         var account = AccountSummary()
         account.accountID = "acc-1"
@@ -324,7 +349,8 @@ final class GatewayApplicationTests: XCTestCase {
         backends.answer(VerificationServiceMethods.removeCredential, RemoveCredentialResponse())
         let removed = await application.respond(to: get("/v1/passkeys/AQID", method: "DELETE", token: "t"))
         XCTAssertEqual(removed.status, 204)
-        XCTAssertTrue(sink.lines.contains { $0.contains("event=audit.passkey.removed") && $0.contains("credential.id=AQID") })
+        XCTAssertTrue(
+            sink.lines.contains { $0.contains("event=audit.passkey.removed") && $0.contains("credential.id=AQID") })
     }
 
     func testRegistrationStartPassesTheSessionAndGuardsConditionalMode() async throws {
@@ -335,7 +361,8 @@ final class GatewayApplicationTests: XCTestCase {
         begin.mode = "conditional"
         backends.answer(ChallengeServiceMethods.beginRegistration, begin)
         signedIn(method: "password", ageMilliseconds: 60_000)
-        let granted = await application.respond(to: post("/v1/passkeys/registrations", ["mode": "conditional"], token: "t"))
+        let granted = await application.respond(
+            to: post("/v1/passkeys/registrations", ["mode": "conditional"], token: "t"))
         XCTAssertEqual(granted.status, 200)
         XCTAssertEqual(try json(granted)["mediation"], "conditional")
         let sent = try backends.request(ChallengeServiceMethods.beginRegistration, as: BeginRegistrationRequest.self)
@@ -346,7 +373,8 @@ final class GatewayApplicationTests: XCTestCase {
 
         for (method, age) in [("password", Int64(6 * 60_000)), ("passkey", Int64(1000))] {
             signedIn(method: method, ageMilliseconds: age)
-            let refused = await application.respond(to: post("/v1/passkeys/registrations", ["mode": "conditional"], token: "t"))
+            let refused = await application.respond(
+                to: post("/v1/passkeys/registrations", ["mode": "conditional"], token: "t"))
             XCTAssertEqual(refused.status, 403, method)
             XCTAssertEqual(try json(refused)["code"], "forbidden")
         }
@@ -362,7 +390,9 @@ final class GatewayApplicationTests: XCTestCase {
     func testRegistrationFinishMapsWebAuthnFailures() async throws {
         let application = try makeApplication()
         signedIn()
-        let body: JSONValue = ["challengeID": "c", "credentialID": "AQ", "clientDataJSON": "AQ", "attestationObject": "AQ"]
+        let body: JSONValue = [
+            "challengeID": "c", "credentialID": "AQ", "clientDataJSON": "AQ", "attestationObject": "AQ",
+        ]
         backends.fail(
             VerificationServiceMethods.finishRegistration,
             DomainError(.verificationFailed, "UP not set", reason: "user_present_flag_not_set"))
@@ -379,13 +409,17 @@ final class GatewayApplicationTests: XCTestCase {
         backends.answer(VerificationServiceMethods.finishRegistration, PasskeyCredentialInfo())
         let done = await application.respond(to: post("/v1/passkeys/registrations/finish", body, token: "t"))
         XCTAssertEqual(done.status, 204)
-        let sent = try backends.request(VerificationServiceMethods.finishRegistration, as: FinishRegistrationRequest.self)
+        let sent = try backends.request(
+            VerificationServiceMethods.finishRegistration, as: FinishRegistrationRequest.self)
         XCTAssertEqual(sent.accountID, "acc-1")
         XCTAssertEqual(sent.challengeID, "c")
         XCTAssertEqual(sent.credential?.credentialID, [1])
-        XCTAssertTrue(sink.lines.contains { $0.contains("event=audit.passkey.registered") && $0.contains("account.id=acc-1") })
+        XCTAssertTrue(
+            sink.lines.contains { $0.contains("event=audit.passkey.registered") && $0.contains("account.id=acc-1") })
         let metrics = application.metrics.exposition()
-        XCTAssertTrue(metrics.contains(#"gateway_verification_failures_total{ceremony="registration",reason="user_present_flag_not_set"} 1"#))
+        XCTAssertTrue(
+            metrics.contains(
+                #"gateway_verification_failures_total{ceremony="registration",reason="user_present_flag_not_set"} 1"#))
     }
 
     func testAccountRegistrationFlow() async throws {
@@ -397,7 +431,10 @@ final class GatewayApplicationTests: XCTestCase {
         let started = await application.respond(to: post("/v1/passkeys/account-registrations", ["email": "n@x.io"]))
         XCTAssertEqual(started.status, 200)
         XCTAssertEqual(try json(started)["registrationID"], "r-1")
-        XCTAssertEqual(try backends.request(ChallengeServiceMethods.beginAccountRegistration, as: BeginAccountRegistrationRequest.self).email, "n@x.io")
+        XCTAssertEqual(
+            try backends.request(
+                ChallengeServiceMethods.beginAccountRegistration, as: BeginAccountRegistrationRequest.self
+            ).email, "n@x.io")
         var finished = FinishAccountRegistrationResponse()
         finished.accountID = "acc-9"
         backends.answer(VerificationServiceMethods.finishAccountRegistration, finished)
@@ -412,7 +449,9 @@ final class GatewayApplicationTests: XCTestCase {
             VerificationServiceMethods.finishAccountRegistration, as: FinishAccountRegistrationRequest.self)
         XCTAssertEqual(sent.displayName, "Nina")
         XCTAssertEqual(sent.email, "")
-        backends.fail(VerificationServiceMethods.finishAccountRegistration, DomainError(.invalidCredentials, "bad", reason: "signature_invalid"))
+        backends.fail(
+            VerificationServiceMethods.finishAccountRegistration,
+            DomainError(.invalidCredentials, "bad", reason: "signature_invalid"))
         let failed = await application.respond(to: post("/v1/passkeys/account-registrations/finish", body))
         XCTAssertEqual(failed.status, 400)
         XCTAssertEqual(try json(failed)["code"], "verification_failed")
@@ -445,7 +484,10 @@ final class GatewayApplicationTests: XCTestCase {
         XCTAssertEqual(failed.status, 401)
         XCTAssertEqual(try json(failed)["code"], "invalid_credentials")
         XCTAssertEqual(try json(failed)["reason"], "user_handle_mismatch")
-        XCTAssertTrue(sink.lines.contains { $0.contains("event=audit.sign_in.failed") && $0.contains("reason=user_handle_mismatch") })
+        XCTAssertTrue(
+            sink.lines.contains {
+                $0.contains("event=audit.sign_in.failed") && $0.contains("reason=user_handle_mismatch")
+            })
 
         var verified = FinishAuthenticationResponse()
         verified.accountID = "acc-1"
@@ -457,9 +499,11 @@ final class GatewayApplicationTests: XCTestCase {
         let created = try backends.request(SessionServiceMethods.createSession, as: CreateSessionRequest.self)
         XCTAssertEqual(created.accountID, "acc-1")
         XCTAssertEqual(created.authenticationMethod, "passkey")
-        let sent = try backends.request(VerificationServiceMethods.finishAuthentication, as: FinishAuthenticationRequest.self)
+        let sent = try backends.request(
+            VerificationServiceMethods.finishAuthentication, as: FinishAuthenticationRequest.self)
         XCTAssertEqual(sent.credential?.userHandle, [7])
-        XCTAssertTrue(sink.lines.contains { $0.contains("event=audit.sign_in.succeeded") && $0.contains("method=passkey") })
+        XCTAssertTrue(
+            sink.lines.contains { $0.contains("event=audit.sign_in.succeeded") && $0.contains("method=passkey") })
     }
 
     func testUnavailableServicesAndRequestShapeErrors() async throws {
@@ -488,7 +532,8 @@ final class GatewayApplicationTests: XCTestCase {
         XCTAssertEqual(wrongMethod.status, 405)
         XCTAssertEqual(wrongMethod.headers["allow"], "POST")
         let metrics = application.metrics.exposition()
-        XCTAssertTrue(metrics.contains(#"gateway_http_requests_total{route="POST /v1/passkeys/authentications",status="503"} 2"#))
+        XCTAssertTrue(
+            metrics.contains(#"gateway_http_requests_total{route="POST /v1/passkeys/authentications",status="503"} 2"#))
         XCTAssertTrue(metrics.contains("gateway_http_request_duration_seconds_bucket"))
         XCTAssertTrue(metrics.contains(#"outcome="unavailable""#))
     }

@@ -58,7 +58,8 @@ final class GatewayServerTests: XCTestCase {
         // Three pipelined requests in one write; the second needs a backend and is slower than the third.
         connection.send(
             request("GET", "/v1/nowhere")
-                + request("POST", "/v1/passkeys/authentications", body: "{}", headers: ["Content-Type: application/json"])
+                + request(
+                    "POST", "/v1/passkeys/authentications", body: "{}", headers: ["Content-Type: application/json"])
                 + request("GET", "/healthz"))
         XCTAssertEqual(connection.readResponse()?.status, 404)
         XCTAssertEqual(connection.readResponse()?.status, 503)
@@ -76,7 +77,8 @@ final class GatewayServerTests: XCTestCase {
     func testBodyOverTheLimitIs413() throws {
         let connection = try RawHTTPConnection(port: port)
         let body = String(repeating: "a", count: 65 * 1024)
-        connection.send(request("POST", "/v1/sessions/password", body: body, headers: ["Content-Type: application/json"]))
+        connection.send(
+            request("POST", "/v1/sessions/password", body: body, headers: ["Content-Type: application/json"]))
         let response = connection.readResponse()
         XCTAssertEqual(response?.status, 413)
         XCTAssertEqual(response?.headers["content-type"], "application/problem+json")
@@ -111,11 +113,22 @@ final class GatewayServerTests: XCTestCase {
     func testErrorResponsesAreProblemJSON() throws {
         let connection = try RawHTTPConnection(port: port)
         let cases: [(String, Int, String)] = [
-            (request("POST", "/v1/sessions/password", body: "email=a", headers: ["Content-Type: text/plain"]), 415, "unsupported_media_type"),
+            (
+                request("POST", "/v1/sessions/password", body: "email=a", headers: ["Content-Type: text/plain"]), 415,
+                "unsupported_media_type"
+            ),
             (request("GET", "/v1/unknown"), 404, "not_found"),
             (request("PUT", "/v1/session"), 405, "method_not_allowed"),
-            (request("POST", "/v1/sessions/password", body: "{\"email\":", headers: ["Content-Type: application/json"]), 400, "invalid_request"),
-            (request("POST", "/v1/sessions/password", body: "{\"email\":\"a@b.c\"}", headers: ["Content-Type: application/json"]), 400, "invalid_request"),
+            (
+                request(
+                    "POST", "/v1/sessions/password", body: "{\"email\":", headers: ["Content-Type: application/json"]),
+                400, "invalid_request"
+            ),
+            (
+                request(
+                    "POST", "/v1/sessions/password", body: "{\"email\":\"a@b.c\"}",
+                    headers: ["Content-Type: application/json"]), 400, "invalid_request"
+            ),
             (request("GET", "/v1/session"), 401, "unauthenticated"),
             (request("GET", "/v1/passkeys", headers: ["Authorization: Basic abc"]), 401, "unauthenticated"),
         ]
@@ -132,9 +145,17 @@ final class GatewayServerTests: XCTestCase {
     func testUnreachableServicesGive503Quickly() throws {
         let connection = try RawHTTPConnection(port: port)
         for (text, label) in [
-            (request("POST", "/v1/sessions/password", body: #"{"email":"a@b.c","password":"x"}"#, headers: ["Content-Type: application/json"]), "password"),
+            (
+                request(
+                    "POST", "/v1/sessions/password", body: #"{"email":"a@b.c","password":"x"}"#,
+                    headers: ["Content-Type: application/json"]), "password"
+            ),
             (request("GET", "/v1/session", headers: ["Authorization: Bearer abc"]), "bearer"),
-            (request("POST", "/v1/passkeys/account-registrations", body: "{}", headers: ["Content-Type: application/json"]), "start"),
+            (
+                request(
+                    "POST", "/v1/passkeys/account-registrations", body: "{}",
+                    headers: ["Content-Type: application/json"]), "start"
+            ),
         ] {
             for _ in 0..<3 {
                 let started = Date()
@@ -205,12 +226,17 @@ final class GatewayServerTests: XCTestCase {
             ("/openapi.json", "2 200"),
         ] {
             let (status, output, _) = try runProgram(
-                curl, ["-s", "--http2-prior-knowledge", "-o", "/dev/null", "-w", "%{http_version} %{http_code}", base + path])
+                curl,
+                ["-s", "--http2-prior-knowledge", "-o", "/dev/null", "-w", "%{http_version} %{http_code}", base + path])
             XCTAssertEqual(status, 0, path)
             XCTAssertEqual(output, expected, path)
         }
         let (_, problem, _) = try runProgram(
-            curl, ["-s", "--http2-prior-knowledge", "-X", "POST", "-H", "content-type: text/plain", "-d", "x", "\(base)/v1/sessions/password"])
+            curl,
+            [
+                "-s", "--http2-prior-knowledge", "-X", "POST", "-H", "content-type: text/plain", "-d", "x",
+                "\(base)/v1/sessions/password",
+            ])
         XCTAssertEqual(try JSONReader.parse(Array(problem.utf8))["code"], "unsupported_media_type")
 
         let bodyFile = NSTemporaryDirectory() + "gateway-big-\(port).json"
@@ -237,9 +263,12 @@ final class GatewayServerTests: XCTestCase {
         guard let nghttp = programPath("nghttp") else { throw XCTSkip("nghttp is not installed") }
         let base = "http://127.0.0.1:\(port)"
         let (status, output, _) = try runProgram(
-            nghttp, ["-nv", base + "/healthz", base + "/v1/nowhere", base + "/v1/session", base + "/.well-known/webauthn"])
+            nghttp,
+            ["-nv", base + "/healthz", base + "/v1/nowhere", base + "/v1/session", base + "/.well-known/webauthn"])
         XCTAssertEqual(status, 0)
-        let statuses = output.split(separator: "\n").filter { $0.contains(":status:") }.compactMap { $0.split(separator: " ").last }
+        let statuses = output.split(separator: "\n").filter { $0.contains(":status:") }.compactMap {
+            $0.split(separator: " ").last
+        }
         XCTAssertEqual(statuses.sorted(), ["200", "200", "401", "404"])
     }
 
@@ -272,7 +301,8 @@ final class GatewayTLSTests: XCTestCase {
         let unused = unusedPort()
         let configuration = try ServerConfiguration(environment: [
             "GATEWAY_TLS_CERTIFICATE": "\(directory)/cert.pem", "GATEWAY_TLS_KEY": "\(directory)/key.pem",
-            "CHALLENGE_SERVICE_ADDRESSES": "127.0.0.1:\(unused)", "VERIFICATION_SERVICE_ADDRESSES": "127.0.0.1:\(unused)",
+            "CHALLENGE_SERVICE_ADDRESSES": "127.0.0.1:\(unused)",
+            "VERIFICATION_SERVICE_ADDRESSES": "127.0.0.1:\(unused)",
             "SESSION_SERVICE_ADDRESSES": "127.0.0.1:\(unused)",
         ])
         let gateway = try Gateway(
@@ -281,9 +311,11 @@ final class GatewayTLSTests: XCTestCase {
         let port = try gateway.start().port
         defer { gateway.shutdown() }
         let url = "https://127.0.0.1:\(port)/healthz"
-        let (_, http2, _) = try runProgram(curl, ["-sk", "--http2", "-o", "/dev/null", "-w", "%{http_version} %{http_code}", url])
+        let (_, http2, _) = try runProgram(
+            curl, ["-sk", "--http2", "-o", "/dev/null", "-w", "%{http_version} %{http_code}", url])
         XCTAssertEqual(http2, "2 200")
-        let (_, http1, _) = try runProgram(curl, ["-sk", "--http1.1", "-o", "/dev/null", "-w", "%{http_version} %{http_code}", url])
+        let (_, http1, _) = try runProgram(
+            curl, ["-sk", "--http1.1", "-o", "/dev/null", "-w", "%{http_version} %{http_code}", url])
         XCTAssertEqual(http1, "1.1 200")
     }
 
@@ -325,7 +357,8 @@ final class GatewayRecoveryTests: XCTestCase {
             XCTAssertEqual(try readiness(), 503)
             try await Task.sleep(for: .milliseconds(400))
         }
-        let server = GRPCServer(configuration: GRPCServerConfiguration(address: SocketAddress(host: "127.0.0.1", port: servicePort)))
+        let server = GRPCServer(
+            configuration: GRPCServerConfiguration(address: SocketAddress(host: "127.0.0.1", port: servicePort)))
         HealthService().register(on: server)
         try server.start()
         let started = Date()
@@ -355,7 +388,9 @@ final class GatewayExecutableTests: XCTestCase {
     }
 
     func testBadConfigurationExitsNamingTheVariable() throws {
-        guard FileManager.default.isExecutableFile(atPath: executable) else { throw XCTSkip("\(executable) is not built") }
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw XCTSkip("\(executable) is not built")
+        }
         for (variable, value) in [
             ("PASSKEY_RP_ID", "not a host"), ("GATEWAY_LISTEN", "nowhere"), ("SESSION_SERVICE_ADDRESSES", "x:y"),
             ("PASSKEY_RATE_LIMIT_PASSKEY_PER_ADDRESS", "lots"),
@@ -367,7 +402,9 @@ final class GatewayExecutableTests: XCTestCase {
     }
 
     func testServesAndDrainsOnSIGTERM() throws {
-        guard FileManager.default.isExecutableFile(atPath: executable) else { throw XCTSkip("\(executable) is not built") }
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw XCTSkip("\(executable) is not built")
+        }
         let port = unusedPort()
         let unused = unusedPort()
         let process = Process()

@@ -98,8 +98,11 @@ final class ResponseDocumentTests: XCTestCase {
     }
 
     func testCreationOptionsShape() throws {
-        let document = try JSONReader.parse(ResponseDocuments.registrationStart(registrationResponse(mode: "modal")).serialized())
-        for key in ["challengeID", "relyingPartyID", "userID", "userName", "displayName", "challenge", "expiresAt", "publicKey"] {
+        let document = try JSONReader.parse(
+            ResponseDocuments.registrationStart(registrationResponse(mode: "modal")).serialized())
+        for key in [
+            "challengeID", "relyingPartyID", "userID", "userName", "displayName", "challenge", "expiresAt", "publicKey",
+        ] {
             XCTAssertNotNil(document[key], key)
         }
         XCTAssertNil(document["mediation"])
@@ -117,7 +120,8 @@ final class ResponseDocumentTests: XCTestCase {
         XCTAssertTrue(options["pubKeyCredParams"]!.arrayValue!.allSatisfy { $0["type"] == "public-key" })
         XCTAssertEqual(options["timeout"], 300_000)
         XCTAssertEqual(
-            options["excludeCredentials"], [["type": "public-key", "id": .string(Base64URL.encode([5, 6, 7])), "transports": ["internal"]]])
+            options["excludeCredentials"],
+            [["type": "public-key", "id": .string(Base64URL.encode([5, 6, 7])), "transports": ["internal"]]])
         XCTAssertEqual(options["authenticatorSelection"]?["residentKey"], "required")
         XCTAssertEqual(options["authenticatorSelection"]?["userVerification"], "preferred")
         XCTAssertEqual(options["attestation"], "none")
@@ -154,7 +158,10 @@ final class ResponseDocumentTests: XCTestCase {
         XCTAssertEqual(document["expiresAt"], "1970-01-01T00:00:00.000Z")
         XCTAssertEqual(
             document["publicKey"],
-            ["rpId": "example.com", "challenge": "_-4", "timeout": 300_000, "allowCredentials": [], "userVerification": "preferred"])
+            [
+                "rpId": "example.com", "challenge": "_-4", "timeout": 300_000, "allowCredentials": [],
+                "userVerification": "preferred",
+            ])
     }
 
     func testSessionAndAccountDocuments() throws {
@@ -164,7 +171,8 @@ final class ResponseDocumentTests: XCTestCase {
         issued.accountID = "acc"
         issued.displayName = "A"
         let session = ResponseDocuments.session(issued)
-        XCTAssertEqual(session.objectValue?.keys, ["accessToken", "tokenType", "expiresAt", "accountID", "displayName"])
+        XCTAssertEqual(
+            session.objectValue?.keys, ["accessToken", "tokenType", "expiresAt", "accountID", "displayName"])
         XCTAssertEqual(session["tokenType"], "Bearer")
         XCTAssertEqual(session["expiresAt"], "1970-01-02T00:00:00.000Z")
         var info = PasskeyCredentialInfo()
@@ -222,7 +230,8 @@ final class WellKnownDocumentTests: XCTestCase {
             "PASSKEY_ORIGINS": "https://example.com,android:apk-key-hash:" + String(repeating: "A", count: 43)
                 + ",https://login.example.com",
             "PASSKEY_APPLE_APP_IDS": "ABCDE12345.com.example.app",
-            "PASSKEY_ANDROID_APPS": "com.example.app:\(fingerprint),com.example.app:\(fingerprint.replacingOccurrences(of: "AB", with: "CD")),org.other:\(fingerprint)",
+            "PASSKEY_ANDROID_APPS":
+                "com.example.app:\(fingerprint),com.example.app:\(fingerprint.replacingOccurrences(of: "AB", with: "CD")),org.other:\(fingerprint)",
         ])
         XCTAssertEqual(
             JSONWriter.string(WellKnownDocuments.appleAppSiteAssociation(appIDs: configuration.appleAppIDs)),
@@ -251,7 +260,8 @@ final class RouterTests: XCTestCase {
         router.add("GET", "/v1/passkeys", 1)
         router.add("PATCH", "/v1/passkeys/{credentialID}", 2)
         router.add("DELETE", "/v1/passkeys/{credentialID}", 3)
-        guard case .found(2, let route, let parameters) = router.match(method: "PATCH", path: "/v1/passkeys/AQI%2D") else {
+        guard case .found(2, let route, let parameters) = router.match(method: "PATCH", path: "/v1/passkeys/AQI%2D")
+        else {
             return XCTFail("no match")
         }
         XCTAssertEqual(route, "PATCH /v1/passkeys/{credentialID}")

@@ -19,10 +19,15 @@ final class RequestBodyTests: XCTestCase {
         file: StaticString = #filePath, line: UInt = #line
     ) {
         XCTAssertThrowsError(try read(try body(value)), file: file, line: line) { error in
-            guard let problem = error as? APIProblem else { return XCTFail("not a problem: \(error)", file: file, line: line) }
+            guard let problem = error as? APIProblem else {
+                return XCTFail("not a problem: \(error)", file: file, line: line)
+            }
             XCTAssertEqual(problem.status, 400, file: file, line: line)
             XCTAssertEqual(problem.code, "invalid_request", file: file, line: line)
-            if let field { XCTAssertTrue(problem.detail?.contains(field) == true, "\(problem.detail ?? "")", file: file, line: line) }
+            if let field {
+                XCTAssertTrue(
+                    problem.detail?.contains(field) == true, "\(problem.detail ?? "")", file: file, line: line)
+            }
         }
     }
 
@@ -134,15 +139,26 @@ final class RequestBodyTests: XCTestCase {
             return .object(object)
         }
         let cases: [(JSONValue, String)] = [
-            (mutated { $0["id"] = nil; $0["rawId"] = nil }, "rawId"),
+            (
+                mutated {
+                    $0["id"] = nil
+                    $0["rawId"] = nil
+                }, "rawId"
+            ),
             (mutated { $0["rawId"] = .string(Base64URL.encode([9, 9])) }, "differ"),
             (mutated { $0["rawId"] = "%%%" }, "rawId"),
             (mutated { $0["type"] = "password" }, "type"),
             (mutated { $0["type"] = 1 }, "type"),
             (mutated { $0["response"] = nil }, "response"),
             (mutated { $0["response"] = "x" }, "response"),
-            (mutated { $0["response"] = ["attestationObject": .string(Base64URL.encode(self.attestation))] }, "clientDataJSON"),
-            (mutated { $0["response"] = ["clientDataJSON": .string(Base64URL.encode(self.clientData))] }, "attestationObject"),
+            (
+                mutated { $0["response"] = ["attestationObject": .string(Base64URL.encode(self.attestation))] },
+                "clientDataJSON"
+            ),
+            (
+                mutated { $0["response"] = ["clientDataJSON": .string(Base64URL.encode(self.clientData))] },
+                "attestationObject"
+            ),
             (mutated { $0["clientExtensionResults"] = ["credProps": ["rk": "yes"]] }, "rk"),
             (mutated { $0["clientExtensionResults"] = ["credProps": 1] }, "credProps"),
             (mutated { $0["clientExtensionResults"] = [1] }, "clientExtensionResults"),

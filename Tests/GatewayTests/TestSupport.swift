@@ -25,7 +25,9 @@ final class RawHTTPConnection {
         address.sin_port = port.bigEndian
         inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard result == 0 else {
             close(fd)
@@ -40,7 +42,9 @@ final class RawHTTPConnection {
     func send(_ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let sent = bytes[offset...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if sent <= 0 { return }
             offset += sent
         }
@@ -66,7 +70,8 @@ final class RawHTTPConnection {
                 var headers: [String: String] = [:]
                 for line in lines {
                     guard let colon = line.firstIndex(of: ":") else { continue }
-                    headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                    headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                        in: .whitespaces)
                 }
                 let length = headRequest || status < 200 ? 0 : Int(headers["content-length"] ?? "0") ?? 0
                 while buffer.count < end + 4 + length { guard fill() else { return nil } }
@@ -118,7 +123,9 @@ func unusedPort() -> UInt16 {
 
 /// Runs a program and returns its exit status, standard output and standard error.
 @discardableResult
-func runProgram(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (Int32, String, String) {
+func runProgram(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (
+    Int32, String, String
+) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
@@ -131,7 +138,9 @@ func runProgram(_ path: String, _ arguments: [String], environment: [String: Str
     let outData = output.fileHandleForReading.readDataToEndOfFile()
     let errorData = errors.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errorData, as: UTF8.self))
+    return (
+        process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errorData, as: UTF8.self)
+    )
 }
 
 /// The path of a program on PATH, or nil.

@@ -19,8 +19,9 @@ public struct APIProblem: Error, Sendable, Equatable {
     public var headers: [(String, String)]
 
     /// Creates a problem.
-    public init(status: Int, code: String, reason: String? = nil, detail: String? = nil, headers: [(String, String)] = [])
-    {
+    public init(
+        status: Int, code: String, reason: String? = nil, detail: String? = nil, headers: [(String, String)] = []
+    ) {
         self.status = status
         self.code = code
         self.reason = reason
@@ -34,12 +35,19 @@ public struct APIProblem: Error, Sendable, Equatable {
 
     /// The codes the gateway answers with beyond the domain's own.
     public enum Code {
+        /// The body is over the limit (413).
         public static let payloadTooLarge = "payload_too_large"
+        /// The body is not JSON (415).
         public static let unsupportedMediaType = "unsupported_media_type"
+        /// The path exists, but not with this method (405).
         public static let methodNotAllowed = "method_not_allowed"
+        /// The request head is over the limit (431).
         public static let headerFieldsTooLarge = "header_fields_too_large"
+        /// The request did not arrive in time (408).
         public static let requestTimeout = "request_timeout"
+        /// An HTTP feature the gateway does not support (501, 505).
         public static let notImplemented = "not_implemented"
+        /// Something failed that the client cannot fix (500).
         public static let internalError = "internal_error"
     }
 
@@ -108,7 +116,9 @@ public struct APIProblem: Error, Sendable, Equatable {
 
     /// The JSON body.
     public var body: JSONValue {
-        var object: JSONObject = ["type": .string(type), "title": .string(title), "status": .integer(status), "code": .string(code)]
+        var object: JSONObject = [
+            "type": .string(type), "title": .string(title), "status": .integer(status), "code": .string(code),
+        ]
         if let reason { object["reason"] = .string(reason) }
         if let detail { object["detail"] = .string(detail) }
         return .object(object)

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import Configuration
 import NetworkIO
 import Observability
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The whole gateway, ready to start in-process (tests) or from `main`: the HTTP server on the configured
 /// address (or any given one), the routes, and gRPC clients for the three services.
@@ -23,7 +24,8 @@ public final class Gateway: Sendable {
         serverSettings: (inout HTTPServerConfiguration) -> Void = { _ in },
         settings: GatewaySettings = GatewaySettings()
     ) throws {
-        let address = try listenAddress ?? AddressResolution.resolve(configuration.gatewayListen, variable: "GATEWAY_LISTEN")
+        let address =
+            try listenAddress ?? AddressResolution.resolve(configuration.gatewayListen, variable: "GATEWAY_LISTEN")
         var serverConfiguration = HTTPServerConfiguration(address: address)
         if let certificate = configuration.gatewayTLSCertificate, let key = configuration.gatewayTLSKey {
             do {

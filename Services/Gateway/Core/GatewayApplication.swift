@@ -144,6 +144,7 @@ public final class GatewayApplication: HTTPResponder {
         metrics.observe(
             "gateway_http_request_duration_seconds", help: "HTTP request latency by route and status.",
             labels: ["route": routeName, "status": status], elapsed)
+        guard logger.minimumLevel <= .debug else { return response }
         logger.log(
             .debug, "http.request",
             fields: [
@@ -156,7 +157,10 @@ public final class GatewayApplication: HTTPResponder {
     /// The client's `X-Request-ID` when it is short and plain, else a new random one.
     static func requestID(from header: String?) -> String {
         if let header, !header.isEmpty, header.utf8.count <= 64,
-            header.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0)) })
+            header.unicodeScalars.allSatisfy({
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0))
+            })
         {
             return header
         }
@@ -304,8 +308,8 @@ public final class GatewayApplication: HTTPResponder {
     }
 
     private func finishRegistration(_ context: RequestContext) async throws -> HTTPResponse {
-        let session = try await authenticate(context)
         try limit(passkeyPerAddress, key: context.clientAddress, name: "passkey_per_address", context)
+        let session = try await authenticate(context)
         let body = try RegistrationFinishBody(context.jsonBody())
         var request = FinishRegistrationRequest()
         request.accountID = session.accountID
@@ -316,7 +320,12 @@ public final class GatewayApplication: HTTPResponder {
             context: context, ceremony: .registration)
         audit(
             "audit.passkey.registered", context, accountID: session.accountID,
-            [("credential.id", Base64URL.encode(info.credentialID.isEmpty ? body.credential.credentialID : info.credentialID))])
+            [
+                (
+                    "credential.id",
+                    Base64URL.encode(info.credentialID.isEmpty ? body.credential.credentialID : info.credentialID)
+                )
+            ])
         return HTTPResponse(status: 204, headers: HTTPHeaders([("cache-control", "no-store")]))
     }
 
@@ -504,7 +513,8 @@ public final class GatewayApplication: HTTPResponder {
             return results
         }
         let ready = services.allSatisfy { results[$0] == true }
-        let states = JSONObject(services.map { ($0.rawValue, .string(results[$0] == true ? "serving" : "unavailable")) })
+        let states = JSONObject(
+            services.map { ($0.rawValue, .string(results[$0] == true ? "serving" : "unavailable")) })
         return Self.json(ready ? 200 : 503, ["status": ready ? "ready" : "unavailable", "services": .object(states)])
     }
 
@@ -530,7 +540,8 @@ public final class GatewayApplication: HTTPResponder {
         let token = parts[1]
         guard token.utf8.count <= 1024,
             token.unicodeScalars.allSatisfy({
-                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-._~+/=".unicodeScalars.contains($0))
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-._~+/=".unicodeScalars.contains($0))
             })
         else { return nil }
         return String(token)
@@ -539,10 +550,14 @@ public final class GatewayApplication: HTTPResponder {
     private func limit(_ limiter: TokenBucketLimiter?, key: String, name: String, _ context: RequestContext) throws {
         guard let limiter else { return }
         if case .limited(let seconds) = limiter.attempt(key) {
-            metrics.increment("gateway_rate_limited_total", help: "Requests refused by a rate limit.", labels: ["limit": name])
+            metrics.increment(
+                "gateway_rate_limited_total", help: "Requests refused by a rate limit.", labels: ["limit": name])
             logger.log(
                 .warning, "rate_limited",
-                fields: [("request.id", context.requestID), ("route", context.route), ("client.address", context.clientAddress), ("limit", name)])
+                fields: [
+                    ("request.id", context.requestID), ("route", context.route),
+                    ("client.address", context.clientAddress), ("limit", name),
+                ])
             throw APIProblem.rateLimited(retryAfterSeconds: seconds)
         }
     }
@@ -595,7 +610,9 @@ public final class GatewayApplication: HTTPResponder {
     }
 
     private func audit(_ event: String, _ context: RequestContext, accountID: String?, _ extra: [(String, String)]) {
-        var fields = [("request.id", context.requestID), ("route", context.route), ("client.address", context.clientAddress)]
+        var fields = [
+            ("request.id", context.requestID), ("route", context.route), ("client.address", context.clientAddress),
+        ]
         if let accountID, !accountID.isEmpty { fields.append(("account.id", accountID)) }
         fields.append(contentsOf: extra)
         logger.log(.info, event, fields: fields)

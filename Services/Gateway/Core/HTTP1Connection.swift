@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import HTTP1
 import HTTPMessages
 import NetworkIO
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One HTTP/1.1 connection: keep-alive, one request answered at a time so that pipelined requests get their
 /// responses in order, `Expect: 100-continue`, an idle timeout between requests and a timeout for a request that
@@ -31,8 +32,10 @@ final class HTTP1Connection: ChannelHandler, DrainableConnection, @unchecked Sen
     private var timer: TimerID?
     private var timerKind = TimerKind.none
 
-    init(channel: Channel, configuration: HTTPServerConfiguration, responder: any HTTPResponder, registry: ConnectionRegistry)
-    {
+    init(
+        channel: Channel, configuration: HTTPServerConfiguration, responder: any HTTPResponder,
+        registry: ConnectionRegistry
+    ) {
         self.channel = channel
         self.loop = channel.loop
         self.configuration = configuration

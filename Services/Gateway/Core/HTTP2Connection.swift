@@ -26,8 +26,10 @@ final class HTTP2Connection: HTTP2SessionDelegate, DrainableConnection, @uncheck
     private var draining = false
     private var idleTimer: TimerID?
 
-    init(channel: Channel, configuration: HTTPServerConfiguration, responder: any HTTPResponder, registry: ConnectionRegistry)
-    {
+    init(
+        channel: Channel, configuration: HTTPServerConfiguration, responder: any HTTPResponder,
+        registry: ConnectionRegistry
+    ) {
         session = HTTP2Session(role: .server, configuration: configuration.http2)
         loop = channel.loop
         self.configuration = configuration
@@ -71,8 +73,9 @@ final class HTTP2Connection: HTTP2SessionDelegate, DrainableConnection, @uncheck
         registryKey = nil
     }
 
-    func http2Session(_ session: HTTP2Session, didReceiveHeaders headers: [HTTP2Header], streamID: Int32, endStream: Bool)
-    {
+    func http2Session(
+        _ session: HTTP2Session, didReceiveHeaders headers: [HTTP2Header], streamID: Int32, endStream: Bool
+    ) {
         if streams[streamID] != nil {
             // Trailers end the request.
             if endStream { dispatch(streamID) }
@@ -87,7 +90,17 @@ final class HTTP2Connection: HTTP2SessionDelegate, DrainableConnection, @uncheck
             answer(streamID, with: APIProblem.payloadTooLarge.response, headRequest: false)
             return
         }
-        if endStream { dispatch(streamID) }
+        if endStream {
+            dispatch(streamID)
+        } else {
+            // A body that does not arrive in time is answered with 408, like a slow HTTP/1.1 request.
+            loop.scheduleTimer(afterNanoseconds: HTTPServer.nanoseconds(configuration.requestTimeout)) { [weak self] in
+                guard let self, self.streams[streamID]?.answered == false else { return }
+                let problem = APIProblem(
+                    status: 408, code: APIProblem.Code.requestTimeout, detail: "The request was not received in time.")
+                self.answer(streamID, with: problem.response, headRequest: false)
+            }
+        }
     }
 
     func http2Session(_ session: HTTP2Session, didReceiveData bytes: UnsafeRawBufferPointer, streamID: Int32) {
@@ -134,7 +147,8 @@ final class HTTP2Connection: HTTP2SessionDelegate, DrainableConnection, @uncheck
         }
         if fields["host"] == nil, let authority { fields.add("host", authority) }
         let (path, query) = HTTPRequest.splitTarget(target)
-        let request = HTTPRequest(method: method, path: path, query: query, headers: fields, body: body, remoteAddress: peer)
+        let request = HTTPRequest(
+            method: method, path: path, query: query, headers: fields, body: body, remoteAddress: peer)
         let responder = self.responder
         let loop = self.loop
         let headRequest = method == "HEAD"
@@ -156,7 +170,9 @@ final class HTTP2Connection: HTTP2SessionDelegate, DrainableConnection, @uncheck
         var headers = [HTTP2Header(":status", String(response.status))]
         for (name, value) in response.headers {
             // Connection-specific fields are not allowed in HTTP/2 (RFC 9113 section 8.2.2).
-            if ["connection", "keep-alive", "transfer-encoding", "upgrade", "content-length"].contains(name) { continue }
+            if ["connection", "keep-alive", "transfer-encoding", "upgrade", "content-length"].contains(name) {
+                continue
+            }
             headers.append(HTTP2Header(name, value.filter { $0 != "\r" && $0 != "\n" }))
         }
         headers.append(HTTP2Header("content-length", String(response.body.count)))

@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import GRPC
 import HTTP1
 import HTTP2
 import HTTPMessages
 import NetworkIO
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Answers one HTTP request, whichever protocol carried it.
 public protocol HTTPResponder: Sendable {
@@ -196,10 +197,14 @@ final class ProtocolDetector: ChannelHandler {
         timer = nil
         let next: ChannelHandler
         if http2 {
-            next = HTTP2Connection(channel: channel, configuration: configuration, responder: responder, registry: registry)
+            next =
+                HTTP2Connection(
+                    channel: channel, configuration: configuration, responder: responder, registry: registry
+                )
                 .session
         } else {
-            next = HTTP1Connection(channel: channel, configuration: configuration, responder: responder, registry: registry)
+            next = HTTP1Connection(
+                channel: channel, configuration: configuration, responder: responder, registry: registry)
         }
         channel.handler = next
         next.channelActive(channel)

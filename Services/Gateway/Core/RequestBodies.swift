@@ -25,7 +25,9 @@ public struct JSONBody: Sendable {
 
     /// A required string member.
     public func string(_ key: String, path: String = "") throws(APIProblem) -> String {
-        guard let value = try optionalString(key, path: path) else { throw .invalidRequest("\(path + key) is required.") }
+        guard let value = try optionalString(key, path: path) else {
+            throw .invalidRequest("\(path + key) is required.")
+        }
         return value
     }
 
@@ -40,7 +42,9 @@ public struct JSONBody: Sendable {
 
     /// A required base64url member, decoded.
     public func bytes(_ key: String, path: String = "") throws(APIProblem) -> [UInt8] {
-        guard let value = try optionalBytes(key, path: path) else { throw .invalidRequest("\(path + key) is required.") }
+        guard let value = try optionalBytes(key, path: path) else {
+            throw .invalidRequest("\(path + key) is required.")
+        }
         return value
     }
 
@@ -58,7 +62,9 @@ public struct JSONBody: Sendable {
         case .array(let items)?:
             var strings: [String] = []
             for item in items {
-                guard case .string(let text) = item else { throw .invalidRequest("\(path + key) must be an array of strings.") }
+                guard case .string(let text) = item else {
+                    throw .invalidRequest("\(path + key) must be an array of strings.")
+                }
                 strings.append(text)
             }
             return strings
@@ -90,8 +96,11 @@ public struct JSONBody: Sendable {
 
 /// `{email, password, displayName}` for a new password account.
 public struct PasswordAccountBody: Sendable, Equatable {
+    /// The email address as typed.
     public var email: String
+    /// The password; never logged.
     public var password: String
+    /// The name shown for the account.
     public var displayName: String
 
     /// Reads the body.
@@ -104,7 +113,9 @@ public struct PasswordAccountBody: Sendable, Equatable {
 
 /// `{email, password}` for a password sign-in.
 public struct PasswordSignInBody: Sendable, Equatable {
+    /// The email address as typed.
     public var email: String
+    /// The password; never logged.
     public var password: String
 
     /// Reads the body.
@@ -122,6 +133,7 @@ public struct RegistrationStartBody: Sendable, Equatable {
         case conditional
     }
 
+    /// The mode asked for.
     public var mode: Mode
 
     /// Reads the body; `mode` defaults to modal.
@@ -130,14 +142,18 @@ public struct RegistrationStartBody: Sendable, Equatable {
             mode = .modal
             return
         }
-        guard let mode = Mode(rawValue: text) else { throw .invalidRequest("mode must be \"modal\" or \"conditional\".") }
+        guard let mode = Mode(rawValue: text) else {
+            throw .invalidRequest("mode must be \"modal\" or \"conditional\".")
+        }
         self.mode = mode
     }
 }
 
 /// `{email?, displayName?}` for starting an account with a passkey.
 public struct AccountRegistrationStartBody: Sendable, Equatable {
+    /// The email address, when given here.
     public var email: String?
+    /// The display name, when given here.
     public var displayName: String?
 
     /// Reads the body.
@@ -242,7 +258,9 @@ public enum AuthenticationCredentialBody {
 
 /// `POST /v1/passkeys/registrations/finish`.
 public struct RegistrationFinishBody: Sendable, Equatable {
+    /// The challenge ID from the start call.
     public var challengeID: String
+    /// The registration response, in the service contract's form.
     public var credential: RegistrationCredential
 
     /// Reads the body in either form.
@@ -254,9 +272,13 @@ public struct RegistrationFinishBody: Sendable, Equatable {
 
 /// `POST /v1/passkeys/account-registrations/finish`.
 public struct AccountRegistrationFinishBody: Sendable, Equatable {
+    /// The registration ID from the start call.
     public var registrationID: String
+    /// The email address, when given here.
     public var email: String?
+    /// The display name, when given here.
     public var displayName: String?
+    /// The registration response, in the service contract's form.
     public var credential: RegistrationCredential
 
     /// Reads the body in either form.
@@ -270,7 +292,9 @@ public struct AccountRegistrationFinishBody: Sendable, Equatable {
 
 /// `POST /v1/passkeys/authentications/finish`.
 public struct AuthenticationFinishBody: Sendable, Equatable {
+    /// The challenge ID from the start call.
     public var challengeID: String
+    /// The assertion, in the service contract's form.
     public var credential: AuthenticationCredential
 
     /// Reads the body in either form.
@@ -282,6 +306,7 @@ public struct AuthenticationFinishBody: Sendable, Equatable {
 
 /// `PATCH /v1/passkeys/{credentialID}`: `{name}`.
 public struct RenamePasskeyBody: Sendable, Equatable {
+    /// The new name.
     public var name: String
 
     /// Reads the body.
@@ -293,8 +318,9 @@ public struct RenamePasskeyBody: Sendable, Equatable {
 /// Whether a `content-type` value names JSON (`application/json` or any `+json` type, parameters allowed).
 public func isJSONContentType(_ value: String?) -> Bool {
     guard let value else { return false }
-    let mediaType = value.split(separator: ";", maxSplits: 1).first.map {
-        String($0).lowercased().filter { $0 != " " && $0 != "\t" }
-    } ?? ""
+    let mediaType =
+        value.split(separator: ";", maxSplits: 1).first.map {
+            String($0).lowercased().filter { $0 != " " && $0 != "\t" }
+        } ?? ""
     return mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json"))
 }

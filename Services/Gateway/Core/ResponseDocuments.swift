@@ -35,7 +35,9 @@ public enum ResponseDocuments {
     public static func creationOptions(_ response: BeginRegistrationResponse) -> JSONValue {
         let excluded: [JSONValue] = response.excludeCredentials.map { descriptor in
             var object: JSONObject = ["type": "public-key", "id": .string(Base64URL.encode(descriptor.id))]
-            if !descriptor.transports.isEmpty { object["transports"] = .array(descriptor.transports.map { .string($0) }) }
+            if !descriptor.transports.isEmpty {
+                object["transports"] = .array(descriptor.transports.map { .string($0) })
+            }
             return .object(object)
         }
         return [
