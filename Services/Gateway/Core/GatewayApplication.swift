@@ -136,6 +136,7 @@ public final class GatewayApplication: HTTPResponder {
             }
         }
         response.headers.set("x-request-id", requestID)
+        response.headers.set("x-content-type-options", "nosniff")
         let elapsed = monotonicSeconds() - started
         let status = String(response.status)
         metrics.increment(
