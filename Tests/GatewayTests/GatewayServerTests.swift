@@ -270,6 +270,18 @@ final class GatewayServerTests: XCTestCase {
             $0.split(separator: " ").last
         }
         XCTAssertEqual(statuses.sorted(), ["200", "200", "401", "404"])
+
+        let bodyFile = NSTemporaryDirectory() + "gateway-nghttp-\(port).json"
+        defer { try? FileManager.default.removeItem(atPath: bodyFile) }
+        for (size, contentType, expected) in [
+            (65 * 1024, "application/json", "413"), (10, "text/plain", "415"), (2, "application/json", "400"),
+        ] {
+            try Data(repeating: 0x7B, count: size).write(to: URL(fileURLWithPath: bodyFile))
+            let (_, posted, _) = try runProgram(
+                nghttp, ["-nv", "-d", bodyFile, "-H", "content-type: \(contentType)", base + "/v1/sessions/password"])
+            let status = posted.split(separator: "\n").first { $0.contains(":status:") }?.split(separator: " ").last
+            XCTAssertEqual(status.map(String.init), expected, "\(size) bytes of \(contentType)")
+        }
     }
 
     func testDrainClosesIdleConnections() throws {
