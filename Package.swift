@@ -52,15 +52,15 @@ let persistenceTargets: [Target] = [
 // MARK: - WebAuthn verification core and crypto
 
 let webAuthnTargets: [Target] = [
-    .target(name: "WebAuthn", dependencies: ["Crypto"], path: "Shared/WebAuthn"),
+    .target(name: "WebAuthn", dependencies: ["Crypto", "JSON", "Encoding"], path: "Shared/WebAuthn"),
     .target(
-        name: "SoftwareAuthenticator", dependencies: ["WebAuthn", "Crypto", "COpenSSL"],
+        name: "SoftwareAuthenticator", dependencies: ["WebAuthn", "Crypto", "COpenSSL", "Encoding"],
         path: "Tests/SoftwareAuthenticator"),
     .testTarget(
-        name: "WebAuthnTests", dependencies: ["WebAuthn", "Crypto", "SoftwareAuthenticator"],
+        name: "WebAuthnTests", dependencies: ["WebAuthn", "Crypto", "SoftwareAuthenticator", "JSON", "Encoding"],
         path: "Tests/WebAuthnTests"),
     .executableTarget(
-        name: "webauthn-benchmark", dependencies: ["WebAuthn", "Crypto", "SoftwareAuthenticator"],
+        name: "webauthn-benchmark", dependencies: ["WebAuthn", "Crypto", "SoftwareAuthenticator", "Encoding"],
         path: "Tests/Benchmarks/WebAuthnBenchmark"),
 ]
 
@@ -122,6 +122,25 @@ let serviceTargets: [Target] = [
         name: "session-service",
         dependencies: ["Crypto", "PasswordHashing", "ServiceRuntime", "SessionServiceCore"],
         path: "Services/SessionService/Main"),
+    .target(name: "JSON", path: "Shared/JSON"),
+    .target(name: "Encoding", path: "Shared/Encoding"),
+    .testTarget(name: "JSONTests", dependencies: ["JSON", "Encoding"], path: "Tests/JSONTests"),
+    .target(
+        name: "GatewayCore",
+        dependencies: [
+            "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTP1", "HTTP2", "HTTPMessages",
+            "JSON", "NetworkIO", "Observability", "Protobuf", "RateLimiting", "ServiceContracts",
+        ],
+        path: "Services/Gateway/Core"),
+    .executableTarget(
+        name: "gateway", dependencies: ["GatewayCore", "Configuration", "Observability"], path: "Services/Gateway/Main"),
+    .testTarget(
+        name: "GatewayTests",
+        dependencies: [
+            "GatewayCore", "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTP2", "HTTPMessages", "JSON",
+            "NetworkIO", "Observability", "ServiceContracts",
+        ],
+        path: "Tests/GatewayTests"),
     .target(name: "ServiceContracts", dependencies: ["Domain", "GRPC", "Protobuf"], path: "Shared/ServiceContracts"),
     .executableTarget(
         name: "passkey-signin-load", dependencies: ["SoftwareAuthenticator", "WebAuthn"],

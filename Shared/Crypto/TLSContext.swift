@@ -10,6 +10,10 @@ public final class TLSContext: @unchecked Sendable {
     let context: OpaquePointer
     /// The side this context serves.
     public let role: Role
+    /// A server's ALPN preference: a flag byte (1 when a client offering none of the protocols may continue
+    /// without ALPN), the protocols in wire format, and a zero byte. Owned by the context; the select callback
+    /// reads it.
+    private var alpnPreference: UnsafeMutableBufferPointer<UInt8>?
 
     private init(role: Role) throws {
         guard let method = role == .server ? TLS_server_method() : TLS_client_method(),
@@ -22,12 +26,16 @@ public final class TLSContext: @unchecked Sendable {
 
     deinit {
         SSL_CTX_free(context)
+        alpnPreference?.deallocate()
     }
 
     /// A server context presenting `certificateChainPath` (PEM) with `privateKeyPath`; when `clientCAPath` is
-    /// given, clients must present a certificate that chains to it. Only ALPN `h2` is accepted.
+    /// given, clients must present a certificate that chains to it. ALPN picks the first of `applicationProtocols`
+    /// the client offers; a client offering none of them is refused, unless `http/1.1` is among them, in which case
+    /// the connection continues without ALPN (HTTP/1.1).
     public static func server(
-        certificateChainPath: String, privateKeyPath: String, clientCAPath: String? = nil
+        certificateChainPath: String, privateKeyPath: String, clientCAPath: String? = nil,
+        applicationProtocols: [String] = ["h2"]
     ) throws -> TLSContext {
         let tls = try TLSContext(role: .server)
         try tls.loadIdentity(certificateChainPath: certificateChainPath, privateKeyPath: privateKeyPath)
@@ -37,26 +45,48 @@ public final class TLSContext: @unchecked Sendable {
             }
             SSL_CTX_set_verify(tls.context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
         }
+        var preference: [UInt8] = [applicationProtocols.contains("http/1.1") ? 1 : 0]
+        for name in applicationProtocols {
+            let bytes = Array(name.utf8)
+            guard !bytes.isEmpty, bytes.count < 256 else { throw CryptoError("ALPN protocol name") }
+            preference.append(UInt8(bytes.count))
+            preference.append(contentsOf: bytes)
+        }
+        preference.append(0)
+        let stored = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: preference.count)
+        _ = stored.initialize(from: preference)
+        tls.alpnPreference = stored
         SSL_CTX_set_alpn_select_cb(
             tls.context,
-            { _, out, outLength, offered, offeredLength, _ in
-                // The offered list is length-prefixed protocol names; choose h2 or refuse the handshake.
-                guard let offered, let out, let outLength else { return SSL_TLSEXT_ERR_ALERT_FATAL }
-                var index = 0
-                let count = Int(offeredLength)
-                while index < count {
-                    let length = Int(offered[index])
-                    if index + 1 + length > count { break }
-                    if length == 2 && offered[index + 1] == UInt8(ascii: "h") && offered[index + 2] == UInt8(ascii: "2")
-                    {
-                        out.pointee = offered + index + 1
-                        outLength.pointee = 2
-                        return SSL_TLSEXT_ERR_OK
+            { _, out, outLength, offered, offeredLength, argument in
+                // `argument` is the preference buffer: the flag byte, then length-prefixed names. The offered list
+                // is length-prefixed names too; choose our first protocol that the client offers.
+                guard let offered, let out, let outLength, let argument else { return SSL_TLSEXT_ERR_ALERT_FATAL }
+                let ours = argument.assumingMemoryBound(to: UInt8.self)
+                let allowsNone = ours[0] == 1
+                var ourIndex = 1
+                // Names are non-empty, so the zero length byte at the end of the buffer ends the walk.
+                while true {
+                    let length = Int(ours[ourIndex])
+                    if length == 0 { break }
+                    var index = 0
+                    let count = Int(offeredLength)
+                    while index < count {
+                        let offeredLength = Int(offered[index])
+                        if index + 1 + offeredLength > count { break }
+                        if offeredLength == length
+                            && (0..<length).allSatisfy({ offered[index + 1 + $0] == ours[ourIndex + 1 + $0] })
+                        {
+                            out.pointee = offered + index + 1
+                            outLength.pointee = UInt8(length)
+                            return SSL_TLSEXT_ERR_OK
+                        }
+                        index += 1 + offeredLength
                     }
-                    index += 1 + length
+                    ourIndex += 1 + length
                 }
-                return SSL_TLSEXT_ERR_ALERT_FATAL
-            }, nil)
+                return allowsNone ? SSL_TLSEXT_ERR_NOACK : SSL_TLSEXT_ERR_ALERT_FATAL
+            }, UnsafeMutableRawPointer(stored.baseAddress))
         return tls
     }
 

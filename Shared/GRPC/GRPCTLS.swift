@@ -6,10 +6,12 @@ public enum GRPCTLS {
     /// The security factory for a server presenting a certificate chain and key; with `clientCAPath`, clients
     /// must present a certificate issued by that CA.
     public static func serverSecurity(
-        certificateChainPath: String, privateKeyPath: String, clientCAPath: String? = nil
+        certificateChainPath: String, privateKeyPath: String, clientCAPath: String? = nil,
+        applicationProtocols: [String] = ["h2"]
     ) throws -> @Sendable () throws -> ChannelSecurity {
         let context = try TLSContext.server(
-            certificateChainPath: certificateChainPath, privateKeyPath: privateKeyPath, clientCAPath: clientCAPath)
+            certificateChainPath: certificateChainPath, privateKeyPath: privateKeyPath, clientCAPath: clientCAPath,
+            applicationProtocols: applicationProtocols)
         return { TLSChannelSecurity(try TLSConnection(context: context)) }
     }
 

@@ -56,6 +56,11 @@ public struct Logger: Sendable {
     public func error(_ event: String, _ pairs: KeyValuePairs<String, String> = [:]) { log(.error, event, pairs) }
 
     public func log(_ level: LogLevel, _ event: String, _ pairs: KeyValuePairs<String, String>) {
+        log(level, event, fields: pairs.map { ($0.key, $0.value) })
+    }
+
+    /// Logs one event with pairs built at run time (for example when some are optional).
+    public func log(_ level: LogLevel, _ event: String, fields pairs: [(String, String)]) {
         guard level >= minimumLevel else { return }
         var line = "ts=" + formatTimestamp(clock()) + " level=" + level.name
         for (key, value) in metadata { line += " " + key + "=" + Self.quote(value) }

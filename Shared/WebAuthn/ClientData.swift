@@ -1,4 +1,6 @@
 import Crypto
+import Encoding
+import JSON
 
 /// The parsed `CollectedClientData` (WebAuthn §5.8.1) from clientDataJSON.
 public struct ClientData: Sendable {

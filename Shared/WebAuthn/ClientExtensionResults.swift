@@ -1,3 +1,5 @@
+import JSON
+
 /// The client extension outputs the verifier understands, read from `clientExtensionResults` JSON.
 public struct ClientExtensionOutputs: Sendable, Equatable {
     /// credProps.rk: whether the client created a discoverable credential (nil when not reported).

@@ -1,3 +1,4 @@
+import Encoding
 import WebAuthn
 
 /// libFuzzer entry point: clientDataJSON and clientExtensionResults parsing.

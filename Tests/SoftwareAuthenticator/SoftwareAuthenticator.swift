@@ -1,4 +1,5 @@
 import Crypto
+import Encoding
 import WebAuthn
 
 /// A software authenticator holding one credential. It produces registration and assertion responses with

@@ -1,3 +1,5 @@
+import Encoding
+import JSON
 import WebAuthn
 import XCTest
 

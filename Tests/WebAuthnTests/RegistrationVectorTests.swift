@@ -1,4 +1,5 @@
 import Crypto
+import Encoding
 import Foundation
 import WebAuthn
 import XCTest

@@ -1,5 +1,7 @@
 import Crypto
+import Encoding
 import Foundation
+import JSON
 
 /// The `android-safetynet` format (WebAuthn §8.5): a JWS from Google's SafetyNet attestation API.
 enum AndroidSafetyNetAttestation {

@@ -1,36 +1,8 @@
-/// A JSON value, as read by `JSONReader`.
-public enum JSONValue: Sendable, Equatable {
-    case object([String: JSONValue])
-    case array([JSONValue])
-    case string(String)
-    case number(Double)
-    case boolean(Bool)
-    case null
-
-    /// A member of an object (nil when absent or when this is not an object).
-    public subscript(key: String) -> JSONValue? {
-        if case .object(let members) = self { return members[key] }
-        return nil
-    }
-
-    /// The string, when this is a string.
-    public var stringValue: String? {
-        if case .string(let value) = self { return value }
-        return nil
-    }
-
-    /// The boolean, when this is a boolean.
-    public var boolValue: Bool? {
-        if case .boolean(let value) = self { return value }
-        return nil
-    }
-}
-
 /// A small strict JSON reader (RFC 8259) for clientDataJSON and similar short documents.
 ///
 /// It rejects invalid UTF-8, unpaired surrogates, duplicate object members, control characters in strings,
 /// nesting deeper than 32 and trailing content. A leading UTF-8 byte order mark is skipped.
-public struct JSONReader {
+public struct JSONReader: Sendable {
     /// The input was not valid JSON.
     public struct Failure: Error, Sendable {
         /// Byte offset where reading stopped.
@@ -51,59 +23,6 @@ public struct JSONReader {
         reader.skipWhitespace()
         guard reader.position == bytes.count else { throw Failure(offset: reader.position) }
         return value
-    }
-
-    /// Parses one JSON document that must be an object, handing each member to `member` with the reader positioned
-    /// at its value; `member` must read that value with `readValue()`. Duplicate member names are rejected.
-    /// This avoids building a dictionary for the common case of a few known members.
-    public static func parseObject(
-        _ bytes: [UInt8], member: (String, inout JSONReader) throws(Failure) -> Void
-    ) throws(Failure) {
-        var reader = JSONReader(bytes: bytes)
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { reader.position = 3 }
-        reader.skipWhitespace()
-        guard reader.position < bytes.count, bytes[reader.position] == UInt8(ascii: "{") else { throw reader.failure }
-        reader.position += 1
-        var seen: [String] = []
-        seen.reserveCapacity(8)
-        reader.skipWhitespace()
-        if reader.position < bytes.count, bytes[reader.position] == UInt8(ascii: "}") {
-            reader.position += 1
-        } else {
-            while true {
-                reader.skipWhitespace()
-                guard reader.position < bytes.count, bytes[reader.position] == UInt8(ascii: "\"") else {
-                    throw reader.failure
-                }
-                let key = try reader.parseString()
-                guard !seen.contains(key) else { throw reader.failure }
-                seen.append(key)
-                reader.skipWhitespace()
-                guard reader.position < bytes.count, bytes[reader.position] == UInt8(ascii: ":") else {
-                    throw reader.failure
-                }
-                reader.position += 1
-                let before = reader.position
-                try member(key, &reader)
-                guard reader.position > before else { throw reader.failure }
-                reader.skipWhitespace()
-                guard reader.position < bytes.count else { throw reader.failure }
-                if bytes[reader.position] == UInt8(ascii: ",") {
-                    reader.position += 1
-                    continue
-                }
-                guard bytes[reader.position] == UInt8(ascii: "}") else { throw reader.failure }
-                reader.position += 1
-                break
-            }
-        }
-        reader.skipWhitespace()
-        guard reader.position == bytes.count else { throw reader.failure }
-    }
-
-    /// Reads the value at the current position (for `parseObject` member handlers).
-    public mutating func readValue() throws(Failure) -> JSONValue {
-        try parseValue(depth: 1)
     }
 
     private var failure: Failure { Failure(offset: position) }
@@ -150,8 +69,7 @@ public struct JSONReader {
 
     private mutating func parseObject(depth: Int) throws(Failure) -> JSONValue {
         position += 1
-        var members: [String: JSONValue] = [:]
-        members.reserveCapacity(8)
+        var members = JSONObject()
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
             position += 1
@@ -165,7 +83,7 @@ public struct JSONReader {
             guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw failure }
             position += 1
             let value = try parseValue(depth: depth + 1)
-            guard members.updateValue(value, forKey: key) == nil else { throw failure }
+            guard members.insertNew(key, value) else { throw failure }
             skipWhitespace()
             guard position < bytes.count else { throw failure }
             if bytes[position] == UInt8(ascii: ",") {
@@ -200,13 +118,6 @@ public struct JSONReader {
         }
     }
 
-    /// UTF-8 validation over contiguous memory (the generic slice path is several times slower).
-    private static func validatedString(_ bytes: [UInt8], _ range: Range<Int>) -> String? {
-        bytes.withUnsafeBufferPointer { buffer in
-            String(validating: UnsafeBufferPointer(rebasing: buffer[range]), as: UTF8.self)
-        }
-    }
-
     private mutating func parseHex4() throws(Failure) -> UInt32 {
         guard bytes.count - position >= 4 else { throw failure }
         var value: UInt32 = 0
@@ -232,7 +143,7 @@ public struct JSONReader {
         while position < bytes.count {
             let char = bytes[position]
             if char == UInt8(ascii: "\"") {
-                guard let text = JSONReader.validatedString(bytes, start..<position) else { throw failure }
+                guard let text = String(validating: bytes[start..<position], as: UTF8.self) else { throw failure }
                 position += 1
                 return text
             }

@@ -1,0 +1,81 @@
+import Configuration
+import NetworkIO
+import Observability
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The whole gateway, ready to start in-process (tests) or from `main`: the HTTP server on the configured
+/// address (or any given one), the routes, and gRPC clients for the three services.
+public final class Gateway: Sendable {
+    /// The routes; its ``GatewayApplication/metrics`` is what `/metrics` serves.
+    public let application: GatewayApplication
+    private let server: HTTPServer
+    private let backends: GRPCServiceBackends?
+    private let logger: Observability.Logger
+
+    /// Builds the gateway for `configuration`. `listenAddress` overrides `GATEWAY_LISTEN` (port 0 for any free
+    /// port); `backends` replaces the gRPC clients (tests).
+    public init(
+        configuration: ServerConfiguration, logger: Observability.Logger,
+        listenAddress: SocketAddress? = nil, backends: (any ServiceBackends)? = nil,
+        backendSettings: BackendCallSettings = BackendCallSettings(),
+        serverSettings: (inout HTTPServerConfiguration) -> Void = { _ in },
+        settings: GatewaySettings = GatewaySettings()
+    ) throws {
+        let address =
+            try listenAddress ?? AddressResolution.resolve(configuration.gatewayListen, variable: "GATEWAY_LISTEN")
+        var serverConfiguration = HTTPServerConfiguration(address: address)
+        if let certificate = configuration.gatewayTLSCertificate, let key = configuration.gatewayTLSKey {
+            do {
+                serverConfiguration.tls = try HTTPServerConfiguration.tls(certificatePath: certificate, keyPath: key)
+            } catch {
+                throw ConfigurationError(
+                    variable: "GATEWAY_TLS_CERTIFICATE", problem: "the certificate and key cannot be loaded: \(error)")
+            }
+        }
+        serverSettings(&serverConfiguration)
+        let grpcBackends: GRPCServiceBackends?
+        if backends == nil {
+            grpcBackends = try GRPCServiceBackends(configuration: configuration, settings: backendSettings)
+        } else {
+            grpcBackends = nil
+        }
+        self.backends = grpcBackends
+        guard let chosen: any ServiceBackends = backends ?? grpcBackends else {
+            throw ConfigurationError(variable: "CHALLENGE_SERVICE_ADDRESSES", problem: "no backends")
+        }
+        application = GatewayApplication(
+            configuration: configuration, backends: chosen, logger: logger, settings: settings)
+        server = HTTPServer(configuration: serverConfiguration, responder: application)
+        self.logger = logger
+    }
+
+    /// Starts listening; returns the bound address.
+    @discardableResult
+    public func start() throws -> SocketAddress {
+        let address = try server.start()
+        logger.log(
+            .info, "gateway.started",
+            fields: [("address", address.description), ("tls", server.configuration.tls == nil ? "off" : "on")])
+        return address
+    }
+
+    /// Drains and stops the server, then closes the service connections. Blocks the calling thread.
+    public func shutdown() {
+        logger.info("gateway.draining")
+        server.shutdown()
+        backends?.close()
+        logger.info("gateway.stopped")
+    }
+
+    /// Starts, serves until SIGTERM or SIGINT, then drains and returns. Blocks the calling thread.
+    public func run() throws {
+        let signals = try SignalWaiter(signals: [SIGTERM, SIGINT])
+        try start()
+        let signal = signals.wait()
+        logger.log(.info, "gateway.signal", fields: [("signal", String(signal))])
+        shutdown()
+    }
+}

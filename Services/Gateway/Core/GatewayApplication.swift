@@ -1,0 +1,636 @@
+import Configuration
+import Domain
+import Encoding
+import GRPC
+import Glibc
+import HTTPMessages
+import JSON
+import Observability
+import Protobuf
+import RateLimiting
+import ServiceContracts
+
+/// Settings of the gateway's own behavior (the deployment's settings are ``ServerConfiguration``).
+public struct GatewaySettings: Sendable {
+    /// How recent a password sign-in must be for conditional registration (Automatic Passkey Upgrade).
+    public var conditionalRegistrationWindowMilliseconds: Int64 = 5 * 60 * 1000
+    /// The wall clock in Unix milliseconds.
+    public var now: @Sendable () -> Int64 = { unixMillisecondsNow() }
+    /// The monotonic clock the rate limiters use, in seconds.
+    public var limiterClock: @Sendable () -> Double = TokenBucketLimiter.monotonicSeconds
+
+    /// The defaults.
+    public init() {}
+}
+
+/// The wall clock in Unix milliseconds.
+public func unixMillisecondsNow() -> Int64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_REALTIME, &spec)
+    return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
+}
+
+/// One request as a route handler sees it.
+public struct RequestContext: Sendable {
+    /// The request.
+    public let request: HTTPRequest
+    /// The route that matched, as `METHOD pattern`.
+    public let route: String
+    /// The path parameters, percent-decoded.
+    public let parameters: [String: String]
+    /// The request's ID (the client's `X-Request-ID` when well-formed, else a new one); echoed in the response.
+    public let requestID: String
+    /// The client address (see ``ClientAddressResolver``).
+    public let clientAddress: String
+
+    /// The JSON body: 415 when it is not JSON, 400 when it is not a JSON object; an empty body reads as `{}` when
+    /// `emptyAllowed`.
+    public func jsonBody(emptyAllowed: Bool = false) throws(APIProblem) -> JSONBody {
+        let contentType = request.headers["content-type"]
+        if request.body.isEmpty {
+            if let contentType, !isJSONContentType(contentType) { throw .unsupportedMediaType }
+            guard emptyAllowed else { throw .invalidRequest("A JSON body is required.") }
+            return try JSONBody(bytes: [], emptyAllowed: true)
+        }
+        guard isJSONContentType(contentType) else { throw .unsupportedMediaType }
+        return try JSONBody(bytes: request.body)
+    }
+}
+
+/// The gateway's routes: authenticates bearer tokens, calls the services, and maps their answers to the JSON of
+/// API.md. Every request ends in a response; failures are problem+json.
+public final class GatewayApplication: HTTPResponder {
+    private let configuration: ServerConfiguration
+    private let backends: any ServiceBackends
+    private let logger: Logger
+    /// The registry the gateway's metrics are recorded in (served at `/metrics`).
+    public let metrics: MetricsRegistry
+    private let settings: GatewaySettings
+    private let addressResolver: ClientAddressResolver
+    private let passwordPerEmail: TokenBucketLimiter?
+    private let passwordPerAddress: TokenBucketLimiter?
+    private let passkeyPerAddress: TokenBucketLimiter?
+    private let wellKnown: [String: [UInt8]]
+
+    /// Creates the application; nothing is called until requests arrive.
+    public init(
+        configuration: ServerConfiguration, backends: any ServiceBackends, logger: Logger,
+        metrics: MetricsRegistry = MetricsRegistry(), settings: GatewaySettings = GatewaySettings()
+    ) {
+        self.configuration = configuration
+        self.backends = backends
+        self.logger = logger
+        self.metrics = metrics
+        self.settings = settings
+        addressResolver = ClientAddressResolver(trustedProxies: configuration.trustedProxies)
+        func limiter(_ rate: Rate?) -> TokenBucketLimiter? {
+            rate.map { TokenBucketLimiter(ratePerSecond: $0.perSecond, burst: $0.burst, clock: settings.limiterClock) }
+        }
+        passwordPerEmail = limiter(configuration.passwordRateLimitPerEmail)
+        passwordPerAddress = limiter(configuration.passwordRateLimitPerAddress)
+        passkeyPerAddress = limiter(configuration.passkeyRateLimitPerAddress)
+        var documents: [String: [UInt8]] = [
+            "/.well-known/apple-app-site-association": WellKnownDocuments.appleAppSiteAssociation(
+                appIDs: configuration.appleAppIDs
+            ).serialized(),
+            "/.well-known/assetlinks.json": WellKnownDocuments.assetLinks(apps: configuration.androidApps).serialized(),
+            "/.well-known/webauthn": WellKnownDocuments.relatedOrigins(origins: configuration.origins).serialized(),
+        ]
+        if let endpoints = WellKnownDocuments.passkeyEndpoints(origins: configuration.origins) {
+            documents["/.well-known/passkey-endpoints"] = endpoints.serialized()
+        }
+        wellKnown = documents
+    }
+
+    /// Every route as `METHOD pattern`.
+    public static var routeNames: [String] { router.routeNames }
+
+    // MARK: - Dispatch
+
+    public func respond(to request: HTTPRequest) async -> HTTPResponse {
+        let started = monotonicSeconds()
+        let requestID = Self.requestID(from: request.headers["x-request-id"])
+        let clientAddress = addressResolver.clientAddress(
+            peer: request.remoteAddress, forwardedFor: request.headers.values("x-forwarded-for"))
+        var routeName = "unmatched"
+        var response: HTTPResponse
+        switch Self.router.match(method: request.method, path: request.path) {
+        case .notFound:
+            response = APIProblem.notFound.response
+        case .methodNotAllowed(let allowed):
+            response = APIProblem.methodNotAllowed(allowed: allowed).response
+        case .found(let endpoint, let route, let parameters):
+            routeName = route
+            let context = RequestContext(
+                request: request, route: route, parameters: parameters, requestID: requestID,
+                clientAddress: clientAddress)
+            do {
+                response = try await handle(endpoint, context)
+            } catch let problem as APIProblem {
+                response = problem.response
+            } catch {
+                logger.log(
+                    .error, "request.failed",
+                    fields: [("request.id", requestID), ("route", route), ("error", String(describing: error))])
+                response = APIProblem.internalError.response
+            }
+        }
+        response.headers.set("x-request-id", requestID)
+        response.headers.set("x-content-type-options", "nosniff")
+        let elapsed = monotonicSeconds() - started
+        let status = String(response.status)
+        metrics.increment(
+            "gateway_http_requests_total", help: "HTTP requests by route and status.",
+            labels: ["route": routeName, "status": status])
+        metrics.observe(
+            "gateway_http_request_duration_seconds", help: "HTTP request latency by route and status.",
+            labels: ["route": routeName, "status": status], elapsed)
+        guard logger.minimumLevel <= .debug else { return response }
+        logger.log(
+            .debug, "http.request",
+            fields: [
+                ("request.id", requestID), ("route", routeName), ("status", status),
+                ("client.address", clientAddress), ("duration.ms", String(Int(elapsed * 1000))),
+            ])
+        return response
+    }
+
+    /// The client's `X-Request-ID` when it is short and plain, else a new random one.
+    static func requestID(from header: String?) -> String {
+        if let header, !header.isEmpty, header.utf8.count <= 64,
+            header.unicodeScalars.allSatisfy({
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0))
+            })
+        {
+            return header
+        }
+        var generator = SystemRandomNumberGenerator()
+        let value = generator.next() as UInt64
+        let text = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - text.count) + text
+    }
+
+    private func monotonicSeconds() -> Double { TokenBucketLimiter.monotonicSeconds() }
+
+    // MARK: - Routes
+
+    /// The routes of API.md and the operational ones.
+    enum Endpoint: Sendable {
+        case createPasswordAccount, signInWithPassword
+        case beginRegistration, finishRegistration, beginAccountRegistration, finishAccountRegistration
+        case beginAuthentication, finishAuthentication
+        case currentSession, signOut, listSessions, revokeSession, account, listPasskeys, renamePasskey, removePasskey
+        case wellKnown, health, readiness, metrics, openAPI
+    }
+
+    static let router: Router<Endpoint> = {
+        var router = Router<Endpoint>()
+        router.add("POST", "/v1/accounts/password", .createPasswordAccount)
+        router.add("POST", "/v1/sessions/password", .signInWithPassword)
+        router.add("POST", "/v1/passkeys/registrations", .beginRegistration)
+        router.add("POST", "/v1/passkeys/registrations/finish", .finishRegistration)
+        router.add("POST", "/v1/passkeys/account-registrations", .beginAccountRegistration)
+        router.add("POST", "/v1/passkeys/account-registrations/finish", .finishAccountRegistration)
+        router.add("POST", "/v1/passkeys/authentications", .beginAuthentication)
+        router.add("POST", "/v1/passkeys/authentications/finish", .finishAuthentication)
+        router.add("GET", "/v1/session", .currentSession)
+        router.add("DELETE", "/v1/session", .signOut)
+        router.add("GET", "/v1/sessions", .listSessions)
+        router.add("DELETE", "/v1/sessions/{sessionID}", .revokeSession)
+        router.add("GET", "/v1/account", .account)
+        router.add("GET", "/v1/passkeys", .listPasskeys)
+        router.add("PATCH", "/v1/passkeys/{credentialID}", .renamePasskey)
+        router.add("DELETE", "/v1/passkeys/{credentialID}", .removePasskey)
+        router.add("GET", "/.well-known/apple-app-site-association", .wellKnown)
+        router.add("GET", "/.well-known/assetlinks.json", .wellKnown)
+        router.add("GET", "/.well-known/webauthn", .wellKnown)
+        router.add("GET", "/.well-known/passkey-endpoints", .wellKnown)
+        router.add("GET", "/healthz", .health)
+        router.add("GET", "/readyz", .readiness)
+        router.add("GET", "/metrics", .metrics)
+        router.add("GET", "/openapi.json", .openAPI)
+        return router
+    }()
+
+    private func handle(_ endpoint: Endpoint, _ context: RequestContext) async throws -> HTTPResponse {
+        switch endpoint {
+        case .createPasswordAccount: return try await createPasswordAccount(context)
+        case .signInWithPassword: return try await signInWithPassword(context)
+        case .beginRegistration: return try await beginRegistration(context)
+        case .finishRegistration: return try await finishRegistration(context)
+        case .beginAccountRegistration: return try await beginAccountRegistration(context)
+        case .finishAccountRegistration: return try await finishAccountRegistration(context)
+        case .beginAuthentication: return try await beginAuthentication(context)
+        case .finishAuthentication: return try await finishAuthentication(context)
+        case .currentSession: return try await currentSession(context)
+        case .signOut: return try await signOut(context)
+        case .listSessions: return try await listSessions(context)
+        case .revokeSession: return try await revokeSession(context)
+        case .account: return try await account(context)
+        case .listPasskeys: return try await listPasskeys(context)
+        case .renamePasskey: return try await renamePasskey(context)
+        case .removePasskey: return try await removePasskey(context)
+        case .wellKnown:
+            guard let document = wellKnown[context.request.path] else { throw APIProblem.notFound }
+            return Self.jsonResponse(200, bytes: document, cacheable: true)
+        case .health: return Self.json(200, ["status": "ok"])
+        case .readiness: return await readiness()
+        case .metrics:
+            return HTTPResponse(
+                status: 200, headers: HTTPHeaders([("content-type", "text/plain; version=0.0.4; charset=utf-8")]),
+                body: Array(metrics.exposition().utf8))
+        case .openAPI: return Self.jsonResponse(200, bytes: OpenAPIDocument.bytes, cacheable: true)
+        }
+    }
+
+    // MARK: - Password accounts
+
+    private func createPasswordAccount(_ context: RequestContext) async throws -> HTTPResponse {
+        let body = try PasswordAccountBody(context.jsonBody())
+        var request = CreatePasswordAccountRequest()
+        request.email = body.email
+        request.password = body.password
+        request.displayName = body.displayName
+        let response = try await call(
+            .session, SessionServiceMethods.createPasswordAccount, request, CreatePasswordAccountResponse.self,
+            context: context)
+        audit("audit.account.created", context, accountID: response.accountID, [("method", "password")])
+        return Self.json(201, ["accountID": .string(response.accountID)])
+    }
+
+    private func signInWithPassword(_ context: RequestContext) async throws -> HTTPResponse {
+        let body = try PasswordSignInBody(context.jsonBody())
+        let emailKey = EmailAddress(body.email)?.normalized ?? body.email.lowercased()
+        try limit(passwordPerAddress, key: context.clientAddress, name: "password_per_address", context)
+        try limit(passwordPerEmail, key: emailKey, name: "password_per_email", context)
+        var request = SignInWithPasswordRequest()
+        request.email = body.email
+        request.password = body.password
+        do {
+            let issued = try await call(
+                .session, SessionServiceMethods.signInWithPassword, request, IssuedSession.self, context: context)
+            audit("audit.sign_in.succeeded", context, accountID: issued.accountID, [("method", "password")])
+            return Self.json(200, ResponseDocuments.session(issued))
+        } catch let problem as APIProblem {
+            if problem.status != 503 {
+                audit(
+                    "audit.sign_in.failed", context, accountID: nil,
+                    [("method", "password"), ("reason", problem.reason ?? problem.code)])
+            }
+            throw problem
+        }
+    }
+
+    // MARK: - Adding a passkey
+
+    private func beginRegistration(_ context: RequestContext) async throws -> HTTPResponse {
+        let session = try await authenticate(context)
+        let body = try RegistrationStartBody(context.jsonBody(emptyAllowed: true))
+        if body.mode == .conditional {
+            let age = settings.now() - session.createdAtUnixMilliseconds
+            // A little negative age is clock skew between the session service and this host, not a session from
+            // the future.
+            guard session.authenticationMethod == "password", age > -30_000,
+                age < settings.conditionalRegistrationWindowMilliseconds
+            else {
+                throw APIProblem(
+                    status: 403, code: DomainError.Code.forbidden.rawValue,
+                    detail: "Conditional registration needs a password sign-in from the last five minutes.")
+            }
+        }
+        var request = BeginRegistrationRequest()
+        request.accountID = session.accountID
+        request.mode = body.mode.rawValue
+        request.sessionAuthenticationMethod = session.authenticationMethod
+        request.sessionCreatedAtUnixMilliseconds = session.createdAtUnixMilliseconds
+        let response = try await call(
+            .challenge, ChallengeServiceMethods.beginRegistration, request, BeginRegistrationResponse.self,
+            context: context)
+        return Self.json(200, ResponseDocuments.registrationStart(response))
+    }
+
+    private func finishRegistration(_ context: RequestContext) async throws -> HTTPResponse {
+        try limit(passkeyPerAddress, key: context.clientAddress, name: "passkey_per_address", context)
+        let session = try await authenticate(context)
+        let body = try RegistrationFinishBody(context.jsonBody())
+        var request = FinishRegistrationRequest()
+        request.accountID = session.accountID
+        request.challengeID = body.challengeID
+        request.credential = body.credential
+        let info = try await call(
+            .verification, VerificationServiceMethods.finishRegistration, request, PasskeyCredentialInfo.self,
+            context: context, ceremony: .registration)
+        audit(
+            "audit.passkey.registered", context, accountID: session.accountID,
+            [
+                (
+                    "credential.id",
+                    Base64URL.encode(info.credentialID.isEmpty ? body.credential.credentialID : info.credentialID)
+                )
+            ])
+        return HTTPResponse(status: 204, headers: HTTPHeaders([("cache-control", "no-store")]))
+    }
+
+    // MARK: - Creating an account with a passkey
+
+    private func beginAccountRegistration(_ context: RequestContext) async throws -> HTTPResponse {
+        let body = try AccountRegistrationStartBody(context.jsonBody(emptyAllowed: true))
+        var request = BeginAccountRegistrationRequest()
+        request.email = body.email ?? ""
+        request.displayName = body.displayName ?? ""
+        let response = try await call(
+            .challenge, ChallengeServiceMethods.beginAccountRegistration, request,
+            BeginAccountRegistrationResponse.self, context: context)
+        return Self.json(200, ResponseDocuments.accountRegistrationStart(response))
+    }
+
+    private func finishAccountRegistration(_ context: RequestContext) async throws -> HTTPResponse {
+        try limit(passkeyPerAddress, key: context.clientAddress, name: "passkey_per_address", context)
+        let body = try AccountRegistrationFinishBody(context.jsonBody())
+        var request = FinishAccountRegistrationRequest()
+        request.registrationID = body.registrationID
+        request.email = body.email ?? ""
+        request.displayName = body.displayName ?? ""
+        request.credential = body.credential
+        let response = try await call(
+            .verification, VerificationServiceMethods.finishAccountRegistration, request,
+            FinishAccountRegistrationResponse.self, context: context, ceremony: .registration)
+        audit("audit.account.created", context, accountID: response.accountID, [("method", "passkey")])
+        audit(
+            "audit.passkey.registered", context, accountID: response.accountID,
+            [("credential.id", Base64URL.encode(body.credential.credentialID))])
+        return Self.json(201, ["accountID": .string(response.accountID)])
+    }
+
+    // MARK: - Signing in with a passkey
+
+    private func beginAuthentication(_ context: RequestContext) async throws -> HTTPResponse {
+        _ = try context.jsonBody(emptyAllowed: true)
+        let response = try await call(
+            .challenge, ChallengeServiceMethods.beginAuthentication, BeginAuthenticationRequest(),
+            BeginAuthenticationResponse.self, context: context)
+        return Self.json(200, ResponseDocuments.authenticationStart(response))
+    }
+
+    private func finishAuthentication(_ context: RequestContext) async throws -> HTTPResponse {
+        try limit(passkeyPerAddress, key: context.clientAddress, name: "passkey_per_address", context)
+        let body = try AuthenticationFinishBody(context.jsonBody())
+        var request = FinishAuthenticationRequest()
+        request.challengeID = body.challengeID
+        request.credential = body.credential
+        let verified: FinishAuthenticationResponse
+        do {
+            verified = try await call(
+                .verification, VerificationServiceMethods.finishAuthentication, request,
+                FinishAuthenticationResponse.self, context: context, ceremony: .authentication)
+        } catch let problem as APIProblem {
+            if problem.status != 503 {
+                audit(
+                    "audit.sign_in.failed", context, accountID: nil,
+                    [
+                        ("method", "passkey"), ("reason", problem.reason ?? problem.code),
+                        ("credential.id", Base64URL.encode(body.credential.credentialID)),
+                    ])
+            }
+            throw problem
+        }
+        var sessionRequest = CreateSessionRequest()
+        sessionRequest.accountID = verified.accountID
+        sessionRequest.authenticationMethod = "passkey"
+        let issued = try await call(
+            .session, SessionServiceMethods.createSession, sessionRequest, IssuedSession.self, context: context)
+        var fields = [("method", "passkey"), ("credential.id", Base64URL.encode(body.credential.credentialID))]
+        if verified.cloneWarning { fields.append(("clone_warning", "true")) }
+        audit("audit.sign_in.succeeded", context, accountID: verified.accountID, fields)
+        return Self.json(200, ResponseDocuments.session(issued))
+    }
+
+    // MARK: - The signed-in account
+
+    private func currentSession(_ context: RequestContext) async throws -> HTTPResponse {
+        let session = try await authenticate(context)
+        return Self.json(200, ResponseDocuments.currentSession(session))
+    }
+
+    private func signOut(_ context: RequestContext) async throws -> HTTPResponse {
+        let session = try await authenticate(context)
+        var request = RevokeSessionRequest()
+        request.accountID = session.accountID
+        request.sessionID = session.sessionID
+        _ = try await call(
+            .session, SessionServiceMethods.revokeSession, request, RevokeSessionResponse.self, context: context)
+        audit("audit.session.revoked", context, accountID: session.accountID, [("session.id", session.sessionID)])
+        return HTTPResponse(status: 204, headers: HTTPHeaders([("cache-control", "no-store")]))
+    }
+
+    private func listSessions(_ context: RequestContext) async throws -> HTTPResponse {
+        let session = try await authenticate(context)
+        var request = ListSessionsRequest()
+        request.accountID = session.accountID
+        request.currentSessionID = session.sessionID
+        let list = try await call(
+            .session, SessionServiceMethods.listSessions, request, ListSessionsResponse.self, context: context,
+            idempotent: true)
+        return Self.json(200, ResponseDocuments.sessions(list))
+    }
+
+    private func revokeSession(_ context: RequestContext) async throws -> HTTPResponse {
+        let session = try await authenticate(context)
+        let sessionID = context.parameters["sessionID"] ?? ""
+        var request = RevokeSessionRequest()
+        request.accountID = session.accountID
+        request.sessionID = sessionID
+        _ = try await call(
+            .session, SessionServiceMethods.revokeSession, request, RevokeSessionResponse.self, context: context)
+        audit("audit.session.revoked", context, accountID: session.accountID, [("session.id", sessionID)])
+        return HTTPResponse(status: 204, headers: HTTPHeaders([("cache-control", "no-store")]))
+    }
+
+    private func account(_ context: RequestContext) async throws -> HTTPResponse {
+        let session = try await authenticate(context)
+        var request = GetAccountRequest()
+        request.accountID = session.accountID
+        let summary = try await call(
+            .session, SessionServiceMethods.getAccount, request, AccountSummary.self, context: context,
+            idempotent: true)
+        return Self.json(200, ResponseDocuments.account(summary))
+    }
+
+    private func listPasskeys(_ context: RequestContext) async throws -> HTTPResponse {
+        let session = try await authenticate(context)
+        var request = ListCredentialsRequest()
+        request.accountID = session.accountID
+        let list = try await call(
+            .verification, VerificationServiceMethods.listCredentials, request, ListCredentialsResponse.self,
+            context: context, idempotent: true)
+        return Self.json(200, ResponseDocuments.passkeys(list))
+    }
+
+    private func renamePasskey(_ context: RequestContext) async throws -> HTTPResponse {
+        let session = try await authenticate(context)
+        let credentialID = try Self.credentialID(context)
+        let body = try RenamePasskeyBody(context.jsonBody())
+        var request = RenameCredentialRequest()
+        request.accountID = session.accountID
+        request.credentialID = credentialID
+        request.name = body.name
+        let info = try await call(
+            .verification, VerificationServiceMethods.renameCredential, request, PasskeyCredentialInfo.self,
+            context: context)
+        return Self.json(200, ResponseDocuments.passkey(info))
+    }
+
+    private func removePasskey(_ context: RequestContext) async throws -> HTTPResponse {
+        let session = try await authenticate(context)
+        let credentialID = try Self.credentialID(context)
+        var request = RemoveCredentialRequest()
+        request.accountID = session.accountID
+        request.credentialID = credentialID
+        _ = try await call(
+            .verification, VerificationServiceMethods.removeCredential, request, RemoveCredentialResponse.self,
+            context: context)
+        audit(
+            "audit.passkey.removed", context, accountID: session.accountID,
+            [("credential.id", Base64URL.encode(credentialID))])
+        return HTTPResponse(status: 204, headers: HTTPHeaders([("cache-control", "no-store")]))
+    }
+
+    private static func credentialID(_ context: RequestContext) throws(APIProblem) -> [UInt8] {
+        guard let text = context.parameters["credentialID"], let bytes = Base64URL.decode(text), !bytes.isEmpty else {
+            throw .invalidRequest("The credential ID in the path is not base64url.")
+        }
+        return bytes
+    }
+
+    // MARK: - Operations
+
+    private func readiness() async -> HTTPResponse {
+        let services = BackendService.allCases
+        let results = await withTaskGroup(of: (BackendService, Bool).self) { group in
+            for service in services {
+                group.addTask { [backends] in (service, await backends.isServing(service)) }
+            }
+            var results: [BackendService: Bool] = [:]
+            for await (service, serving) in group { results[service] = serving }
+            return results
+        }
+        let ready = services.allSatisfy { results[$0] == true }
+        let states = JSONObject(
+            services.map { ($0.rawValue, .string(results[$0] == true ? "serving" : "unavailable")) })
+        return Self.json(ready ? 200 : 503, ["status": ready ? "ready" : "unavailable", "services": .object(states)])
+    }
+
+    // MARK: - Helpers
+
+    /// Resolves the bearer token to its live session through ValidateSession; 401 when missing or not live.
+    private func authenticate(_ context: RequestContext) async throws -> SessionInfo {
+        guard let token = Self.bearerToken(context.request.headers["authorization"]) else {
+            throw APIProblem.unauthenticated()
+        }
+        var request = ValidateSessionRequest()
+        request.accessToken = token
+        return try await call(
+            .session, SessionServiceMethods.validateSession, request, SessionInfo.self, context: context,
+            idempotent: true)
+    }
+
+    /// The token of `Authorization: Bearer <token>` (scheme case-insensitive); nil when absent or malformed.
+    static func bearerToken(_ header: String?) -> String? {
+        guard let header else { return nil }
+        let parts = header.split(separator: " ", omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let token = parts[1]
+        guard token.utf8.count <= 1024,
+            token.unicodeScalars.allSatisfy({
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-._~+/=".unicodeScalars.contains($0))
+            })
+        else { return nil }
+        return String(token)
+    }
+
+    private func limit(_ limiter: TokenBucketLimiter?, key: String, name: String, _ context: RequestContext) throws {
+        guard let limiter else { return }
+        if case .limited(let seconds) = limiter.attempt(key) {
+            metrics.increment(
+                "gateway_rate_limited_total", help: "Requests refused by a rate limit.", labels: ["limit": name])
+            logger.log(
+                .warning, "rate_limited",
+                fields: [
+                    ("request.id", context.requestID), ("route", context.route),
+                    ("client.address", context.clientAddress), ("limit", name),
+                ])
+            throw APIProblem.rateLimited(retryAfterSeconds: seconds)
+        }
+    }
+
+    /// One call to a service, with metrics; a failure becomes the API problem apps see.
+    private func call<Request: ProtobufMessage, Response: ProtobufMessage>(
+        _ service: BackendService, _ path: String, _ request: Request, _ responseType: Response.Type,
+        context: RequestContext, idempotent: Bool = false, ceremony: Ceremony? = nil
+    ) async throws -> Response {
+        let method = String(path.split(separator: "/").last ?? "")
+        let started = monotonicSeconds()
+        func record(_ outcome: String) {
+            metrics.increment(
+                "gateway_backend_calls_total", help: "Calls to the services by service, method and outcome.",
+                labels: ["service": service.rawValue, "method": method, "outcome": outcome])
+            metrics.observe(
+                "gateway_backend_call_duration_seconds", help: "Latency of calls to the services.",
+                labels: ["service": service.rawValue, "method": method], monotonicSeconds() - started)
+        }
+        do {
+            let response = try await backends.call(
+                service, path: path, request: request, responseType: responseType, idempotent: idempotent)
+            record("ok")
+            return response
+        } catch let error as RPCError {
+            let domain = ServiceErrors.domainError(from: error)
+            record(domain?.code.rawValue ?? String(describing: error.code).lowercased())
+            let problem = ProblemMapping.problem(for: error, ceremony: ceremony)
+            if let ceremony, problem.code == "verification_failed" || problem.code == "invalid_credentials" {
+                metrics.increment(
+                    "gateway_verification_failures_total", help: "WebAuthn verification failures by reason.",
+                    labels: [
+                        "ceremony": ceremony == .registration ? "registration" : "authentication",
+                        "reason": problem.reason ?? "unspecified",
+                    ])
+            }
+            if domain == nil {
+                logger.log(
+                    .warning, "backend.call_failed",
+                    fields: [
+                        ("request.id", context.requestID), ("route", context.route), ("service", service.rawValue),
+                        ("method", method), ("grpc.status", String(describing: error.code)), ("message", error.message),
+                    ])
+            }
+            throw problem
+        } catch {
+            record("error")
+            throw APIProblem.internalError
+        }
+    }
+
+    private func audit(_ event: String, _ context: RequestContext, accountID: String?, _ extra: [(String, String)]) {
+        var fields = [
+            ("request.id", context.requestID), ("route", context.route), ("client.address", context.clientAddress),
+        ]
+        if let accountID, !accountID.isEmpty { fields.append(("account.id", accountID)) }
+        fields.append(contentsOf: extra)
+        logger.log(.info, event, fields: fields)
+    }
+
+    static func json(_ status: Int, _ value: JSONValue) -> HTTPResponse {
+        jsonResponse(status, bytes: value.serialized(), cacheable: false)
+    }
+
+    static func jsonResponse(_ status: Int, bytes: [UInt8], cacheable: Bool) -> HTTPResponse {
+        HTTPResponse(
+            status: status,
+            headers: HTTPHeaders([
+                ("content-type", "application/json"), ("cache-control", cacheable ? "public, max-age=300" : "no-store"),
+            ]),
+            body: bytes)
+    }
+}

@@ -1,0 +1,191 @@
+import Encoding
+import Glibc
+import JSON
+import ServiceContracts
+
+/// The JSON documents the gateway answers with, built from service responses. Pure functions of their inputs.
+public enum ResponseDocuments {
+    /// The algorithms offered in `pubKeyCredParams`, in order of preference: ES256, EdDSA, RS256.
+    public static let algorithms: [Int] = [-7, -8, -257]
+
+    /// RFC 3339 UTC with milliseconds for Unix milliseconds, e.g. `2026-11-29T18:30:00.000Z`.
+    public static func timestamp(unixMilliseconds: Int64) -> String {
+        var seconds = time_t(unixMilliseconds >= 0 ? unixMilliseconds / 1000 : (unixMilliseconds - 999) / 1000)
+        let milliseconds = Int(unixMilliseconds - Int64(seconds) * 1000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return pad(parts.tm_year + 1900, 4) + "-" + pad(parts.tm_mon + 1, 2) + "-" + pad(parts.tm_mday, 2) + "T"
+            + pad(parts.tm_hour, 2) + ":" + pad(parts.tm_min, 2) + ":" + pad(parts.tm_sec, 2) + "."
+            + pad(Int32(milliseconds), 3) + "Z"
+    }
+
+    private static func credentialParameters() -> JSONValue {
+        .array(algorithms.map { ["type": "public-key", "alg": .integer($0)] })
+    }
+
+    private static func authenticatorSelection() -> JSONValue {
+        ["residentKey": "required", "requireResidentKey": true, "userVerification": "preferred"]
+    }
+
+    /// The PublicKeyCredentialCreationOptionsJSON for adding a passkey to an account.
+    public static func creationOptions(_ response: BeginRegistrationResponse) -> JSONValue {
+        let excluded: [JSONValue] = response.excludeCredentials.map { descriptor in
+            var object: JSONObject = ["type": "public-key", "id": .string(Base64URL.encode(descriptor.id))]
+            if !descriptor.transports.isEmpty {
+                object["transports"] = .array(descriptor.transports.map { .string($0) })
+            }
+            return .object(object)
+        }
+        return [
+            "rp": ["id": .string(response.relyingPartyID), "name": .string(response.relyingPartyName)],
+            "user": [
+                "id": .string(Base64URL.encode(response.userHandle)), "name": .string(response.userName),
+                "displayName": .string(response.userDisplayName),
+            ],
+            "challenge": .string(Base64URL.encode(response.challenge)),
+            "pubKeyCredParams": credentialParameters(),
+            "timeout": .integer(response.timeoutMilliseconds),
+            "excludeCredentials": .array(excluded),
+            "authenticatorSelection": authenticatorSelection(),
+            "attestation": "none",
+            "extensions": ["credProps": true],
+        ]
+    }
+
+    /// `200` of `POST /v1/passkeys/registrations`: flat fields, `publicKey`, and `mediation` in conditional mode.
+    public static func registrationStart(_ response: BeginRegistrationResponse) -> JSONValue {
+        var object: JSONObject = [
+            "challengeID": .string(response.challengeID),
+            "relyingPartyID": .string(response.relyingPartyID),
+            "userID": .string(Base64URL.encode(response.userHandle)),
+            "userName": .string(response.userName),
+            "displayName": .string(response.userDisplayName),
+            "challenge": .string(Base64URL.encode(response.challenge)),
+            "expiresAt": .string(timestamp(unixMilliseconds: response.expiresAtUnixMilliseconds)),
+            "mode": .string(response.mode.isEmpty ? "modal" : response.mode),
+            "publicKey": creationOptions(response),
+        ]
+        if response.mode == "conditional" { object["mediation"] = "conditional" }
+        return .object(object)
+    }
+
+    /// `200` of `POST /v1/passkeys/account-registrations`.
+    public static func accountRegistrationStart(_ response: BeginAccountRegistrationResponse) -> JSONValue {
+        let options: JSONValue = [
+            "rp": ["id": .string(response.relyingPartyID), "name": .string(response.relyingPartyName)],
+            "user": [
+                "id": .string(Base64URL.encode(response.userHandle)), "name": .string(response.userName),
+                "displayName": .string(response.userDisplayName),
+            ],
+            "challenge": .string(Base64URL.encode(response.challenge)),
+            "pubKeyCredParams": credentialParameters(),
+            "timeout": .integer(response.timeoutMilliseconds),
+            "excludeCredentials": [],
+            "authenticatorSelection": authenticatorSelection(),
+            "attestation": "none",
+            "extensions": ["credProps": true],
+        ]
+        return [
+            "registrationID": .string(response.registrationID),
+            "relyingPartyID": .string(response.relyingPartyID),
+            "userID": .string(Base64URL.encode(response.userHandle)),
+            "userName": .string(response.userName),
+            "displayName": .string(response.userDisplayName),
+            "challenge": .string(Base64URL.encode(response.challenge)),
+            "expiresAt": .string(timestamp(unixMilliseconds: response.expiresAtUnixMilliseconds)),
+            "publicKey": options,
+        ]
+    }
+
+    /// `200` of `POST /v1/passkeys/authentications`, with a PublicKeyCredentialRequestOptionsJSON.
+    public static func authenticationStart(_ response: BeginAuthenticationResponse) -> JSONValue {
+        let challenge = JSONValue.string(Base64URL.encode(response.challenge))
+        return [
+            "challengeID": .string(response.challengeID),
+            "relyingPartyID": .string(response.relyingPartyID),
+            "challenge": challenge,
+            "expiresAt": .string(timestamp(unixMilliseconds: response.expiresAtUnixMilliseconds)),
+            "publicKey": [
+                "rpId": .string(response.relyingPartyID),
+                "challenge": challenge,
+                "timeout": .integer(response.timeoutMilliseconds),
+                "allowCredentials": [],
+                "userVerification": "preferred",
+            ],
+        ]
+    }
+
+    /// `Session`: `{accessToken, tokenType, expiresAt, accountID, displayName}`.
+    public static func session(_ issued: IssuedSession) -> JSONValue {
+        [
+            "accessToken": .string(issued.accessToken),
+            "tokenType": "Bearer",
+            "expiresAt": .string(timestamp(unixMilliseconds: issued.expiresAtUnixMilliseconds)),
+            "accountID": .string(issued.accountID),
+            "displayName": .string(issued.displayName),
+        ]
+    }
+
+    /// `200` of `GET /v1/session`.
+    public static func currentSession(_ info: SessionInfo) -> JSONValue {
+        [
+            "sessionID": .string(info.sessionID),
+            "accountID": .string(info.accountID),
+            "displayName": .string(info.displayName),
+            "authenticationMethod": .string(info.authenticationMethod),
+            "createdAt": .string(timestamp(unixMilliseconds: info.createdAtUnixMilliseconds)),
+            "expiresAt": .string(timestamp(unixMilliseconds: info.expiresAtUnixMilliseconds)),
+        ]
+    }
+
+    /// `200` of `GET /v1/sessions`.
+    public static func sessions(_ list: ListSessionsResponse) -> JSONValue {
+        [
+            "sessions": .array(
+                list.sessions.map { session in
+                    [
+                        "sessionID": .string(session.sessionID),
+                        "authenticationMethod": .string(session.authenticationMethod),
+                        "createdAt": .string(timestamp(unixMilliseconds: session.createdAtUnixMilliseconds)),
+                        "expiresAt": .string(timestamp(unixMilliseconds: session.expiresAtUnixMilliseconds)),
+                        "current": .boolean(session.current),
+                    ]
+                })
+        ]
+    }
+
+    /// `200` of `GET /v1/account`.
+    public static func account(_ summary: AccountSummary) -> JSONValue {
+        [
+            "accountID": .string(summary.accountID),
+            "displayName": .string(summary.displayName),
+            "emails": .array(summary.emails.map { .string($0) }),
+            "hasPassword": .boolean(summary.hasPassword),
+            "passkeyCount": .integer(summary.passkeyCount),
+        ]
+    }
+
+    /// One passkey of `GET /v1/passkeys`; `lastUsedAt` is null when it was never used.
+    public static func passkey(_ info: PasskeyCredentialInfo) -> JSONValue {
+        [
+            "credentialID": .string(Base64URL.encode(info.credentialID)),
+            "name": .string(info.name),
+            "aaguid": .string(info.aaguid),
+            "createdAt": .string(timestamp(unixMilliseconds: info.createdAtUnixMilliseconds)),
+            "lastUsedAt": info.lastUsedAtUnixMilliseconds == 0
+                ? .null : .string(timestamp(unixMilliseconds: info.lastUsedAtUnixMilliseconds)),
+            "backupEligible": .boolean(info.backupEligible),
+            "backedUp": .boolean(info.backedUp),
+            "transports": .array(info.transports.map { .string($0) }),
+        ]
+    }
+
+    /// `200` of `GET /v1/passkeys`.
+    public static func passkeys(_ list: ListCredentialsResponse) -> JSONValue {
+        ["passkeys": .array(list.credentials.map(passkey))]
+    }
+}

@@ -1,0 +1,50 @@
+import Configuration
+import JSON
+
+/// The association files the platforms fetch, built from configuration.
+public enum WellKnownDocuments {
+    /// `/.well-known/apple-app-site-association`: `{"webcredentials": {"apps": [TEAMID.bundle.id, ...]}}`.
+    public static func appleAppSiteAssociation(appIDs: [String]) -> JSONValue {
+        ["webcredentials": ["apps": .array(appIDs.map { .string($0) })]]
+    }
+
+    /// `/.well-known/assetlinks.json`: one `delegate_permission/common.get_login_creds` statement per package,
+    /// with every fingerprint configured for it.
+    public static func assetLinks(apps: [ServerConfiguration.AndroidApp]) -> JSONValue {
+        var packages: [String] = []
+        var fingerprints: [String: [String]] = [:]
+        for app in apps {
+            if fingerprints[app.packageName] == nil { packages.append(app.packageName) }
+            if !fingerprints[app.packageName, default: []].contains(app.sha256Fingerprint) {
+                fingerprints[app.packageName, default: []].append(app.sha256Fingerprint)
+            }
+        }
+        return .array(
+            packages.map { package in
+                [
+                    "relation": ["delegate_permission/common.get_login_creds"],
+                    "target": [
+                        "namespace": "android_app",
+                        "package_name": .string(package),
+                        "sha256_cert_fingerprints": .array((fingerprints[package] ?? []).map { .string($0) }),
+                    ],
+                ]
+            })
+    }
+
+    /// The web origins (http and https) among the configured origins; app origins are left out.
+    public static func webOrigins(_ origins: [String]) -> [String] {
+        origins.filter { $0.hasPrefix("https://") || $0.hasPrefix("http://") }
+    }
+
+    /// `/.well-known/webauthn`: the related origins.
+    public static func relatedOrigins(origins: [String]) -> JSONValue {
+        ["origins": .array(webOrigins(origins).map { .string($0) })]
+    }
+
+    /// `/.well-known/passkey-endpoints` on the first web origin, or nil when there is no web origin.
+    public static func passkeyEndpoints(origins: [String]) -> JSONValue? {
+        guard let origin = webOrigins(origins).first else { return nil }
+        return ["enroll": .string(origin + "/passkeys/new"), "manage": .string(origin + "/passkeys")]
+    }
+}

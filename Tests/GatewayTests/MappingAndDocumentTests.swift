@@ -1,0 +1,313 @@
+import Configuration
+import Domain
+import Encoding
+import Foundation
+import GRPC
+import GatewayCore
+import JSON
+import ServiceContracts
+import XCTest
+
+final class ProblemMappingTests: XCTestCase {
+    func testEveryDomainErrorHasTheStatusOfAPIMD() {
+        let expected: [DomainError.Code: Int] = [
+            .invalidRequest: 400, .verificationFailed: 400, .unauthenticated: 401, .invalidCredentials: 401,
+            .forbidden: 403, .notFound: 404, .emailTaken: 409, .credentialAlreadyRegistered: 409,
+            .lastSignInMethod: 409, .challengeUnavailable: 410, .rateLimited: 429, .unavailable: 503,
+        ]
+        for code in DomainError.Code.allCases {
+            let problem = ProblemMapping.problem(for: DomainError(code, "m"))
+            XCTAssertEqual(problem.status, expected[code], "\(code)")
+            XCTAssertEqual(problem.code, code.rawValue)
+            // Through gRPC and back, as the gateway sees a service's error.
+            let overTheWire = ProblemMapping.problem(for: ServiceErrors.rpcError(DomainError(code, "m")))
+            XCTAssertEqual(overTheWire.status, expected[code])
+            XCTAssertEqual(overTheWire.code, code.rawValue)
+        }
+    }
+
+    func testWebAuthnFailuresFollowTheCeremony() {
+        for code in [DomainError.Code.verificationFailed, .invalidCredentials] {
+            let error = ServiceErrors.rpcError(DomainError(code, "check failed", reason: "signature_invalid"))
+            let registration = ProblemMapping.problem(for: error, ceremony: .registration)
+            XCTAssertEqual(registration.status, 400)
+            XCTAssertEqual(registration.code, "verification_failed")
+            XCTAssertEqual(registration.reason, "signature_invalid")
+            let authentication = ProblemMapping.problem(for: error, ceremony: .authentication)
+            XCTAssertEqual(authentication.status, 401)
+            XCTAssertEqual(authentication.code, "invalid_credentials")
+            XCTAssertEqual(authentication.reason, "signature_invalid")
+        }
+        let unavailable = ProblemMapping.problem(
+            for: ServiceErrors.rpcError(DomainError(.challengeUnavailable, "gone")), ceremony: .authentication)
+        XCTAssertEqual(unavailable.status, 410)
+    }
+
+    func testTransportFailuresAreUnavailableAndOthersInternal() {
+        for code in [GRPCStatusCode.unavailable, .deadlineExceeded, .cancelled, .unimplemented] {
+            XCTAssertEqual(ProblemMapping.problem(for: RPCError(code: code, message: "x")), .unavailable)
+        }
+        XCTAssertEqual(ProblemMapping.problem(for: RPCError(code: .internal, message: "secret SQL")).status, 500)
+        XCTAssertEqual(ProblemMapping.problem(for: RPCError(code: .unknown, message: "x")).code, "internal_error")
+    }
+
+    func testProblemJSONShapeAndHeaders() throws {
+        let problem = ProblemMapping.problem(
+            for: DomainError(.verificationFailed, "User presence is required.", reason: "user_present_flag_not_set"))
+        let response = problem.response
+        XCTAssertEqual(response.headers["content-type"], "application/problem+json")
+        let body = try JSONReader.parse(response.body)
+        XCTAssertEqual(body.objectValue?.keys, ["type", "title", "status", "code", "reason", "detail"])
+        XCTAssertEqual(body["status"], 400)
+        XCTAssertEqual(body["title"], "Bad Request")
+        XCTAssertEqual(body["code"], "verification_failed")
+        XCTAssertEqual(body["reason"], "user_present_flag_not_set")
+        XCTAssertEqual(body["type"]?.stringValue?.hasSuffix("/verification-failed"), true)
+        let limited = APIProblem.rateLimited(retryAfterSeconds: 7).response
+        XCTAssertEqual(limited.status, 429)
+        XCTAssertEqual(limited.headers["retry-after"], "7")
+        XCTAssertEqual(APIProblem.unauthenticated().response.headers["www-authenticate"], "Bearer")
+        XCTAssertNil(try JSONReader.parse(APIProblem.notFound.response.body)["reason"])
+        // Sign-in failures never show the service's message, which could tell an unknown email apart.
+        let signIn = ProblemMapping.problem(for: DomainError(.invalidCredentials, "no such email"))
+        XCTAssertNotEqual(signIn.detail, "no such email")
+        XCTAssertEqual(APIProblem.malformedMessage(status: 431).status, 431)
+        XCTAssertEqual(APIProblem.malformedMessage(status: 413).code, "payload_too_large")
+        XCTAssertEqual(APIProblem.malformedMessage(status: 400).code, "invalid_request")
+    }
+}
+
+final class ResponseDocumentTests: XCTestCase {
+    func registrationResponse(mode: String) -> BeginRegistrationResponse {
+        var response = BeginRegistrationResponse()
+        response.challengeID = "c-1"
+        response.challenge = Array(repeating: 0xAB, count: 32)
+        response.expiresAtUnixMilliseconds = 1_798_000_000_123
+        response.relyingPartyID = "example.com"
+        response.relyingPartyName = "Example"
+        response.userHandle = Array(repeating: 1, count: 16)
+        response.userName = "a@example.com"
+        response.userDisplayName = "A"
+        var excluded = CredentialDescriptor()
+        excluded.id = [5, 6, 7]
+        excluded.transports = ["internal"]
+        response.excludeCredentials = [excluded]
+        response.mode = mode
+        response.timeoutMilliseconds = 300_000
+        return response
+    }
+
+    func testCreationOptionsShape() throws {
+        let document = try JSONReader.parse(
+            ResponseDocuments.registrationStart(registrationResponse(mode: "modal")).serialized())
+        for key in [
+            "challengeID", "relyingPartyID", "userID", "userName", "displayName", "challenge", "expiresAt", "publicKey",
+        ] {
+            XCTAssertNotNil(document[key], key)
+        }
+        XCTAssertNil(document["mediation"])
+        XCTAssertEqual(document["userID"]?.stringValue, Base64URL.encode(Array(repeating: 1, count: 16)))
+        XCTAssertEqual(document["expiresAt"], "2026-12-23T04:26:40.123Z")
+        let options = try XCTUnwrap(document["publicKey"])
+        XCTAssertEqual(options["rp"], ["id": "example.com", "name": "Example"])
+        XCTAssertEqual(options["user"]?["id"], document["userID"])
+        XCTAssertEqual(options["user"]?["name"], "a@example.com")
+        XCTAssertEqual(options["user"]?["displayName"], "A")
+        XCTAssertEqual(options["challenge"], document["challenge"])
+        XCTAssertFalse(options["challenge"]!.stringValue!.contains("="))
+        let algorithms = options["pubKeyCredParams"]?.arrayValue?.compactMap { $0["alg"]?.numberValue }
+        XCTAssertEqual(algorithms, [-7, -8, -257])
+        XCTAssertTrue(options["pubKeyCredParams"]!.arrayValue!.allSatisfy { $0["type"] == "public-key" })
+        XCTAssertEqual(options["timeout"], 300_000)
+        XCTAssertEqual(
+            options["excludeCredentials"],
+            [["type": "public-key", "id": .string(Base64URL.encode([5, 6, 7])), "transports": ["internal"]]])
+        XCTAssertEqual(options["authenticatorSelection"]?["residentKey"], "required")
+        XCTAssertEqual(options["authenticatorSelection"]?["userVerification"], "preferred")
+        XCTAssertEqual(options["attestation"], "none")
+    }
+
+    func testConditionalModeAddsMediationBesidePublicKey() throws {
+        let document = try JSONReader.parse(
+            ResponseDocuments.registrationStart(registrationResponse(mode: "conditional")).serialized())
+        XCTAssertEqual(document["mediation"], "conditional")
+        XCTAssertNil(document["publicKey"]?["mediation"])
+    }
+
+    func testAccountRegistrationAndAuthenticationOptions() throws {
+        var account = BeginAccountRegistrationResponse()
+        account.registrationID = "r-1"
+        account.challenge = [1, 2, 3]
+        account.userHandle = [4, 5]
+        account.relyingPartyID = "example.com"
+        account.timeoutMilliseconds = 600_000
+        let accountDocument = try JSONReader.parse(ResponseDocuments.accountRegistrationStart(account).serialized())
+        XCTAssertEqual(accountDocument["registrationID"], "r-1")
+        XCTAssertEqual(accountDocument["userID"], "BAU")
+        XCTAssertEqual(accountDocument["publicKey"]?["excludeCredentials"], [])
+        XCTAssertEqual(accountDocument["publicKey"]?["authenticatorSelection"]?["residentKey"], "required")
+
+        var authentication = BeginAuthenticationResponse()
+        authentication.challengeID = "a-1"
+        authentication.challenge = [0xFF, 0xEE]
+        authentication.relyingPartyID = "example.com"
+        authentication.timeoutMilliseconds = 300_000
+        authentication.expiresAtUnixMilliseconds = 0
+        let document = try JSONReader.parse(ResponseDocuments.authenticationStart(authentication).serialized())
+        XCTAssertEqual(document["challenge"], "_-4")
+        XCTAssertEqual(document["expiresAt"], "1970-01-01T00:00:00.000Z")
+        XCTAssertEqual(
+            document["publicKey"],
+            [
+                "rpId": "example.com", "challenge": "_-4", "timeout": 300_000, "allowCredentials": [],
+                "userVerification": "preferred",
+            ])
+    }
+
+    func testSessionAndAccountDocuments() throws {
+        var issued = IssuedSession()
+        issued.accessToken = "token"
+        issued.expiresAtUnixMilliseconds = 86_400_000
+        issued.accountID = "acc"
+        issued.displayName = "A"
+        let session = ResponseDocuments.session(issued)
+        XCTAssertEqual(
+            session.objectValue?.keys, ["accessToken", "tokenType", "expiresAt", "accountID", "displayName"])
+        XCTAssertEqual(session["tokenType"], "Bearer")
+        XCTAssertEqual(session["expiresAt"], "1970-01-02T00:00:00.000Z")
+        var info = PasskeyCredentialInfo()
+        info.credentialID = [1]
+        info.createdAtUnixMilliseconds = 1000
+        XCTAssertEqual(ResponseDocuments.passkey(info)["lastUsedAt"], .null)
+        info.lastUsedAtUnixMilliseconds = 2000
+        XCTAssertEqual(ResponseDocuments.passkey(info)["lastUsedAt"], "1970-01-01T00:00:02.000Z")
+        XCTAssertEqual(ResponseDocuments.timestamp(unixMilliseconds: 951_782_400_999), "2000-02-29T00:00:00.999Z")
+    }
+}
+
+final class ClientAddressTests: XCTestCase {
+    func testPeerIsTheClientUnlessItIsATrustedProxy() {
+        let resolver = ClientAddressResolver(trustedProxies: ["10.0.0.1", "192.168.0.0/16", "fd00::/8"])
+        XCTAssertEqual(resolver.clientAddress(peer: "203.0.113.9", forwardedFor: ["1.2.3.4"]), "203.0.113.9")
+        XCTAssertEqual(resolver.clientAddress(peer: "10.0.0.1", forwardedFor: []), "10.0.0.1")
+        XCTAssertEqual(resolver.clientAddress(peer: "10.0.0.1", forwardedFor: ["1.2.3.4"]), "1.2.3.4")
+        // The rightmost untrusted hop: spoofed hops on the left are ignored.
+        XCTAssertEqual(
+            resolver.clientAddress(peer: "10.0.0.1", forwardedFor: ["6.6.6.6, 1.2.3.4, 192.168.4.4"]), "1.2.3.4")
+        XCTAssertEqual(
+            resolver.clientAddress(peer: "10.0.0.1", forwardedFor: ["6.6.6.6", "1.2.3.4", "192.168.4.4"]), "1.2.3.4")
+        // Every hop trusted: the leftmost is the client.
+        XCTAssertEqual(resolver.clientAddress(peer: "10.0.0.1", forwardedFor: ["192.168.1.1, 10.0.0.1"]), "192.168.1.1")
+        // Ports, brackets, IPv6 and IPv4-mapped forms.
+        XCTAssertEqual(resolver.clientAddress(peer: "fd00::5", forwardedFor: ["[2001:db8::1]:443"]), "2001:db8::1")
+        XCTAssertEqual(resolver.clientAddress(peer: "10.0.0.1", forwardedFor: ["1.2.3.4:5678"]), "1.2.3.4")
+        XCTAssertEqual(resolver.clientAddress(peer: "::ffff:10.0.0.1", forwardedFor: ["1.2.3.4"]), "1.2.3.4")
+        // A hop that is not an address stops the walk at the last believed address.
+        XCTAssertEqual(resolver.clientAddress(peer: "10.0.0.1", forwardedFor: ["1.2.3.4, garbage"]), "10.0.0.1")
+        XCTAssertEqual(resolver.clientAddress(peer: "10.0.0.1", forwardedFor: ["garbage, 192.168.0.7"]), "192.168.0.7")
+    }
+
+    func testNoTrustedProxiesMeansTheHeaderIsIgnored() {
+        let resolver = ClientAddressResolver(trustedProxies: [])
+        XCTAssertEqual(resolver.clientAddress(peer: "127.0.0.1", forwardedFor: ["1.2.3.4"]), "127.0.0.1")
+    }
+
+    func testAddressBlocks() {
+        XCTAssertNotNil(AddressBlock("10.0.0.0/8"))
+        XCTAssertNotNil(AddressBlock("::1"))
+        XCTAssertNil(AddressBlock("10.0.0.0/33"))
+        XCTAssertNil(AddressBlock("host.example"))
+        XCTAssertNil(AddressBlock("10.0.0.0/x"))
+    }
+}
+
+final class WellKnownDocumentTests: XCTestCase {
+    let fingerprint = (0..<32).map { _ in "AB" }.joined(separator: ":")
+
+    func testDocumentsFromConfiguration() throws {
+        let configuration = try ServerConfiguration(environment: [
+            "PASSKEY_RP_ID": "example.com",
+            "PASSKEY_ORIGINS": "https://example.com,android:apk-key-hash:" + String(repeating: "A", count: 43)
+                + ",https://login.example.com",
+            "PASSKEY_APPLE_APP_IDS": "ABCDE12345.com.example.app",
+            "PASSKEY_ANDROID_APPS":
+                "com.example.app:\(fingerprint),com.example.app:\(fingerprint.replacingOccurrences(of: "AB", with: "CD")),org.other:\(fingerprint)",
+        ])
+        XCTAssertEqual(
+            JSONWriter.string(WellKnownDocuments.appleAppSiteAssociation(appIDs: configuration.appleAppIDs)),
+            #"{"webcredentials":{"apps":["ABCDE12345.com.example.app"]}}"#)
+        let links = WellKnownDocuments.assetLinks(apps: configuration.androidApps).arrayValue ?? []
+        XCTAssertEqual(links.count, 2)
+        XCTAssertEqual(links[0]["relation"], ["delegate_permission/common.get_login_creds"])
+        XCTAssertEqual(links[0]["target"]?["namespace"], "android_app")
+        XCTAssertEqual(links[0]["target"]?["package_name"], "com.example.app")
+        XCTAssertEqual(links[0]["target"]?["sha256_cert_fingerprints"]?.arrayValue?.count, 2)
+        XCTAssertEqual(links[1]["target"]?["package_name"], "org.other")
+        XCTAssertEqual(
+            WellKnownDocuments.relatedOrigins(origins: configuration.origins),
+            ["origins": ["https://example.com", "https://login.example.com"]])
+        XCTAssertEqual(
+            WellKnownDocuments.passkeyEndpoints(origins: configuration.origins),
+            ["enroll": "https://example.com/passkeys/new", "manage": "https://example.com/passkeys"])
+        XCTAssertNil(WellKnownDocuments.passkeyEndpoints(origins: ["android:apk-key-hash:x"]))
+        XCTAssertEqual(WellKnownDocuments.assetLinks(apps: []), [])
+    }
+}
+
+final class RouterTests: XCTestCase {
+    func testMatchingParametersAndMethods() {
+        var router = Router<Int>()
+        router.add("GET", "/v1/passkeys", 1)
+        router.add("PATCH", "/v1/passkeys/{credentialID}", 2)
+        router.add("DELETE", "/v1/passkeys/{credentialID}", 3)
+        guard case .found(2, let route, let parameters) = router.match(method: "PATCH", path: "/v1/passkeys/AQI%2D")
+        else {
+            return XCTFail("no match")
+        }
+        XCTAssertEqual(route, "PATCH /v1/passkeys/{credentialID}")
+        XCTAssertEqual(parameters["credentialID"], "AQI-")
+        guard case .found(1, _, _) = router.match(method: "HEAD", path: "/v1/passkeys") else { return XCTFail("HEAD") }
+        guard case .methodNotAllowed(let allowed) = router.match(method: "POST", path: "/v1/passkeys/x") else {
+            return XCTFail("405")
+        }
+        XCTAssertEqual(allowed, ["PATCH", "DELETE"])
+        for path in ["/v1/passkeys/", "/v1/passkeys/a/b", "/v1/passkey", "v1/passkeys", "/v1/passkeys/%zz"] {
+            guard case .notFound = router.match(method: "GET", path: path) else { return XCTFail(path) }
+        }
+    }
+
+    func testOpenAPIDocumentDescribesEveryRoute() throws {
+        let document = try JSONReader.parse(OpenAPIDocument.bytes)
+        XCTAssertEqual(document["openapi"]?.stringValue?.hasPrefix("3.1"), true)
+        let paths = try XCTUnwrap(document["paths"]?.objectValue)
+        for name in GatewayApplication.routeNames {
+            let parts = name.split(separator: " ")
+            let operation = paths[String(parts[1])]?[parts[0].lowercased()]
+            XCTAssertNotNil(operation, "\(name) is not in openapi.json")
+            XCTAssertNotNil(operation?["responses"], name)
+        }
+        XCTAssertEqual(paths.count, Set(GatewayApplication.routeNames.map { $0.split(separator: " ")[1] }).count)
+        let codes = document["components"]?["schemas"]?["Problem"]?["properties"]?["code"]?["enum"]?.arrayValue ?? []
+        for code in DomainError.Code.allCases {
+            XCTAssertTrue(codes.contains(.string(code.rawValue)), code.rawValue)
+        }
+        // Every $ref points at something that exists.
+        func check(_ value: JSONValue) {
+            switch value {
+            case .object(let object):
+                for (key, member) in object {
+                    if key == "$ref", let target = member.stringValue {
+                        let pieces = target.dropFirst(2).split(separator: "/").map(String.init)
+                        var node: JSONValue? = document
+                        for piece in pieces { node = node?[piece] }
+                        XCTAssertNotNil(node, target)
+                    }
+                    check(member)
+                }
+            case .array(let items): items.forEach(check)
+            default: break
+            }
+        }
+        check(document)
+    }
+}

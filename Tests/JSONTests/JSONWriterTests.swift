@@ -1,0 +1,56 @@
+import Encoding
+import JSON
+import XCTest
+
+final class JSONWriterTests: XCTestCase {
+    func testMembersKeepTheOrderGiven() {
+        let value: JSONValue = ["z": 1, "a": ["y": true, "b": nil], "m": [1, "two", 3.5]]
+        XCTAssertEqual(JSONWriter.string(value), #"{"z":1,"a":{"y":true,"b":null},"m":[1,"two",3.5]}"#)
+    }
+
+    func testStringsAreEscaped() {
+        let text = "quote\" backslash\\ newline\n tab\t cr\r bell\u{07} del\u{7F} é 😀 </script>"
+        let written = JSONWriter.serialize(.string(text))
+        XCTAssertEqual(
+            String(decoding: written, as: UTF8.self),
+            #""quote\" backslash\\ newline\n tab\t cr\r bell\u0007 del\u007f é 😀 </script>""#)
+        XCTAssertEqual(try JSONReader.parse(written), .string(text))
+    }
+
+    func testNumbers() {
+        XCTAssertEqual(JSONWriter.string(.integer(1_798_000_000_000 as Int64)), "1798000000000")
+        XCTAssertEqual(JSONWriter.string(-257), "-257")
+        XCTAssertEqual(JSONWriter.string(0.25), "0.25")
+        XCTAssertEqual(JSONWriter.string(.number(.nan)), "null")
+        XCTAssertEqual(JSONWriter.string(.number(.infinity)), "null")
+    }
+
+    func testRoundTripThroughTheReaderKeepsOrder() throws {
+        let text = #"{"b":[{"d":"x","c":false}],"a":-1.5e-7}"#
+        let value = try JSONReader.parse(Array(text.utf8))
+        XCTAssertEqual(value.objectValue?.keys, ["b", "a"])
+        XCTAssertEqual(try JSONReader.parse(value.serialized()), value)
+        XCTAssertEqual(value["b"]?.arrayValue?.first?.objectValue?.keys, ["d", "c"])
+    }
+
+    func testObjectEqualityIgnoresOrderAndSettingReplacesInPlace() {
+        var object: JSONObject = ["a": 1, "b": 2]
+        XCTAssertEqual(object, ["b": 2, "a": 1])
+        object["a"] = 3
+        object["c"] = 4
+        XCTAssertEqual(object.keys, ["a", "b", "c"])
+        object["b"] = nil
+        XCTAssertEqual(object.keys, ["a", "c"])
+        XCTAssertEqual(object["c"], 4)
+        XCTAssertFalse(object.insertNew("a", 5))
+    }
+
+    func testBase64URLRoundTrip() {
+        for length in 0..<40 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            let text = Base64URL.encode(bytes)
+            XCTAssertFalse(text.contains("=") || text.contains("+") || text.contains("/"))
+            XCTAssertEqual(Base64URL.decode(text), bytes)
+        }
+    }
+}
