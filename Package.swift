@@ -115,7 +115,7 @@ let serviceTargets: [Target] = [
     .target(
         name: "SessionServiceCore",
         dependencies: [
-            "Crypto", "Domain", "GRPC", "Observability", "PasswordHashing", "ServiceContracts", "ServiceRuntime", "WebAuthn",
+            "Crypto", "Domain", "Encoding", "GRPC", "Observability", "PasswordHashing", "ServiceContracts", "ServiceRuntime",
         ],
         path: "Services/SessionService/Core"),
     .executableTarget(
@@ -143,11 +143,13 @@ let serviceTargets: [Target] = [
         path: "Tests/GatewayTests"),
     .target(name: "ServiceContracts", dependencies: ["Domain", "GRPC", "Protobuf"], path: "Shared/ServiceContracts"),
     .executableTarget(
-        name: "passkey-signin-load", dependencies: ["SoftwareAuthenticator", "WebAuthn"],
+        name: "passkey-signin-load", dependencies: ["Encoding", "SoftwareAuthenticator", "WebAuthn"],
         path: "Tests/Benchmarks/SignInLoad"),
     .testTarget(
         name: "EndToEndTests",
-        dependencies: ["Postgres", "PostgresStorage", "PostgresTestSupport", "SoftwareAuthenticator", "WebAuthn"],
+        dependencies: [
+            "Encoding", "Postgres", "PostgresStorage", "PostgresTestSupport", "SoftwareAuthenticator", "WebAuthn",
+        ],
         path: "Tests/EndToEndTests"),
     .testTarget(
         name: "ServiceContractsTests", dependencies: ["ServiceContracts", "Domain", "GRPC", "Protobuf"],

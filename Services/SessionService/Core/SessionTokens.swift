@@ -1,5 +1,5 @@
+import Encoding
 import Crypto
-import WebAuthn
 
 /// Bearer tokens: 256 random bits, sent as base64url; only their SHA-256 digest is ever stored.
 public enum SessionTokens {
