@@ -32,16 +32,20 @@ final class ManagedProcess: @unchecked Sendable {
     func kill() {
         guard let process, process.isRunning else { return }
         Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        _ = waitUntil(timeout: 10) { !process.isRunning }
     }
 
-    /// SIGTERM and wait for the exit status.
+    /// SIGTERM and wait for the exit status (SIGKILL after 15 seconds). Polls instead of `waitUntilExit()`, which
+    /// needs a run loop that a blocked main thread cannot turn.
     @discardableResult
     func terminate() -> Int32 {
         guard let process else { return -1 }
         if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        return process.terminationStatus
+        if !waitUntil(timeout: 15, { !process.isRunning }) {
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            _ = waitUntil(timeout: 10) { !process.isRunning }
+        }
+        return process.isRunning ? -1 : process.terminationStatus
     }
 
     var isRunning: Bool { process?.isRunning ?? false }

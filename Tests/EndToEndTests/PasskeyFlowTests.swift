@@ -150,7 +150,8 @@ final class PasskeyFlowTests: XCTestCase {
         XCTAssertEqual(duplicate.code, "credential_already_registered")
 
         // A registration ID is used once; unknown ones are gone too.
-        let start = try await flows.client.post("/v1/passkeys/account-registrations", ["email": flows.uniqueEmail()])
+        let start = try await flows.client.post(
+            "/v1/passkeys/account-registrations", ["email": flows.uniqueEmail(), "displayName": "Once"])
         var fresh = SoftwareAuthenticator()
         fresh.userHandle = Base64URL.decode(start.json["userID"] as? String ?? "") ?? []
         let registration = fresh.makeRegistration(
@@ -227,7 +228,7 @@ final class PasskeyFlowTests: XCTestCase {
         // Nor a password session older than five minutes.
         let stale = try await flows.passwordUser()
         _ = try await stack.sql(
-            "UPDATE authentication_sessions SET created_at = now() - interval '6 minutes' WHERE account_id = \(UUID(uuidString: stale.accountID)!)")
+            "UPDATE authentication_sessions SET created_at = now() - interval '6 minutes' WHERE account_id = \(try XCTUnwrap(UUID(uuidString: stale.accountID)))")
         let tooLate = try await flows.beginRegistration(token: stale.token, mode: "conditional")
         XCTAssertEqual(tooLate.status, 403)
         // Modal still works for it.

@@ -24,7 +24,14 @@ final class PasswordAndSessionTests: XCTestCase {
         XCTAssertEqual(signIn.json["tokenType"] as? String, "Bearer")
         XCTAssertEqual(signIn.json["accountID"] as? String, accountID)
         XCTAssertEqual(signIn.json["displayName"] as? String, "Ada Lovelace")
-        XCTAssertNotNil(ISO8601DateFormatter().date(from: signIn.json["expiresAt"] as? String ?? ""))
+        let expiresAt = signIn.json["expiresAt"] as? String ?? ""
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let expiry = ISO8601DateFormatter().date(from: expiresAt) ?? fractional.date(from: expiresAt)
+        XCTAssertNotNil(expiry, expiresAt)
+        XCTAssertTrue(expiresAt.hasSuffix("Z"), expiresAt)
+        // PASSKEY_SESSION_LIFETIME defaults to 30 days.
+        XCTAssertEqual(expiry?.timeIntervalSinceNow ?? 0, 30 * 86_400, accuracy: 120)
         let token = try XCTUnwrap(signIn.json["accessToken"] as? String)
 
         let session = try await flows.client.get("/v1/session", bearer: token)
@@ -134,7 +141,7 @@ final class PasswordAndSessionTests: XCTestCase {
         let (flows, stack) = try await flows()
         let user = try await flows.passwordUser()
         _ = try await stack.sql(
-            "UPDATE authentication_sessions SET created_at = now() - interval '2 days', expires_at = now() - interval '1 second' WHERE account_id = \(UUID(uuidString: user.accountID)!)")
+            "UPDATE authentication_sessions SET created_at = now() - interval '2 days', expires_at = now() - interval '1 second' WHERE account_id = \(try XCTUnwrap(UUID(uuidString: user.accountID)))")
         await assertEqual(try await flows.client.get("/v1/session", bearer: user.token).status, 401)
     }
 

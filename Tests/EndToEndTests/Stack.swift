@@ -77,6 +77,14 @@ final class Stack: @unchecked Sendable {
                 throw StackError(message: "port \(port) never opened:\n\(logs)")
             }
         }
+        // Ready means every backend answers the gateway's health checks, as a load balancer would wait for.
+        let client = GatewayClient(baseURL: gatewayURL)
+        for _ in 0..<200 {
+            if (try? await client.get("/readyz"))?.status == 200 { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        stop()
+        throw StackError(message: "the gateway never became ready:\n\(logs)")
     }
 
     var gatewayURL: URL { URL(string: "http://127.0.0.1:\(gatewayPort)")! }
