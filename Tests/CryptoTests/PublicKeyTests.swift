@@ -101,3 +101,18 @@ final class PublicKeyTests: XCTestCase {
             try Certificate(pemEncoded: "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"))
     }
 }
+
+final class ByteArrayFastPathTests: XCTestCase {
+    func testOverloadsAgreeWithTheGenericFunctions() {
+        let a: [UInt8] = [1, 2, 3, 4]
+        XCTAssertTrue(constantTimeEquals(a, [1, 2, 3, 4]))
+        XCTAssertFalse(constantTimeEquals(a, [1, 2, 3, 5]))
+        XCTAssertFalse(constantTimeEquals(a, [1, 2, 3]))
+        XCTAssertTrue(constantTimeEquals([UInt8](), [UInt8]()))
+        XCTAssertTrue(constantTimeEquals(a[1...], [2, 3, 4]))
+        XCTAssertFalse(constantTimeEquals(a[1...], [2, 3, 5]))
+        XCTAssertTrue(constantTimeEquals(a[4...], []))
+        XCTAssertEqual(sha256(a), sha256(AnyCollection(a)))
+        XCTAssertEqual(DigestAlgorithm.sha384.hash(a), DigestAlgorithm.sha384.hash(a[...]))
+    }
+}
