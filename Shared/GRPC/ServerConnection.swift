@@ -299,7 +299,7 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
             var framed: [UInt8] = []
             framed.reserveCapacity(message.count + 5)
             GRPCMessageFramer.frame(message, into: &framed)
-            framed.withUnsafeBytes { session.sendData(streamID: streamID, bytes: $0) }
+            session.sendData(streamID: streamID, bytes: framed)
             session.finishStream(streamID: streamID, trailers: Self.preparedOKTrailers)
         case .failure(let error):
             finish(streamID, call, error)

@@ -51,6 +51,13 @@ public struct GRPCMessageDeframer: Sendable {
         guard length <= maxMessageSize else { throw .messageTooLarge(declared: length, limit: maxMessageSize) }
         if flag == 1 { throw .compressionNotSupported }
         guard available - 5 >= length else { return nil }
+        if head == 0 && buffer.count == 5 + length {
+            // The buffer holds exactly this message (the usual unary case): hand its storage over.
+            buffer.removeFirst(5)
+            let message = buffer
+            buffer = []
+            return message
+        }
         let start = head + 5
         let message = Array(buffer[start..<(start + length)])
         head = start + length

@@ -225,6 +225,15 @@ public final class HTTP2Session: ChannelHandler {
         resume(streamID)
     }
 
+    /// Queues body bytes on an open stream, taking the array over when nothing else is queued.
+    public func sendData(streamID: Int32, bytes: consuming [UInt8]) {
+        guard let output = outputs[streamID] else { return }
+        bufferedOutputBytes += bytes.count
+        output.data.append(bytes)
+        applyOutputBudget()
+        resume(streamID)
+    }
+
     /// Ends the stream after the queued data, with trailers (server) or a bare END_STREAM (client when nil).
     public func finishStream(streamID: Int32, trailers: [HTTP2Header]?) {
         finishStream(streamID: streamID, trailers: trailers.map(HTTP2HeaderList.init))

@@ -21,6 +21,16 @@ public struct ByteQueue: Sendable {
         storage.append(contentsOf: bytes)
     }
 
+    /// Appends an array at the back; an empty queue takes the array's storage over instead of copying it.
+    public mutating func append(_ bytes: consuming [UInt8]) {
+        if storage.isEmpty {
+            storage = bytes
+            head = 0
+        } else {
+            storage.append(contentsOf: bytes)
+        }
+    }
+
     /// Calls `body` with the unread bytes.
     public func withUnreadBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try storage.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[head...])) }

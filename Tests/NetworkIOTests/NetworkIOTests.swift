@@ -25,6 +25,18 @@ final class NetworkIOTests: XCTestCase {
         XCTAssertTrue(queue.isEmpty)
     }
 
+    func testByteQueueTakesArraysOver() {
+        var queue = ByteQueue()
+        queue.append([1, 2, 3])
+        queue.append([4])
+        queue.consume(1)
+        queue.withUnreadBytes { XCTAssertEqual(Array($0), [2, 3, 4]) }
+        queue.consume(3)
+        queue.append([9])
+        XCTAssertEqual(queue.read(1), [9])
+        XCTAssertTrue(queue.isEmpty)
+    }
+
     func testTimersFireInOrderAndCancel() throws {
         let group = try EventLoopGroup(threadCount: 1)
         defer { group.shutdown() }
