@@ -68,19 +68,10 @@ let webAuthnTargets: [Target] = [
 
 let rpcTargets: [Target] = [
     .target(name: "CNetworkIO", path: "Shared/CNetworkIO"),
-    // NetworkIO, HTTP2 and GRPC keep their mutable state confined to one event-loop thread. In release builds
-    // they skip the runtime exclusivity checks, which profiling showed at about 14% of the instructions per
-    // request (some 80 dynamic checks per call); debug builds and every test still run with the checks.
-    .target(
-        name: "NetworkIO", dependencies: ["CNetworkIO"], path: "Shared/NetworkIO",
-        swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
-    .target(
-        name: "HTTP2", dependencies: ["NetworkIO", "CNGHTTP2"], path: "Shared/HTTP2",
-        swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
+    .target(name: "NetworkIO", dependencies: ["CNetworkIO"], path: "Shared/NetworkIO"),
+    .target(name: "HTTP2", dependencies: ["NetworkIO", "CNGHTTP2"], path: "Shared/HTTP2"),
     .target(name: "Protobuf", path: "Shared/Protobuf"),
-    .target(
-        name: "GRPC", dependencies: ["NetworkIO", "HTTP2", "Protobuf", "Crypto"], path: "Shared/GRPC",
-        swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
+    .target(name: "GRPC", dependencies: ["NetworkIO", "HTTP2", "Protobuf", "Crypto"], path: "Shared/GRPC"),
     .target(name: "GRPCHealth", dependencies: ["GRPC", "Protobuf"], path: "Shared/GRPCHealth"),
     .target(name: "GRPCEchoMessages", dependencies: ["GRPC", "Protobuf"], path: "Tests/Support/GRPCEchoMessages"),
     .executableTarget(
