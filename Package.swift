@@ -71,11 +71,13 @@ let rpcTargets: [Target] = [
     .target(name: "NetworkIO", dependencies: ["CNetworkIO"], path: "Shared/NetworkIO"),
     .target(name: "HTTP2", dependencies: ["NetworkIO", "CNGHTTP2"], path: "Shared/HTTP2"),
     .target(name: "Protobuf", path: "Shared/Protobuf"),
-    .target(name: "GRPC", dependencies: ["NetworkIO", "HTTP2", "Protobuf", "Crypto"], path: "Shared/GRPC"),
+    .target(
+        name: "GRPC", dependencies: ["NetworkIO", "HTTP2", "Protobuf", "Crypto", "Encoding", "Observability"],
+        path: "Shared/GRPC"),
     .target(name: "GRPCHealth", dependencies: ["GRPC", "Protobuf"], path: "Shared/GRPCHealth"),
     .target(name: "GRPCEchoMessages", dependencies: ["GRPC", "Protobuf"], path: "Tests/Support/GRPCEchoMessages"),
     .executableTarget(
-        name: "grpc-echo-server", dependencies: ["GRPC", "GRPCHealth", "GRPCEchoMessages"],
+        name: "grpc-echo-server", dependencies: ["GRPC", "GRPCHealth", "GRPCEchoMessages", "Observability"],
         path: "Tests/Support/GRPCEchoServer"),
     .executableTarget(
         name: "grpc-echo-client", dependencies: ["GRPC", "GRPCEchoMessages"], path: "Tests/Support/GRPCEchoClient"),

@@ -1,3 +1,4 @@
+import Observability
 import HTTP2
 import NetworkIO
 import Protobuf

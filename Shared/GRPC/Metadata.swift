@@ -1,3 +1,4 @@
+import Encoding
 /// gRPC custom metadata: ordered key/value pairs with lower-case keys; keys ending in `-bin` carry bytes
 /// (base64 on the wire), all others carry printable ASCII text.
 public struct Metadata: Sendable, Equatable, Sequence {
@@ -66,7 +67,7 @@ public struct Metadata: Sendable, Equatable, Sequence {
                 // Several values may be joined with commas in one field.
                 var values: [[UInt8]] = []
                 for part in value.split(separator: ",") {
-                    guard let bytes = Base64.decode(part.trimmingSpaces()) else {
+                    guard let bytes = Base64URL.decode(part.trimmingSpaces()) else {
                         values = []
                         break
                     }
@@ -88,7 +89,7 @@ public struct Metadata: Sendable, Equatable, Sequence {
                 return (entry.key, text)
             case .binary(let bytes):
                 guard entry.key.hasSuffix("-bin") else { return nil }
-                return (entry.key, Base64.encode(bytes, padding: false))
+                return (entry.key, String(Base64URL.encodeStandard(bytes).prefix { $0 != "=" }))
             }
         }
     }
@@ -103,61 +104,3 @@ extension Substring {
     }
 }
 
-/// Standard base64 as gRPC uses it for `-bin` metadata: padding optional on input.
-enum Base64 {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
-    static func encode(_ bytes: [UInt8], padding: Bool) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var index = 0
-        while index + 3 <= bytes.count {
-            let value = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
-            output.append(alphabet[Int(value >> 18 & 63)])
-            output.append(alphabet[Int(value >> 12 & 63)])
-            output.append(alphabet[Int(value >> 6 & 63)])
-            output.append(alphabet[Int(value & 63)])
-            index += 3
-        }
-        let remaining = bytes.count - index
-        if remaining > 0 {
-            var value = UInt32(bytes[index]) << 16
-            if remaining == 2 { value |= UInt32(bytes[index + 1]) << 8 }
-            output.append(alphabet[Int(value >> 18 & 63)])
-            output.append(alphabet[Int(value >> 12 & 63)])
-            if remaining == 2 { output.append(alphabet[Int(value >> 6 & 63)]) }
-            if padding { output.append(contentsOf: Array(repeating: UInt8(ascii: "="), count: 3 - remaining)) }
-        }
-        return String(decoding: output, as: UTF8.self)
-    }
-
-    static func decode(_ text: some StringProtocol) -> [UInt8]? {
-        var values: [UInt8] = []
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): values.append(byte - UInt8(ascii: "A"))
-            case UInt8(ascii: "a")...UInt8(ascii: "z"): values.append(byte - UInt8(ascii: "a") + 26)
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): values.append(byte - UInt8(ascii: "0") + 52)
-            case UInt8(ascii: "+"), UInt8(ascii: "-"): values.append(62)
-            case UInt8(ascii: "/"), UInt8(ascii: "_"): values.append(63)
-            case UInt8(ascii: "="): continue
-            default: return nil
-            }
-        }
-        if values.count % 4 == 1 { return nil }
-        var output: [UInt8] = []
-        output.reserveCapacity(values.count * 3 / 4)
-        var index = 0
-        while index < values.count {
-            let chunk = values[index..<min(index + 4, values.count)]
-            var accumulator: UInt32 = 0
-            for value in chunk { accumulator = accumulator << 6 | UInt32(value) }
-            accumulator <<= UInt32(6 * (4 - chunk.count))
-            output.append(UInt8(truncatingIfNeeded: accumulator >> 16))
-            if chunk.count > 2 { output.append(UInt8(truncatingIfNeeded: accumulator >> 8)) }
-            if chunk.count > 3 { output.append(UInt8(truncatingIfNeeded: accumulator)) }
-            index += 4
-        }
-        return output
-    }
-}

@@ -50,6 +50,14 @@ public struct Logger: Sendable {
         return copy
     }
 
+    /// A logger that writes nothing, for libraries whose caller gave none.
+    public static let disabled = Logger(service: "", minimumLevel: .error, sink: DiscardingSink())
+
+    /// Logs one event with its fields as pairs.
+    public func log(_ level: LogLevel, _ event: String, _ fields: (String, String)...) {
+        log(level, event, fields: fields)
+    }
+
     public func debug(_ event: String, _ pairs: KeyValuePairs<String, String> = [:]) { log(.debug, event, pairs) }
     public func info(_ event: String, _ pairs: KeyValuePairs<String, String> = [:]) { log(.info, event, pairs) }
     public func warning(_ event: String, _ pairs: KeyValuePairs<String, String> = [:]) { log(.warning, event, pairs) }
@@ -106,20 +114,34 @@ func formatTimestamp(_ date: Date) -> String {
         parts.tm_hour, parts.tm_min, parts.tm_sec, Int32(milliseconds % 1000))
 }
 
-/// Writes each line to standard error with one `write` call, so lines from several threads never interleave.
-public struct StandardErrorSink: LogSink {
-    public init() {}
+/// Writes each line to a file descriptor with one `write` call, so lines from several threads never interleave.
+public struct FileDescriptorSink: LogSink {
+    public let descriptor: Int32
+    public init(_ descriptor: Int32) { self.descriptor = descriptor }
+
     public func write(_ line: String) {
         var bytes = Array((line + "\n").utf8)
         bytes.withUnsafeMutableBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                let written = Foundation.write(2, buffer.baseAddress! + offset, buffer.count - offset)
+                let written = Foundation.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
                 if written <= 0 { return }
                 offset += written
             }
         }
     }
+}
+
+/// Standard error, where services log.
+public struct StandardErrorSink: LogSink {
+    public init() {}
+    public func write(_ line: String) { FileDescriptorSink(2).write(line) }
+}
+
+/// Drops every line.
+public struct DiscardingSink: LogSink {
+    public init() {}
+    public func write(_ line: String) {}
 }
 
 /// Keeps lines in memory; for tests.

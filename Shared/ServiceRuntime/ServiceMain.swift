@@ -48,9 +48,7 @@ public enum ServiceMain {
             exitWithMessage(name, "cannot listen on \(address)", status: 2)
         }
         var serverConfiguration = GRPCServerConfiguration(address: socketAddress)
-        serverConfiguration.logger = NetworkIO.Logger(baseFields: [("service", name)]) { line in
-            StandardErrorSink().write(line)
-        }
+        serverConfiguration.logger = logger
         let server = GRPCServer(configuration: serverConfiguration)
         let health = HealthService()
         health.register(on: server)

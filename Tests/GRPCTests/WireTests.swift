@@ -115,9 +115,10 @@ final class WireTests: XCTestCase {
         let decoded = Metadata(headers: fields + [(":path", "/a/b"), ("grpc-timeout", "1S"), ("te", "trailers")])
         XCTAssertEqual(decoded, metadata)
         XCTAssertEqual(decoded.bytes("x-key-bin"), [0, 1, 2, 250, 251, 252, 253])
-        XCTAssertEqual(Base64.decode("AAEC+vv8/Q=="), [0, 1, 2, 250, 251, 252, 253])
-        XCTAssertNil(Base64.decode("A"))
-        XCTAssertNil(Base64.decode("**"))
+        // Received -bin values may be padded; undecodable ones are dropped.
+        XCTAssertEqual(Metadata(headers: [("x-b-bin", "AAEC+vv8/Q==")]).bytes("x-b-bin"), [0, 1, 2, 250, 251, 252, 253])
+        XCTAssertNil(Metadata(headers: [("x-b-bin", "A")]).bytes("x-b-bin"))
+        XCTAssertNil(Metadata(headers: [("x-b-bin", "**")]).bytes("x-b-bin"))
     }
 
     /// A fuzz entry point: random bodies, fed in random splits, never crash the deframer or exceed its limit.

@@ -1,3 +1,4 @@
+import Observability
 import Configuration
 import GRPC
 import GRPCHealth
@@ -49,7 +50,7 @@ public final class GRPCServiceBackends: ServiceBackends {
     /// Creates the clients and starts connecting; addresses must be numeric or resolvable host names.
     public init(
         challenge: [SocketAddress], verification: [SocketAddress], session: [SocketAddress],
-        settings: BackendCallSettings = BackendCallSettings(), logger: NetworkIO.Logger = .disabled
+        settings: BackendCallSettings = BackendCallSettings(), logger: Logger = .disabled
     ) throws {
         var configuration = GRPCClientConfiguration()
         configuration.threadCount = settings.threadsPerService
@@ -67,7 +68,7 @@ public final class GRPCServiceBackends: ServiceBackends {
     /// Creates the clients for the replica addresses of a configuration, resolving host names once.
     public convenience init(
         configuration: ServerConfiguration, settings: BackendCallSettings = BackendCallSettings(),
-        logger: NetworkIO.Logger = .disabled
+        logger: Logger = .disabled
     ) throws {
         try self.init(
             challenge: try configuration.challengeServiceAddresses.map {

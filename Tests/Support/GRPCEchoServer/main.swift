@@ -2,6 +2,7 @@ import GRPC
 import GRPCEchoMessages
 import GRPCHealth
 import NetworkIO
+import Observability
 
 #if canImport(Glibc)
     import Glibc
@@ -22,10 +23,8 @@ if let threads = environment("GRPC_ECHO_THREADS").flatMap(Int.init) { configurat
 if let drain = environment("GRPC_ECHO_DRAIN_MS").flatMap(UInt64.init) {
     configuration.drainTimeoutNanoseconds = drain * 1_000_000
 }
-configuration.logger = Logger(baseFields: [("service", "grpc-echo-server")]) {
-    print($0)
-    fflush(nil)
-}
+// Logged to standard output, where the interop tests read the bound address.
+configuration.logger = Logger(service: "grpc-echo-server", sink: FileDescriptorSink(1))
 if let certificate = environment("GRPC_ECHO_TLS_CERT"), let key = environment("GRPC_ECHO_TLS_KEY") {
     do {
         configuration.tls = try GRPCTLS.serverSecurity(
