@@ -221,13 +221,16 @@ final class GatewayServerTests: XCTestCase {
         guard let curl = programPath("curl") else { throw XCTSkip("curl is not installed") }
         let base = "http://127.0.0.1:\(port)"
         // One curl per URL: curl 7.88 fails to reuse a prior-knowledge connection for a second URL.
-        for (path, expected) in [
-            ("/healthz", "2 200"), ("/v1/nowhere", "2 404"), ("/v1/session", "2 401"), ("/readyz", "2 503"),
-            ("/openapi.json", "2 200"),
+        for (method, path, expected) in [
+            ("GET", "/healthz", "2 200"), ("GET", "/v1/nowhere", "2 404"), ("GET", "/v1/session", "2 401"),
+            ("GET", "/readyz", "2 503"), ("GET", "/openapi.json", "2 200"), ("PUT", "/v1/session", "2 405"),
         ] {
             let (status, output, _) = try runProgram(
                 curl,
-                ["-s", "--http2-prior-knowledge", "-o", "/dev/null", "-w", "%{http_version} %{http_code}", base + path])
+                [
+                    "-s", "--http2-prior-knowledge", "-X", method, "-o", "/dev/null", "-w",
+                    "%{http_version} %{http_code}", base + path,
+                ])
             XCTAssertEqual(status, 0, path)
             XCTAssertEqual(output, expected, path)
         }
