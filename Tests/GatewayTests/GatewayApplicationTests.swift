@@ -538,6 +538,15 @@ final class GatewayApplicationTests: XCTestCase {
         XCTAssertTrue(metrics.contains(#"outcome="unavailable""#))
     }
 
+    func testAnOutageIsLoggedOncePerSecondNotOncePerRequest() async throws {
+        let application = try makeApplication()
+        for _ in 0..<20 {
+            let response = await application.respond(to: post("/v1/passkeys/authentications", [:]))
+            XCTAssertEqual(response.status, 503)
+        }
+        XCTAssertEqual(sink.lines.filter { $0.contains("event=backend.call_failed") }.count, 1)
+    }
+
     func testOperationalRoutes() async throws {
         let application = try makeApplication([
             "PASSKEY_APPLE_APP_IDS": "ABCDE12345.com.example.app", "PASSKEY_ORIGINS": "https://example.com",

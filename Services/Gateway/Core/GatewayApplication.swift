@@ -9,6 +9,7 @@ import Observability
 import Protobuf
 import RateLimiting
 import ServiceContracts
+import Synchronization
 
 /// Settings of the gateway's own behavior (the deployment's settings are ``ServerConfiguration``).
 public struct GatewaySettings: Sendable {
@@ -21,6 +22,27 @@ public struct GatewaySettings: Sendable {
 
     /// The defaults.
     public init() {}
+}
+
+/// Lets one log line per key through per interval, counting the ones held back.
+final class LogThrottle: Sendable {
+    private let interval: Double
+    private let state = Mutex<[String: (last: Double, suppressed: Int)]>([:])
+
+    init(interval: Double) { self.interval = interval }
+
+    /// The number of lines held back since the last one for `key`, or nil when this one is held back too.
+    func admit(_ key: String, at time: Double) -> Int? {
+        state.withLock { entries -> Int? in
+            if let entry = entries[key], time - entry.last < interval {
+                entries[key] = (entry.last, entry.suppressed + 1)
+                return nil
+            }
+            let suppressed = entries[key]?.suppressed ?? 0
+            entries[key] = (time, 0)
+            return suppressed
+        }
+    }
 }
 
 /// The wall clock in Unix milliseconds.
@@ -71,6 +93,8 @@ public final class GatewayApplication: HTTPResponder {
     private let passwordPerAddress: TokenBucketLimiter?
     private let passkeyPerAddress: TokenBucketLimiter?
     private let wellKnown: [String: [UInt8]]
+    /// During an outage every request fails the same way: one line per service and status per second is enough.
+    private let failureLog = LogThrottle(interval: 1)
 
     /// Creates the application; nothing is called until requests arrive.
     public init(
@@ -597,12 +621,15 @@ public final class GatewayApplication: HTTPResponder {
                         "reason": problem.reason ?? "unspecified",
                     ])
             }
-            if domain == nil {
+            if domain == nil,
+                let suppressed = failureLog.admit("\(service.rawValue) \(error.code)", at: monotonicSeconds())
+            {
                 logger.log(
                     .warning, "backend.call_failed",
                     fields: [
                         ("request.id", context.requestID), ("route", context.route), ("service", service.rawValue),
                         ("method", method), ("grpc.status", String(describing: error.code)), ("message", error.message),
+                        ("suppressed", String(suppressed)),
                     ])
             }
             throw problem
