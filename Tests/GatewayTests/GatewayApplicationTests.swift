@@ -467,6 +467,8 @@ final class GatewayApplicationTests: XCTestCase {
         let started = await application.respond(to: post("/v1/passkeys/authentications", [:]))
         XCTAssertEqual(started.status, 200)
         XCTAssertEqual(try json(started)["publicKey"]?["rpId"], "localhost")
+        XCTAssertEqual(
+            try json(started)["publicKey"]?["timeout"], 300_000, "the challenge lifetime when the service sent none")
         let empty = await application.respond(to: post("/v1/passkeys/authentications", nil))
         XCTAssertEqual(empty.status, 200)
 

@@ -328,9 +328,12 @@ public final class GatewayApplication: HTTPResponder {
         request.mode = body.mode.rawValue
         request.sessionAuthenticationMethod = session.authenticationMethod
         request.sessionCreatedAtUnixMilliseconds = session.createdAtUnixMilliseconds
-        let response = try await call(
+        var response = try await call(
             .challenge, ChallengeServiceMethods.beginRegistration, request, BeginRegistrationResponse.self,
             context: context)
+        if response.timeoutMilliseconds <= 0 {
+            response.timeoutMilliseconds = milliseconds(configuration.challengeLifetime)
+        }
         return Self.json(200, ResponseDocuments.registrationStart(response))
     }
 
@@ -363,9 +366,12 @@ public final class GatewayApplication: HTTPResponder {
         var request = BeginAccountRegistrationRequest()
         request.email = body.email ?? ""
         request.displayName = body.displayName ?? ""
-        let response = try await call(
+        var response = try await call(
             .challenge, ChallengeServiceMethods.beginAccountRegistration, request,
             BeginAccountRegistrationResponse.self, context: context)
+        if response.timeoutMilliseconds <= 0 {
+            response.timeoutMilliseconds = milliseconds(configuration.accountRegistrationLifetime)
+        }
         return Self.json(200, ResponseDocuments.accountRegistrationStart(response))
     }
 
@@ -391,9 +397,12 @@ public final class GatewayApplication: HTTPResponder {
 
     private func beginAuthentication(_ context: RequestContext) async throws -> HTTPResponse {
         _ = try context.jsonBody(emptyAllowed: true)
-        let response = try await call(
+        var response = try await call(
             .challenge, ChallengeServiceMethods.beginAuthentication, BeginAuthenticationRequest(),
             BeginAuthenticationResponse.self, context: context)
+        if response.timeoutMilliseconds <= 0 {
+            response.timeoutMilliseconds = milliseconds(configuration.challengeLifetime)
+        }
         return Self.json(200, ResponseDocuments.authenticationStart(response))
     }
 
@@ -546,6 +555,9 @@ public final class GatewayApplication: HTTPResponder {
     }
 
     // MARK: - Helpers
+
+    /// A lifetime from configuration (seconds) as the `timeout` of options, for a service that left it out.
+    private func milliseconds(_ seconds: Double) -> Int64 { Int64((seconds * 1000).rounded()) }
 
     /// Resolves the bearer token to its live session through ValidateSession; 401 when missing or not live.
     private func authenticate(_ context: RequestContext) async throws -> SessionInfo {
