@@ -84,6 +84,9 @@ final class GatewayServerTests: XCTestCase {
         XCTAssertEqual(response?.headers["content-type"], "application/problem+json")
         XCTAssertEqual(response?.json?["code"], "payload_too_large")
         XCTAssertTrue(connection.readsEndOfStream())
+        XCTAssertTrue(
+            gateway.application.metrics.exposition().contains(
+                #"gateway_http_requests_total{route="unreadable",status="413"} 1"#))
 
         let chunked = try RawHTTPConnection(port: port)
         let chunk = String(repeating: "b", count: 40 * 1024)

@@ -179,6 +179,12 @@ public final class GatewayApplication: HTTPResponder {
         return response
     }
 
+    public func serverRefusedRequest(status: Int) {
+        metrics.increment(
+            "gateway_http_requests_total", help: "HTTP requests by route and status.",
+            labels: ["route": "unreadable", "status": String(status)])
+    }
+
     /// The client's `X-Request-ID` when it is short and plain, else a new random one.
     static func requestID(from header: String?) -> String {
         if let header, !header.isEmpty, header.utf8.count <= 64,
