@@ -30,7 +30,8 @@ let persistenceTargets: [Target] = [
         resources: [.copy("Migrations")]),
     .executableTarget(name: "passkey-migrate", dependencies: ["Postgres", "PostgresStorage"], path: "Services/Migrate"),
     .target(name: "PostgresTestSupport", dependencies: ["Postgres"], path: "Tests/PostgresTestSupport"),
-    .target(name: "PasswordHashing", dependencies: ["CArgon2", "Crypto"], path: "Shared/PasswordHashing"),
+    .target(
+        name: "PasswordHashing", dependencies: ["CArgon2", "Crypto", "WorkerThreads"], path: "Shared/PasswordHashing"),
     .testTarget(name: "PasswordHashingTests", dependencies: ["PasswordHashing"], path: "Tests/PasswordHashingTests"),
     .target(name: "Observability", path: "Shared/Observability"),
     .testTarget(name: "ObservabilityTests", dependencies: ["Observability"], path: "Tests/ObservabilityTests"),
@@ -78,6 +79,7 @@ let rpcTargets: [Target] = [
     .executableTarget(
         name: "grpc-echo-client", dependencies: ["GRPC", "GRPCEchoMessages"], path: "Tests/Support/GRPCEchoClient"),
     .testTarget(name: "NetworkIOTests", dependencies: ["NetworkIO"], path: "Tests/NetworkIOTests"),
+    .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2"], path: "Tests/HTTP2Tests"),
     .testTarget(name: "ProtobufTests", dependencies: ["Protobuf"], path: "Tests/ProtobufTests"),
     .testTarget(
         name: "GRPCTests", dependencies: ["GRPC", "GRPCHealth", "GRPCEchoMessages", "NetworkIO"], path: "Tests/GRPCTests"),
@@ -86,6 +88,40 @@ let rpcTargets: [Target] = [
 // MARK: - Services and gateway
 
 let serviceTargets: [Target] = [
+    .target(
+        name: "ServiceRuntime",
+        dependencies: [
+            "Configuration", "Domain", "GRPC", "GRPCHealth", "NetworkIO", "Observability", "Postgres", "PostgresStorage",
+            "Protobuf", "ServiceContracts",
+        ],
+        path: "Shared/ServiceRuntime"),
+    .target(
+        name: "ChallengeServiceCore",
+        dependencies: ["Crypto", "Domain", "GRPC", "Observability", "ServiceContracts", "ServiceRuntime"],
+        path: "Services/ChallengeService/Core"),
+    .executableTarget(
+        name: "challenge-service", dependencies: ["ChallengeServiceCore", "Crypto", "ServiceRuntime"],
+        path: "Services/ChallengeService/Main"),
+    .target(
+        name: "VerificationServiceCore",
+        dependencies: ["Domain", "GRPC", "Observability", "ServiceContracts", "ServiceRuntime", "WebAuthn"],
+        path: "Services/VerificationService/Core"),
+    .executableTarget(
+        name: "verification-service",
+        dependencies: [
+            "Configuration", "GRPC", "NetworkIO", "ServiceContracts", "ServiceRuntime", "VerificationServiceCore", "WebAuthn",
+        ],
+        path: "Services/VerificationService/Main"),
+    .target(
+        name: "SessionServiceCore",
+        dependencies: [
+            "Crypto", "Domain", "Encoding", "GRPC", "Observability", "PasswordHashing", "ServiceContracts", "ServiceRuntime",
+        ],
+        path: "Services/SessionService/Core"),
+    .executableTarget(
+        name: "session-service",
+        dependencies: ["Crypto", "PasswordHashing", "ServiceRuntime", "SessionServiceCore"],
+        path: "Services/SessionService/Main"),
     .target(name: "JSON", path: "Shared/JSON"),
     .target(name: "Encoding", path: "Shared/Encoding"),
     .testTarget(name: "JSONTests", dependencies: ["JSON", "Encoding"], path: "Tests/JSONTests"),
@@ -106,6 +142,15 @@ let serviceTargets: [Target] = [
         ],
         path: "Tests/GatewayTests"),
     .target(name: "ServiceContracts", dependencies: ["Domain", "GRPC", "Protobuf"], path: "Shared/ServiceContracts"),
+    .executableTarget(
+        name: "passkey-signin-load", dependencies: ["Encoding", "SoftwareAuthenticator", "WebAuthn"],
+        path: "Tests/Benchmarks/SignInLoad"),
+    .testTarget(
+        name: "EndToEndTests",
+        dependencies: [
+            "Encoding", "Postgres", "PostgresStorage", "PostgresTestSupport", "SoftwareAuthenticator", "WebAuthn",
+        ],
+        path: "Tests/EndToEndTests"),
     .testTarget(
         name: "ServiceContractsTests", dependencies: ["ServiceContracts", "Domain", "GRPC", "Protobuf"],
         path: "Tests/ServiceContractsTests"),

@@ -66,9 +66,6 @@ static inline int copenssl_X509_is_ca_by_basic_constraints(X509 *cert) {
     uint32_t flags = X509_get_extension_flags(cert);
     return (flags & EXFLAG_BCONS) != 0 && (flags & EXFLAG_CA) != 0;
 }
-static inline int copenssl_X509_has_basic_constraints(X509 *cert) {
-    return (X509_get_extension_flags(cert) & EXFLAG_BCONS) != 0;
-}
 static inline unsigned long copenssl_X509_V_FLAG_PARTIAL_CHAIN(void) {
     return X509_V_FLAG_PARTIAL_CHAIN;
 }

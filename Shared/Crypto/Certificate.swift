@@ -22,7 +22,9 @@ public final class Certificate: @unchecked Sendable {
     public convenience init(pemEncoded: String) throws(CryptoError) {
         // The memory BIO reads the caller's buffer in place, so parsing must finish inside its scope.
         let der: [UInt8]? = Array(pemEncoded.utf8).withUnsafeBufferPointer { buffer in
-            guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else { return nil }
+            guard let inputLength = Int32(exactly: buffer.count),
+                let bio = BIO_new_mem_buf(buffer.baseAddress, inputLength)
+            else { return nil }
             defer { BIO_free(bio) }
             guard let cert = PEM_read_bio_X509(bio, nil, nil, nil) else { return nil }
             defer { X509_free(cert) }
@@ -81,9 +83,6 @@ public final class Certificate: @unchecked Sendable {
         guard let name = X509_get_subject_name(handle) else { return 0 }
         return Int(X509_NAME_entry_count(name))
     }
-
-    /// Whether the certificate has a basic constraints extension.
-    public var hasBasicConstraints: Bool { copenssl_X509_has_basic_constraints(handle) == 1 }
 
     /// Whether basic constraints mark this certificate as a CA.
     public var isCertificateAuthority: Bool { copenssl_X509_is_ca_by_basic_constraints(handle) == 1 }

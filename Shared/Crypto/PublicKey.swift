@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import COpenSSL
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A hash function used inside a signature scheme.
 public enum HashFunction: Sendable, Hashable {
@@ -123,7 +124,8 @@ public final class PublicKey: @unchecked Sendable {
             Result { () throws(CryptoError) -> PublicKey in
                 try fromData(type: "EC") { builder in
                     OSSL_PARAM_BLD_push_utf8_string(builder, ParameterNames.group, group, 0) == 1
-                        && OSSL_PARAM_BLD_push_octet_string(builder, ParameterNames.pub, raw.baseAddress, raw.count) == 1
+                        && OSSL_PARAM_BLD_push_octet_string(builder, ParameterNames.pub, raw.baseAddress, raw.count)
+                            == 1
                 }
             }
         }
@@ -143,8 +145,10 @@ public final class PublicKey: @unchecked Sendable {
 
     /// Builds an RSA public key from its modulus and public exponent (big-endian, unsigned).
     public static func rsa(modulus: [UInt8], exponent: [UInt8]) throws(CryptoError) -> PublicKey {
-        guard !modulus.isEmpty, !exponent.isEmpty, exponent.count <= 8 else { throw CryptoError("RSA key encoding") }
-        guard let n = BN_bin2bn(modulus, Int32(modulus.count), nil) else { throw CryptoError("BN_bin2bn") }
+        guard !modulus.isEmpty, !exponent.isEmpty, exponent.count <= 8,
+            let modulusLength = Int32(exactly: modulus.count)
+        else { throw CryptoError("RSA key encoding") }
+        guard let n = BN_bin2bn(modulus, modulusLength, nil) else { throw CryptoError("BN_bin2bn") }
         defer { BN_free(n) }
         guard let e = BN_bin2bn(exponent, Int32(exponent.count), nil) else { throw CryptoError("BN_bin2bn") }
         defer { BN_free(e) }
@@ -152,21 +156,6 @@ public final class PublicKey: @unchecked Sendable {
             OSSL_PARAM_BLD_push_BN(builder, ParameterNames.rsaN, n) == 1
                 && OSSL_PARAM_BLD_push_BN(builder, ParameterNames.rsaE, e) == 1
         }
-    }
-
-    /// Parses a DER `SubjectPublicKeyInfo`. Meant for keys that arrive in that form (certificates, tests).
-    public static func subjectPublicKeyInfo(_ der: [UInt8]) throws(CryptoError) -> PublicKey {
-        let key: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
-            var cursor = buffer.baseAddress
-            let parsed = d2i_PUBKEY(nil, &cursor, buffer.count)
-            if let parsed, cursor != buffer.baseAddress.map({ $0 + buffer.count }) {
-                EVP_PKEY_free(parsed)
-                return nil
-            }
-            return parsed
-        }
-        guard let key else { throw CryptoError("d2i_PUBKEY") }
-        return PublicKey(taking: key)
     }
 
     /// OSSL_PARAM keeps pointers to its key names (and, until `OSSL_PARAM_BLD_to_param`, to the pushed data), so
@@ -244,6 +233,75 @@ public final class PublicKey: @unchecked Sendable {
                 EVP_DigestVerify(context, sig.baseAddress, sig.count, msg.baseAddress, msg.count)
             }
         }
+        if result != 1 { _ = CryptoError.drainErrorQueue() }
+        return result == 1
+    }
+
+    /// Prepares repeated verification under one scheme: see `PreparedVerifier`.
+    public func preparedVerifier(for scheme: SignatureScheme) throws(CryptoError) -> PreparedVerifier {
+        try PreparedVerifier(key: self, scheme: scheme)
+    }
+}
+
+/// A public key bound to one signature scheme, with OpenSSL's verification context set up once.
+///
+/// `EVP_DigestVerifyInit` fetches the signature implementation and builds a provider context on every call, which
+/// costs a noticeable share of an ECDSA verification. Here that happens once: each verification duplicates the
+/// prepared `EVP_PKEY_CTX` (`EVP_PKEY_CTX_dup` only reads it and takes references) and verifies a digest computed
+/// with the process-wide `EVP_MD`. The template is never used for an operation itself and never mutated after
+/// `init`, so concurrent verifications are safe; that is what makes `@unchecked Sendable` sound.
+/// Ed25519 has no digest step and keeps the one-shot `EVP_DigestVerify` path.
+public final class PreparedVerifier: @unchecked Sendable {
+    /// The key.
+    public let key: PublicKey
+    /// The scheme signatures are checked under.
+    public let scheme: SignatureScheme
+    private let template: OpaquePointer?
+
+    init(key: PublicKey, scheme: SignatureScheme) throws(CryptoError) {
+        self.key = key
+        self.scheme = scheme
+        guard let digest = scheme.digest else {
+            template = nil
+            return
+        }
+        switch (scheme, key.kind) {
+        case (.ecdsa, .ellipticCurve), (.rsaPKCS1v15, .rsa), (.rsaPSS, .rsa): break
+        default: throw CryptoError(operation: "PreparedVerifier", details: "scheme does not fit the key")
+        }
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.handle, nil) else {
+            throw CryptoError("EVP_PKEY_CTX_new_from_pkey")
+        }
+        var ready = EVP_PKEY_verify_init(context) == 1
+        if ready, case .rsaPSS = scheme {
+            ready =
+                EVP_PKEY_CTX_set_rsa_padding(context, copenssl_RSA_PKCS1_PSS_PADDING()) == 1
+                && EVP_PKEY_CTX_set_rsa_pss_saltlen(context, copenssl_RSA_PSS_SALTLEN_DIGEST()) == 1
+        } else if ready, case .rsaPKCS1v15 = scheme {
+            ready = EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PADDING) == 1
+        }
+        ready = ready && EVP_PKEY_CTX_set_signature_md(context, digest.handle) == 1
+        guard ready else {
+            EVP_PKEY_CTX_free(context)
+            throw CryptoError("EVP_PKEY_verify_init")
+        }
+        template = context
+    }
+
+    deinit { EVP_PKEY_CTX_free(template) }
+
+    /// Verifies `signature` over `message`; false for any wrong or malformed signature.
+    public func verify(signature: [UInt8], message: [UInt8]) -> Bool {
+        guard let template, let digest = scheme.digest else {
+            return key.verify(signature: signature, message: message, scheme: scheme)
+        }
+        let hash = digest.hash(message)
+        guard let context = EVP_PKEY_CTX_dup(template) else {
+            _ = CryptoError.drainErrorQueue()
+            return false
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        let result = EVP_PKEY_verify(context, signature, signature.count, hash, hash.count)
         if result != 1 { _ = CryptoError.drainErrorQueue() }
         return result == 1
     }

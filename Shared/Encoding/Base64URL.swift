@@ -24,8 +24,9 @@ public enum Base64URL {
         output.reserveCapacity(input.count * 3 / 4)
         var accumulator: UInt32 = 0
         var bits = 0
+        let table = decodeTable
         for char in input {
-            let value = decodeTable[Int(char)]
+            let value = table[Int(char)]
             if value == 0xFF { return nil }
             accumulator = (accumulator << 6) | UInt32(value)
             bits += 6

@@ -2,6 +2,12 @@ import HTTP2
 import NetworkIO
 import Synchronization
 
+/// Carries a task's cancellation to its call on the loop, whichever arrives first.
+private final class CallCancellation: Sendable {
+    let callID = Atomic<UInt64>(0)
+    let requested = Atomic<Bool>(false)
+}
+
 /// One call in flight on a client connection.
 private final class ClientCall {
     let id: UInt64
@@ -98,13 +104,13 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
     // MARK: - Calls
 
     func unary(path: String, framedRequest: [UInt8], metadata: Metadata, deadline: UInt64) async throws -> [UInt8] {
-        let cancelled = Atomic<UInt64>(0)
+        let cancellation = CallCancellation()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], Error>) in
                 loop.execute { [self] in
                     let id = nextCallID
                     nextCallID += 1
-                    cancelled.store(id, ordering: .relaxed)
+                    cancellation.callID.store(id, ordering: .relaxed)
                     let call = ClientCall(
                         id: id, path: path, framedRequest: framedRequest, metadata: metadata, deadline: deadline,
                         maxMessageSize: configuration.maxReceiveMessageSize
@@ -112,11 +118,14 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
                         continuation.resume(with: result.mapError { $0 as Error })
                     }
                     begin(call)
+                    // The task may have been cancelled before the call existed on the loop.
+                    if cancellation.requested.load(ordering: .relaxed) { cancel(id) }
                 }
             }
         } onCancel: {
+            cancellation.requested.store(true, ordering: .relaxed)
             loop.execute { [self] in
-                let id = cancelled.load(ordering: .relaxed)
+                let id = cancellation.callID.load(ordering: .relaxed)
                 if id != 0 { cancel(id) }
             }
         }
@@ -145,15 +154,18 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
             } else {
                 finish(
                     call,
-                    .failure(AttemptFailure(
-                        error: RPCError(code: .unavailable, message: "\(address) is unreachable"),
-                        neverReachedServer: true)))
+                    .failure(
+                        AttemptFailure(
+                            error: RPCError(code: .unavailable, message: "\(address) is unreachable"),
+                            neverReachedServer: true)))
             }
         case .shutDown:
             finish(
                 call,
-                .failure(AttemptFailure(
-                    error: RPCError(code: .unavailable, message: "the client was closed"), neverReachedServer: true)))
+                .failure(
+                    AttemptFailure(
+                        error: RPCError(code: .unavailable, message: "the client was closed"), neverReachedServer: true)
+                ))
         }
     }
 
@@ -172,7 +184,7 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
         call.streamID = streamID
         callsByStream[streamID] = call.id
         call.framedRequest.withUnsafeBytes { session.sendData(streamID: streamID, bytes: $0) }
-        session.finishStream(streamID: streamID, trailers: nil)
+        session.finishStream(streamID: streamID, trailers: nil as HTTP2HeaderList?)
     }
 
     private func cancel(_ id: UInt64) {
@@ -180,8 +192,11 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
         if let streamID = call.streamID, let session = currentSession {
             session.resetStream(streamID: streamID, errorCode: HTTP2ErrorCode.cancel)
         }
-        finish(call, .failure(AttemptFailure(
-            error: RPCError(code: .cancelled, message: "the call was cancelled"), neverReachedServer: false)))
+        finish(
+            call,
+            .failure(
+                AttemptFailure(
+                    error: RPCError(code: .cancelled, message: "the call was cancelled"), neverReachedServer: false)))
     }
 
     private func deadlineExpired(_ id: UInt64) {
@@ -282,7 +297,11 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
         // An orderly close (GOAWAY) reconnects at once; anything else backs off first.
         state = .idle
         healthValue.store(Health.connecting.rawValue, ordering: .relaxed)
-        if error == nil { connect() } else { connectionFailed(RPCError(code: .unavailable, message: "connection lost")) }
+        if error == nil {
+            connect()
+        } else {
+            connectionFailed(RPCError(code: .unavailable, message: "connection lost"))
+        }
     }
 
     func http2Session(_ session: HTTP2Session, didReceiveGoAway lastStreamID: Int32, errorCode: UInt32) {
@@ -293,9 +312,11 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
         }
     }
 
-    func http2Session(_ session: HTTP2Session, didReceiveHeaders headers: [HTTP2Header], streamID: Int32, endStream: Bool)
-    {
+    func http2Session(
+        _ session: HTTP2Session, didReceiveHeaders block: HTTP2HeaderBlock, streamID: Int32, endStream: Bool
+    ) {
         guard let id = callsByStream[streamID], let call = calls[id] else { return }
+        let headers = block.headers
         if !call.headersReceived {
             call.headersReceived = true
             for header in headers where header.name == ":status" { call.httpStatus = Int(header.value) ?? 0 }
@@ -320,22 +341,35 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
             if let response = call.response {
                 finish(call, .success(response))
             } else {
-                finish(call, .failure(AttemptFailure(
-                    error: RPCError(code: .internal, message: "the response had no message"), neverReachedServer: false)))
+                finish(
+                    call,
+                    .failure(
+                        AttemptFailure(
+                            error: RPCError(code: .internal, message: "the response had no message"),
+                            neverReachedServer: false)))
             }
         } else {
             let metadata = Metadata(headers: headers.lazy.map { ($0.name, $0.value) })
-            finish(call, .failure(AttemptFailure(
-                error: RPCError(code: status, message: message, metadata: metadata), neverReachedServer: false)))
+            finish(
+                call,
+                .failure(
+                    AttemptFailure(
+                        error: RPCError(code: status, message: message, metadata: metadata), neverReachedServer: false))
+            )
         }
     }
 
     private func completeWithoutStatus(_ call: ClientCall) {
         let code: GRPCStatusCode = call.httpStatus == 200 ? .internal : .fromHTTPStatus(call.httpStatus)
-        finish(call, .failure(AttemptFailure(
-            error: RPCError(code: code, message: "HTTP status \(call.httpStatus) without a gRPC status"),
-            neverReachedServer: false)))
-        if let streamID = call.streamID { currentSession?.resetStream(streamID: streamID, errorCode: HTTP2ErrorCode.cancel) }
+        finish(
+            call,
+            .failure(
+                AttemptFailure(
+                    error: RPCError(code: code, message: "HTTP status \(call.httpStatus) without a gRPC status"),
+                    neverReachedServer: false)))
+        if let streamID = call.streamID {
+            currentSession?.resetStream(streamID: streamID, errorCode: HTTP2ErrorCode.cancel)
+        }
     }
 
     func http2Session(_ session: HTTP2Session, didReceiveData bytes: UnsafeRawBufferPointer, streamID: Int32) {
@@ -367,9 +401,13 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
     func http2Session(_ session: HTTP2Session, streamDidClose streamID: Int32, errorCode: UInt32) {
         guard let id = callsByStream[streamID], let call = calls[id] else { return }
         let refused = errorCode == HTTP2ErrorCode.refusedStream || streamID > goAwayLastStreamID
-        finish(call, .failure(AttemptFailure(
-            error: RPCError(
-                code: .unavailable, message: refused ? "the stream was refused" : "the stream was reset (\(errorCode))"),
-            neverReachedServer: refused)))
+        finish(
+            call,
+            .failure(
+                AttemptFailure(
+                    error: RPCError(
+                        code: .unavailable,
+                        message: refused ? "the stream was refused" : "the stream was reset (\(errorCode))"),
+                    neverReachedServer: refused)))
     }
 }

@@ -38,6 +38,7 @@ public final class GRPCClient: Sendable {
     private let connections: [ClientConnection]
     private let configuration: GRPCClientConfiguration
     private let nextIndex = Atomic<Int>(0)
+    private let closed = Atomic<Bool>(false)
 
     /// Creates the client and starts connecting to every address.
     public init(addresses: [SocketAddress], configuration: GRPCClientConfiguration = GRPCClientConfiguration()) throws {
@@ -51,6 +52,7 @@ public final class GRPCClient: Sendable {
 
     /// Closes every connection (calls in flight fail with UNAVAILABLE) and stops the client's loops.
     public func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         for connection in connections { connection.shutdown() }
         group.shutdown()
     }
@@ -67,7 +69,11 @@ public final class GRPCClient: Sendable {
         path: String, request: Request, responseType: Response.Type = Response.self,
         deadline: Duration = .seconds(30), idempotent: Bool = false, metadata: Metadata = Metadata()
     ) async throws -> Response {
-        let budget = UInt64(max(0, deadline.components.seconds)) * 1_000_000_000
+        guard !closed.load(ordering: .acquiring) else {
+            throw RPCError(code: .unavailable, message: "the client was closed")
+        }
+        let budget =
+            UInt64(max(0, deadline.components.seconds)) * 1_000_000_000
             + UInt64(max(0, deadline.components.attoseconds / 1_000_000_000))
         let deadlineNanoseconds = monotonicNanoseconds() &+ budget
         let framed = GRPCMessageFramer.frame(request.serializedBytes())

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import HTTP2
 import NetworkIO
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Settings for a ``GRPCServer``.
 public struct GRPCServerConfiguration: Sendable {
@@ -144,10 +145,9 @@ public final class GRPCServer: Sendable {
 
 /// A weak reference to a connection, kept in the server's table.
 struct ServerConnectionRef: Sendable {
+    // Weak loads are atomic, and the reference is only used to call `beginDrain` and `forceClose`, which hop
+    // to the connection's loop before touching its state.
     nonisolated(unsafe) weak var connection: ServerConnection?
-    // The reference is only dereferenced to call loop-safe methods (`beginDrain`, `forceClose`), which hop to
-    // the connection's loop before touching its state.
 
     init(_ connection: ServerConnection) { self.connection = connection }
 }
-

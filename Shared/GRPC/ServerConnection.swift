@@ -5,8 +5,8 @@ import Synchronization
 /// Delivers a streaming handler's messages to its stream on the connection's loop.
 final class ResponseSink: Sendable {
     private let loop: EventLoop
+    // Only dereferenced inside `loop.execute`, on the connection's own loop; weak loads are atomic.
     nonisolated(unsafe) private weak var connection: ServerConnection?
-    // Only dereferenced inside `loop.execute`, on the connection's own loop.
     private let streamID: Int32
     private let finished = Atomic<Bool>(false)
 
@@ -24,11 +24,6 @@ final class ResponseSink: Sendable {
     }
 
     func markFinished() { finished.store(true, ordering: .relaxed) }
-}
-
-/// A handler's task handle, cancellable from the loop.
-private struct RunningCall {
-    let task: Task<Void, Never>?
 }
 
 /// One gRPC call on a server connection: its request so far, deadline and handler.
@@ -76,6 +71,8 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
         HTTP2Header(":status", "200"), HTTP2Header("content-type", "application/grpc"),
     ]
     private static let okTrailers = [HTTP2Header("grpc-status", "0")]
+    private static let preparedResponseHeaders = HTTP2HeaderList(responseHeaders)
+    private static let preparedOKTrailers = HTTP2HeaderList(okTrailers)
 
     init(channel: Channel, methods: [String: MethodKind], configuration: GRPCServerConfiguration) {
         self.session = HTTP2Session(role: .server, configuration: configuration.http2)
@@ -109,31 +106,40 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
 
     func http2SessionDidBecomeActive(_ session: HTTP2Session) {}
 
-    func http2Session(_ session: HTTP2Session, didReceiveHeaders headers: [HTTP2Header], streamID: Int32, endStream: Bool)
-    {
+    func http2Session(
+        _ session: HTTP2Session, didReceiveHeaders headers: HTTP2HeaderBlock, streamID: Int32, endStream: Bool
+    ) {
         if let call = calls[streamID] {
             // Trailers from a client are not part of gRPC; treat them as the end of the request.
             if endStream { requestEnded(streamID, call) }
             return
         }
-        var method = ""
+        // Compare names as bytes and make Strings only for the fields used.
+        var isPost = false
+        var isGRPC = false
         var path = ""
-        var contentType = ""
         var timeout: String?
-        for header in headers {
-            switch header.name {
-            case ":method": method = header.value
-            case ":path": path = header.value
-            case "content-type": contentType = header.value
-            case "grpc-timeout": timeout = header.value
-            default: break
+        var hasCustomMetadata = false
+        for index in 0..<headers.count {
+            if headers.nameEquals(at: index, ":method") {
+                isPost = headers.valueEquals(at: index, "POST")
+            } else if headers.nameEquals(at: index, ":path") {
+                path = headers.value(at: index)
+            } else if headers.nameEquals(at: index, "content-type") {
+                isGRPC =
+                    headers.valueEquals(at: index, "application/grpc")
+                    || GRPCContentType.isGRPC(headers.value(at: index))
+            } else if headers.nameEquals(at: index, "grpc-timeout") {
+                timeout = headers.value(at: index)
+            } else if !Self.isReservedName(headers, index) {
+                hasCustomMetadata = true
             }
         }
-        guard method == "POST" else {
+        guard isPost else {
             session.submitResponse(streamID: streamID, headers: [HTTP2Header(":status", "405")], endStream: true)
             return
         }
-        guard GRPCContentType.isGRPC(contentType) else {
+        guard isGRPC else {
             session.submitResponse(
                 streamID: streamID,
                 headers: [HTTP2Header(":status", "415"), HTTP2Header("content-type", "text/plain")],
@@ -144,7 +150,10 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
             sendTrailersOnly(streamID, RPCError(code: .unimplemented, message: "Method not found: \(path)"))
             return
         }
-        let metadata = Metadata(headers: headers.lazy.map { ($0.name, $0.value) })
+        let metadata =
+            hasCustomMetadata
+            ? Metadata(headers: (0..<headers.count).lazy.map { (headers.name(at: $0), headers.value(at: $0)) })
+            : Metadata()
         let call = ServerCall(
             path: path, method: kind, maxMessageSize: configuration.maxReceiveMessageSize, metadata: metadata)
         if let timeout {
@@ -157,6 +166,13 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
         }
         calls[streamID] = call
         if endStream { requestEnded(streamID, call) }
+    }
+
+    private static func isReservedName(_ headers: HTTP2HeaderBlock, _ index: Int) -> Bool {
+        headers.nameHasPrefix(at: index, ":") || headers.nameHasPrefix(at: index, "grpc-")
+            || headers.nameEquals(at: index, "te") || headers.nameEquals(at: index, "user-agent")
+            || headers.nameEquals(at: index, "content-length") || headers.nameEquals(at: index, "accept-encoding")
+            || headers.nameEquals(at: index, "host") || headers.nameEquals(at: index, "connection")
     }
 
     func http2Session(_ session: HTTP2Session, didReceiveData bytes: UnsafeRawBufferPointer, streamID: Int32) {
@@ -220,7 +236,8 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
     private func requestEnded(_ streamID: Int32, _ call: ServerCall) {
         guard !call.finished, call.task == nil else { return }
         guard let request = call.request, call.deframer.bufferedByteCount == 0 else {
-            finish(streamID, call, RPCError(code: .internal, message: "the request did not contain one complete message"))
+            finish(
+                streamID, call, RPCError(code: .internal, message: "the request did not contain one complete message"))
             return
         }
         let context = ServerContext(
@@ -278,12 +295,12 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
             }
             call.finished = true
             if let timer = call.timer { loop.cancelTimer(timer) }
-            session.submitResponse(streamID: streamID, headers: Self.responseHeaders, endStream: false)
+            session.submitResponse(streamID: streamID, headers: Self.preparedResponseHeaders, endStream: false)
             var framed: [UInt8] = []
             framed.reserveCapacity(message.count + 5)
             GRPCMessageFramer.frame(message, into: &framed)
             framed.withUnsafeBytes { session.sendData(streamID: streamID, bytes: $0) }
-            session.finishStream(streamID: streamID, trailers: Self.okTrailers)
+            session.finishStream(streamID: streamID, trailers: Self.preparedOKTrailers)
         case .failure(let error):
             finish(streamID, call, error)
         }
@@ -293,7 +310,7 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
         guard let call = calls[streamID], !call.finished else { return }
         if !call.headersSent {
             call.headersSent = true
-            session.submitResponse(streamID: streamID, headers: Self.responseHeaders, endStream: false)
+            session.submitResponse(streamID: streamID, headers: Self.preparedResponseHeaders, endStream: false)
         }
         GRPCMessageFramer.frame(message).withUnsafeBytes { session.sendData(streamID: streamID, bytes: $0) }
     }
@@ -323,7 +340,8 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
     }
 
     private func sendTrailersOnly(_ streamID: Int32, _ error: RPCError) {
-        session.submitResponse(streamID: streamID, headers: Self.responseHeaders + Self.statusFields(error), endStream: true)
+        session.submitResponse(
+            streamID: streamID, headers: Self.responseHeaders + Self.statusFields(error), endStream: true)
     }
 
     private static func statusFields(_ error: RPCError?) -> [HTTP2Header] {

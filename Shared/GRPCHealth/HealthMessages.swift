@@ -11,7 +11,9 @@ public struct HealthCheckRequest: ProtobufMessage, Equatable {
     /// A request for one service.
     public init(service: String) { self.service = service }
 
-    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws
+        -> Bool
+    {
         guard number == 1, wireType == .lengthDelimited else { return false }
         service = try reader.readString()
         return true
@@ -41,7 +43,9 @@ public struct HealthCheckResponse: ProtobufMessage, Equatable {
     /// A response with `status`.
     public init(status: ServingStatus) { self.status = status }
 
-    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws
+        -> Bool
+    {
         guard number == 1, wireType == .varint else { return false }
         status = ServingStatus(rawValue: try reader.readInt32()) ?? .unknown
         return true

@@ -44,7 +44,8 @@ public final class HealthService: Sendable {
             })
         server.register(
             GRPCServerStreamingMethod(path: Self.watchPath) {
-                [self] (request: HealthCheckRequest, _: ServerContext, writer: ServerStreamWriter<HealthCheckResponse>) in
+                [self] (request: HealthCheckRequest, _: ServerContext, writer: ServerStreamWriter<HealthCheckResponse>)
+                in
                 try await watch(request.service) { status in
                     try await writer.write(HealthCheckResponse(status: status))
                 }
@@ -92,7 +93,8 @@ public final class HealthService: Sendable {
 
     /// Sends the current status, then every change, until the caller goes away.
     private func watch(_ service: String, send: (ServingStatus) async throws -> Void) async throws {
-        let (stream, continuation) = AsyncStream.makeStream(of: ServingStatus.self, bufferingPolicy: .bufferingNewest(1))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: ServingStatus.self, bufferingPolicy: .bufferingNewest(1))
         let id = state.withLock { state -> Int in
             let id = state.nextWatcherID
             state.nextWatcherID += 1

@@ -35,6 +35,9 @@ public struct HTTP2Configuration: Sendable {
     public var maxSettings: Int = 32
     /// Queued outbound control frames (PING/SETTINGS acks) before the peer is considered flooding.
     public var maxOutboundAcks: Int = 1000
+    /// Response or request body bytes held for a peer that is not taking them (its flow-control window is
+    /// closed); above this the connection stops reading new frames until the peer catches up.
+    public var maxBufferedOutputBytes: Int = 8 * 1024 * 1024
 
     /// The defaults.
     public init() {}
@@ -43,7 +46,8 @@ public struct HTTP2Configuration: Sendable {
 /// Receives the events of an ``HTTP2Session``, on its loop.
 public protocol HTTP2SessionDelegate: AnyObject {
     /// A complete header block (request, response or trailers) arrived on `streamID`.
-    func http2Session(_ session: HTTP2Session, didReceiveHeaders headers: [HTTP2Header], streamID: Int32, endStream: Bool)
+    func http2Session(
+        _ session: HTTP2Session, didReceiveHeaders headers: HTTP2HeaderBlock, streamID: Int32, endStream: Bool)
     /// Body bytes arrived on `streamID`; valid only during the call.
     func http2Session(_ session: HTTP2Session, didReceiveData bytes: UnsafeRawBufferPointer, streamID: Int32)
     /// The peer half-closed `streamID` after DATA.
@@ -90,10 +94,10 @@ public final class HTTP2Session: ChannelHandler {
     /// Which side of the connection this session is.
     public enum Role: Sendable { case server, client }
 
-    private struct StreamOutput {
+    private final class StreamOutput {
         var data = ByteQueue()
         var ended = false
-        var trailers: [HTTP2Header]?
+        var trailers: HTTP2HeaderList?
         var deferred = false
     }
 
@@ -106,9 +110,13 @@ public final class HTTP2Session: ChannelHandler {
     private var session: OpaquePointer?
     private let configuration: HTTP2Configuration
     private var outputs: [Int32: StreamOutput] = [:]
-    private var headerBlocks: [Int32: [HTTP2Header]] = [:]
-    private var headerBlockSizes: [Int32: Int] = [:]
+    // nghttp2 delivers one header block at a time (HEADERS and its CONTINUATIONs are never interleaved with
+    // another stream's), so one buffer serves every stream.
+    private var headerBlock = HTTP2HeaderBlock()
+    private var headerBlockStream: Int32 = 0
+    private var headerBlockSize = 0
     private var closeAfterFlush = false
+    private var bufferedOutputBytes = 0
 
     /// Creates a session; it starts when its channel becomes active.
     public init(role: Role, configuration: HTTP2Configuration = HTTP2Configuration()) {
@@ -134,7 +142,8 @@ public final class HTTP2Session: ChannelHandler {
 
     public func channelRead(_ channel: Channel, _ bytes: UnsafeRawBufferPointer) {
         guard let session, !closeAfterFlush else { return }
-        let result = nghttp2_session_mem_recv(session, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
+        let result = nghttp2_session_mem_recv(
+            session, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
         if result < 0 {
             // A bad preface, a protocol violation or a flood: tell the peer (if a GOAWAY can still be framed)
             // and drop this connection only.
@@ -175,8 +184,13 @@ public final class HTTP2Session: ChannelHandler {
 
     /// Sends response headers; with `endStream` the response is headers only (a gRPC trailers-only response).
     public func submitResponse(streamID: Int32, headers: [HTTP2Header], endStream: Bool) {
+        submitResponse(streamID: streamID, headers: HTTP2HeaderList(headers), endStream: endStream)
+    }
+
+    /// Sends response headers prepared once (see ``HTTP2HeaderList``); otherwise as the array form.
+    public func submitResponse(streamID: Int32, headers: HTTP2HeaderList, endStream: Bool) {
         guard let session else { return }
-        let result: Int32 = withNameValues(headers) { nva, count in
+        let result: Int32 = headers.withNameValues { nva, count in
             if endStream {
                 return nghttp2_submit_response(session, streamID, nva, count, nil)
             }
@@ -184,7 +198,7 @@ public final class HTTP2Session: ChannelHandler {
             var provider = dataProvider()
             return nghttp2_submit_response(session, streamID, nva, count, &provider)
         }
-        if result != 0 { outputs[streamID] = nil }
+        if result != 0 { discardOutput(streamID) }
         channel?.scheduleFlush()
     }
 
@@ -204,16 +218,23 @@ public final class HTTP2Session: ChannelHandler {
 
     /// Queues body bytes on an open stream.
     public func sendData(streamID: Int32, bytes: UnsafeRawBufferPointer) {
-        guard outputs[streamID] != nil else { return }
-        outputs[streamID]!.data.append(bytes)
+        guard let output = outputs[streamID] else { return }
+        output.data.append(bytes)
+        bufferedOutputBytes += bytes.count
+        applyOutputBudget()
         resume(streamID)
     }
 
     /// Ends the stream after the queued data, with trailers (server) or a bare END_STREAM (client when nil).
     public func finishStream(streamID: Int32, trailers: [HTTP2Header]?) {
-        guard outputs[streamID] != nil else { return }
-        outputs[streamID]!.ended = true
-        outputs[streamID]!.trailers = trailers
+        finishStream(streamID: streamID, trailers: trailers.map(HTTP2HeaderList.init))
+    }
+
+    /// Ends the stream after the queued data, with trailers prepared once.
+    public func finishStream(streamID: Int32, trailers: HTTP2HeaderList?) {
+        guard let output = outputs[streamID] else { return }
+        output.ended = true
+        output.trailers = trailers
         resume(streamID)
     }
 
@@ -253,12 +274,23 @@ public final class HTTP2Session: ChannelHandler {
 
     // MARK: - nghttp2 plumbing
 
+    private func applyOutputBudget() {
+        channel?.pauseReading(bufferedOutputBytes > configuration.maxBufferedOutputBytes)
+    }
+
+    private func discardOutput(_ streamID: Int32) {
+        if let output = outputs.removeValue(forKey: streamID) {
+            bufferedOutputBytes -= output.data.count
+            applyOutputBudget()
+        }
+    }
+
     private func resume(_ streamID: Int32) {
-        guard let session, outputs[streamID]?.deferred == true else {
+        guard let session, let output = outputs[streamID], output.deferred else {
             channel?.scheduleFlush()
             return
         }
-        outputs[streamID]!.deferred = false
+        output.deferred = false
         nghttp2_session_resume_data(session, streamID)
         channel?.scheduleFlush()
     }
@@ -277,7 +309,7 @@ public final class HTTP2Session: ChannelHandler {
     private func readOutput(
         streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>
     ) -> Int {
-        guard var output = outputs[streamID] else {
+        guard let output = outputs[streamID] else {
             flags.pointee |= dataFlagEOF
             return 0
         }
@@ -287,24 +319,24 @@ public final class HTTP2Session: ChannelHandler {
                 buffer.update(from: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count)
             }
             output.data.consume(count)
+            bufferedOutputBytes -= count
+            applyOutputBudget()
         }
         if output.data.isEmpty {
             if output.ended {
                 flags.pointee |= dataFlagEOF
                 if let trailers = output.trailers, let session {
                     flags.pointee |= dataFlagNoEndStream
-                    _ = withNameValues(trailers) { nva, n in nghttp2_submit_trailer(session, streamID, nva, n) }
+                    _ = trailers.withNameValues { nva, n in nghttp2_submit_trailer(session, streamID, nva, n) }
                 }
                 outputs[streamID] = nil
                 return count
             }
             if count == 0 {
                 output.deferred = true
-                outputs[streamID] = output
                 return errDeferred
             }
         }
-        outputs[streamID] = output
         return count
     }
 
@@ -315,23 +347,22 @@ public final class HTTP2Session: ChannelHandler {
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
             guard let frame, let userData else { return 0 }
             let this = Unmanaged<HTTP2Session>.fromOpaque(userData).takeUnretainedValue()
-            this.headerBlocks[frame.pointee.hd.stream_id] = []
-            this.headerBlockSizes[frame.pointee.hd.stream_id] = 0
+            this.headerBlock.removeAll()
+            this.headerBlockStream = frame.pointee.hd.stream_id
+            this.headerBlockSize = 0
             return 0
         }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) {
             _, frame, name, nameLength, value, valueLength, _, userData in
             guard let frame, let userData, let name, let value else { return 0 }
             let this = Unmanaged<HTTP2Session>.fromOpaque(userData).takeUnretainedValue()
-            let streamID = frame.pointee.hd.stream_id
+            guard frame.pointee.hd.stream_id == this.headerBlockStream else { return errTemporalCallbackFailure }
             // Enforce our announced header list size (name + value + 32 per field, RFC 9113 sec. 6.5.2).
-            let size = this.headerBlockSizes[streamID, default: 0] + nameLength + valueLength + 32
-            this.headerBlockSizes[streamID] = size
-            if size > Int(this.configuration.maxHeaderListSize) { return errTemporalCallbackFailure }
-            let header = HTTP2Header(
-                String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self),
-                String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self))
-            this.headerBlocks[streamID, default: []].append(header)
+            this.headerBlockSize += nameLength + valueLength + 32
+            if this.headerBlockSize > Int(this.configuration.maxHeaderListSize) { return errTemporalCallbackFailure }
+            this.headerBlock.append(
+                name: UnsafeBufferPointer(start: name, count: nameLength),
+                value: UnsafeBufferPointer(start: value, count: valueLength))
             return 0
         }
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, userData in
@@ -351,9 +382,7 @@ public final class HTTP2Session: ChannelHandler {
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, streamID, errorCode, userData in
             guard let userData else { return 0 }
             let this = Unmanaged<HTTP2Session>.fromOpaque(userData).takeUnretainedValue()
-            this.outputs[streamID] = nil
-            this.headerBlocks[streamID] = nil
-            this.headerBlockSizes[streamID] = nil
+            this.discardOutput(streamID)
             this.delegate?.http2Session(this, streamDidClose: streamID, errorCode: errorCode)
             return 0
         }
@@ -366,6 +395,9 @@ public final class HTTP2Session: ChannelHandler {
         nghttp2_option_set_stream_reset_rate_limit(
             option, configuration.streamResetBurst, configuration.streamResetRatePerSecond)
         nghttp2_option_set_max_send_header_block_length(option, 64 * 1024)
+        // RPC traffic has no use for RFC 7540 stream priorities; without them nghttp2 keeps no dependency tree
+        // and no closed streams for it, which saves work on every stream.
+        nghttp2_option_set_no_closed_streams(option, 1)
 
         let userData = Unmanaged.passUnretained(self).toOpaque()
         var created: OpaquePointer?
@@ -380,9 +412,12 @@ public final class HTTP2Session: ChannelHandler {
                 settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
                 value: configuration.maxConcurrentStreams),
             nghttp2_settings_entry(
-                settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: configuration.initialWindowSize),
+                settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue),
+                value: configuration.initialWindowSize),
             nghttp2_settings_entry(
-                settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: configuration.maxHeaderListSize),
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
+                value: configuration.maxHeaderListSize),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES.rawValue), value: 1),
         ]
         if role == .client {
             settings[0] = nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0)
@@ -397,9 +432,11 @@ public final class HTTP2Session: ChannelHandler {
         let endStream = frame.hd.flags & flagEndStream != 0
         switch frame.hd.type {
         case frameHeaders:
-            let headers = headerBlocks.removeValue(forKey: streamID) ?? []
-            headerBlockSizes[streamID] = nil
-            delegate?.http2Session(self, didReceiveHeaders: headers, streamID: streamID, endStream: endStream)
+            if streamID != headerBlockStream { headerBlock.removeAll() }
+            // Lent to the delegate for the call; unless it keeps a copy, the buffer is reused for the next block.
+            delegate?.http2Session(self, didReceiveHeaders: headerBlock, streamID: streamID, endStream: endStream)
+            headerBlock.removeAll()
+            headerBlockStream = 0
         case frameData:
             if endStream { delegate?.http2Session(self, didReceiveEndStream: streamID) }
         case frameGoAway:
@@ -408,6 +445,46 @@ public final class HTTP2Session: ChannelHandler {
         default:
             break
         }
+    }
+}
+
+/// A header list laid out once as an `nghttp2_nv` array, for headers sent again and again (a gRPC server's
+/// `:status 200` response headers and `grpc-status: 0` trailers). Immutable after init, and the array points
+/// only into memory the object owns and frees in `deinit`, so sharing it across threads is safe: that is why
+/// the `@unchecked Sendable` holds.
+public final class HTTP2HeaderList: @unchecked Sendable {
+    private let storage: UnsafeMutableBufferPointer<UInt8>
+    private let nameValues: UnsafeMutableBufferPointer<nghttp2_nv>
+
+    /// Lays out `headers`.
+    public init(_ headers: [HTTP2Header]) {
+        let total = headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
+        storage = .allocate(capacity: max(total, 1))
+        nameValues = .allocate(capacity: max(headers.count, 1))
+        var offset = 0
+        for (index, header) in headers.enumerated() {
+            let nameStart = offset
+            offset = storage[offset...].initialize(fromContentsOf: header.name.utf8)
+            let valueStart = offset
+            offset = storage[offset...].initialize(fromContentsOf: header.value.utf8)
+            nameValues[index] = nghttp2_nv(
+                name: storage.baseAddress! + nameStart, value: storage.baseAddress! + valueStart,
+                namelen: valueStart - nameStart, valuelen: offset - valueStart,
+                flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+        }
+        count = headers.count
+    }
+
+    /// The number of fields.
+    public let count: Int
+
+    deinit {
+        storage.deallocate()
+        nameValues.deallocate()
+    }
+
+    func withNameValues<R>(_ body: (UnsafePointer<nghttp2_nv>, Int) -> R) -> R {
+        body(UnsafePointer(nameValues.baseAddress!), count)
     }
 }
 

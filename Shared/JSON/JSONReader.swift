@@ -26,6 +26,59 @@ public struct JSONReader: Sendable {
         return value
     }
 
+    /// Parses one JSON document that must be an object, handing each member to `member` with the reader positioned
+    /// at its value; `member` must read that value with `readValue()`. Duplicate member names are rejected.
+    /// This avoids building a dictionary for the common case of a few known members.
+    public static func parseObject(
+        _ bytes: [UInt8], member: (String, inout JSONReader) throws(Failure) -> Void
+    ) throws(Failure) {
+        var reader = JSONReader(bytes: bytes)
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { reader.position = 3 }
+        reader.skipWhitespace()
+        guard reader.position < bytes.count, bytes[reader.position] == UInt8(ascii: "{") else { throw reader.failure }
+        reader.position += 1
+        var seen: [String] = []
+        seen.reserveCapacity(8)
+        reader.skipWhitespace()
+        if reader.position < bytes.count, bytes[reader.position] == UInt8(ascii: "}") {
+            reader.position += 1
+        } else {
+            while true {
+                reader.skipWhitespace()
+                guard reader.position < bytes.count, bytes[reader.position] == UInt8(ascii: "\"") else {
+                    throw reader.failure
+                }
+                let key = try reader.parseString()
+                guard !seen.contains(key) else { throw reader.failure }
+                seen.append(key)
+                reader.skipWhitespace()
+                guard reader.position < bytes.count, bytes[reader.position] == UInt8(ascii: ":") else {
+                    throw reader.failure
+                }
+                reader.position += 1
+                let before = reader.position
+                try member(key, &reader)
+                guard reader.position > before else { throw reader.failure }
+                reader.skipWhitespace()
+                guard reader.position < bytes.count else { throw reader.failure }
+                if bytes[reader.position] == UInt8(ascii: ",") {
+                    reader.position += 1
+                    continue
+                }
+                guard bytes[reader.position] == UInt8(ascii: "}") else { throw reader.failure }
+                reader.position += 1
+                break
+            }
+        }
+        reader.skipWhitespace()
+        guard reader.position == bytes.count else { throw reader.failure }
+    }
+
+    /// Reads the value at the current position (for `parseObject` member handlers).
+    public mutating func readValue() throws(Failure) -> JSONValue {
+        try parseValue(depth: 1)
+    }
+
     private var failure: Failure { Failure(offset: position) }
 
     private mutating func skipWhitespace() {
@@ -119,6 +172,13 @@ public struct JSONReader: Sendable {
         }
     }
 
+    /// UTF-8 validation over contiguous memory (the generic slice path is several times slower).
+    private static func validatedString(_ bytes: [UInt8], _ range: Range<Int>) -> String? {
+        bytes.withUnsafeBufferPointer { buffer in
+            String(validating: UnsafeBufferPointer(rebasing: buffer[range]), as: UTF8.self)
+        }
+    }
+
     private mutating func parseHex4() throws(Failure) -> UInt32 {
         guard bytes.count - position >= 4 else { throw failure }
         var value: UInt32 = 0
@@ -144,7 +204,7 @@ public struct JSONReader: Sendable {
         while position < bytes.count {
             let char = bytes[position]
             if char == UInt8(ascii: "\"") {
-                guard let text = String(validating: bytes[start..<position], as: UTF8.self) else { throw failure }
+                guard let text = JSONReader.validatedString(bytes, start..<position) else { throw failure }
                 position += 1
                 return text
             }

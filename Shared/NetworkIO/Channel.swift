@@ -54,6 +54,7 @@ public final class Channel: EventLoopSource, EndOfTurnFlushing {
     private var flushScheduled = false
     private var watchingWritable = false
     private var readPaused = false
+    private var readPausedByHandler = false
 
     init(loop: EventLoop, fd: Int32, remoteAddress: SocketAddress?, security: ChannelSecurity?, connecting: Bool) {
         self.loop = loop
@@ -140,10 +141,18 @@ public final class Channel: EventLoopSource, EndOfTurnFlushing {
         updateInterest()
     }
 
+    /// Stops (or resumes) reading from the socket on the handler's behalf, e.g. while it holds too much output
+    /// that the peer has not taken yet; reading also pauses on its own while the socket's queue is over the mark.
+    public func pauseReading(_ paused: Bool) {
+        guard paused != readPausedByHandler else { return }
+        readPausedByHandler = paused
+        updateInterest()
+    }
+
     private func updateInterest() {
         guard state == .active else { return }
         let wantWritable = !outbound.isEmpty
-        let wantPause = outbound.count >= highWaterMark
+        let wantPause = outbound.count >= highWaterMark || readPausedByHandler
         if wantWritable == watchingWritable && wantPause == readPaused { return }
         watchingWritable = wantWritable
         readPaused = wantPause
@@ -231,7 +240,8 @@ public final class Channel: EventLoopSource, EndOfTurnFlushing {
         to address: SocketAddress, on loop: EventLoop, security: ChannelSecurity? = nil, handler: ChannelHandler
     ) throws -> Channel {
         let family = address.isIPv6 ? AF_INET6 : AF_INET
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw NetworkError(.system, "socket failed", errno: errno) }
         let result = try address.withSockAddr { Glibc.connect(fd, $0, $1) }
         if result != 0 && errno != EINPROGRESS {

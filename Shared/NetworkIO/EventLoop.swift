@@ -1,8 +1,9 @@
+import CNetworkIO
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import CNetworkIO
-import Synchronization
 
 /// Receives readiness events for one file descriptor registered with an ``EventLoop``.
 public protocol EventLoopSource: AnyObject {
@@ -183,6 +184,9 @@ public final class EventLoop: @unchecked Sendable {
             runExpiredTimers()
             runEndOfTurn()
         }
+        // Tasks queued before stop() (for example "fail the calls in flight") still run once.
+        drainWakeups()
+        runEndOfTurn()
     }
 
     private func nextTimeoutMilliseconds() -> Int32 {

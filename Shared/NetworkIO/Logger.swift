@@ -22,7 +22,9 @@ public struct Logger: Sendable {
     private let baseFields: [(String, String)]
 
     /// A logger writing lines at or above `minimumLevel` to `sink`.
-    public init(minimumLevel: Level = .info, baseFields: [(String, String)] = [], sink: @escaping @Sendable (String) -> Void) {
+    public init(
+        minimumLevel: Level = .info, baseFields: [(String, String)] = [], sink: @escaping @Sendable (String) -> Void
+    ) {
         self.sink = sink
         self.minimumLevel = minimumLevel
         self.baseFields = baseFields

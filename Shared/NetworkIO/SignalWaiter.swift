@@ -1,12 +1,13 @@
+import CNetworkIO
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import CNetworkIO
 
 /// Waits for POSIX signals: a handler writes the signal number into an eventfd that ``wait()`` reads.
 public final class SignalWaiter: Sendable {
+    // Written once, before the handlers are installed; afterwards only read (by the handler and `wait`).
     nonisolated(unsafe) static var wakeFD: Int32 = -1
-    // Written once, before the handlers are installed; read by the signal handler only.
 
     /// Installs handlers for `signals` (e.g. `[SIGTERM, SIGINT]`).
     public init(signals: [Int32]) throws {

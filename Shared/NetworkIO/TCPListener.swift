@@ -1,8 +1,9 @@
+import CNetworkIO
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import CNetworkIO
-import Synchronization
 
 /// Accepts TCP connections on every loop of a group (one `SO_REUSEPORT` socket per loop, so the kernel spreads
 /// connections over the cores) and gives each accepted ``Channel`` a handler made by the caller.
@@ -49,7 +50,8 @@ public final class TCPListener: Sendable {
 
     private static func bindSocket(_ address: SocketAddress, backlog: Int32) throws -> Int32 {
         let family = address.isIPv6 ? AF_INET6 : AF_INET
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw NetworkError(.system, "socket failed", errno: errno) }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))

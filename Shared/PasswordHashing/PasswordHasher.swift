@@ -98,6 +98,8 @@ public struct PasswordHasher: Sendable {
 public enum PasswordHashingError: Error, Equatable, Sendable {
     case passwordTooLong
     case hashingFailed(String)
+    /// Too many hashing jobs are queued already.
+    case busy
 }
 
 /// The parameters of an argon2id PHC string, read without trusting it.

@@ -49,7 +49,16 @@ public protocol ProtobufMessage: Sendable {
 }
 
 extension ProtobufMessage {
-    /// Decodes a message from bytes; unknown fields are skipped, trailing garbage is an error.
+    /// Decodes a message from bytes; unknown fields are skipped.
+    public init(serializedBytes bytes: [UInt8]) throws {
+        self.init()
+        try bytes.withUnsafeBytes { buffer in
+            var reader = ProtobufReader(buffer)
+            try self.decode(from: &reader)
+        }
+    }
+
+    /// Decodes a message from bytes; unknown fields are skipped.
     public init(serializedBytes bytes: some Collection<UInt8>) throws {
         self.init()
         let array = Array(bytes)
@@ -219,11 +228,15 @@ public enum ZigZag {
     /// Maps a signed 32-bit value to its zigzag form.
     public static func encode32(_ value: Int32) -> UInt32 { UInt32(bitPattern: (value << 1) ^ (value >> 31)) }
     /// Inverse of ``encode32(_:)``.
-    public static func decode32(_ value: UInt32) -> Int32 { Int32(bitPattern: value >> 1) ^ -Int32(bitPattern: value & 1) }
+    public static func decode32(_ value: UInt32) -> Int32 {
+        Int32(bitPattern: value >> 1) ^ -Int32(bitPattern: value & 1)
+    }
     /// Maps a signed 64-bit value to its zigzag form.
     public static func encode64(_ value: Int64) -> UInt64 { UInt64(bitPattern: (value << 1) ^ (value >> 63)) }
     /// Inverse of ``encode64(_:)``.
-    public static func decode64(_ value: UInt64) -> Int64 { Int64(bitPattern: value >> 1) ^ -Int64(bitPattern: value & 1) }
+    public static func decode64(_ value: UInt64) -> Int64 {
+        Int64(bitPattern: value >> 1) ^ -Int64(bitPattern: value & 1)
+    }
 }
 
 /// Appends protobuf fields to a byte array. Default values (0, empty) are skipped, as proto3 requires.

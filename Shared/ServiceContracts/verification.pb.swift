@@ -8,8 +8,7 @@ public struct RegistrationCredential: ProtobufMessage, Equatable {
     public var clientDataJSON: [UInt8] = []
     public var attestationObject: [UInt8] = []
     public var transports: [String] = []
-    public var credPropsRkPresent: Bool = false
-    public var credPropsRk: Bool = false
+    public var clientExtensionResultsJSON: [UInt8] = []
 
     public init() {}
 
@@ -19,8 +18,7 @@ public struct RegistrationCredential: ProtobufMessage, Equatable {
         case (2, .lengthDelimited): clientDataJSON = try reader.readBytes()
         case (3, .lengthDelimited): attestationObject = try reader.readBytes()
         case (4, .lengthDelimited): transports.append(try reader.readString())
-        case (5, .varint): credPropsRkPresent = try reader.readBool()
-        case (6, .varint): credPropsRk = try reader.readBool()
+        case (5, .lengthDelimited): clientExtensionResultsJSON = try reader.readBytes()
         default: return false
         }
         return true
@@ -31,8 +29,7 @@ public struct RegistrationCredential: ProtobufMessage, Equatable {
         writer.writeBytesField(2, clientDataJSON)
         writer.writeBytesField(3, attestationObject)
         for element in transports { writer.writeLengthDelimitedElement(4, Array(element.utf8)) }
-        writer.writeBoolField(5, credPropsRkPresent)
-        writer.writeBoolField(6, credPropsRk)
+        writer.writeBytesField(5, clientExtensionResultsJSON)
     }
 }
 

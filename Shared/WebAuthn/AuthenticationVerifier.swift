@@ -13,6 +13,7 @@ public struct AuthenticationResponse: Sendable {
     /// The user handle, when the authenticator returned one (null or absent maps to nil).
     public var userHandle: [UInt8]?
 
+    /// Wraps the decoded members of an AuthenticationResponseJSON.
     public init(
         credentialID: [UInt8], clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8],
         userHandle: [UInt8]? = nil
@@ -46,6 +47,7 @@ public struct AuthenticationVerifier: Sendable {
     /// Rules that hold for every authentication.
     public let policy: AuthenticationPolicy
 
+    /// A verifier applying `policy` to every assertion.
     public init(policy: AuthenticationPolicy = AuthenticationPolicy()) {
         self.policy = policy
     }
@@ -79,7 +81,7 @@ public struct AuthenticationVerifier: Sendable {
             throw WebAuthnError(.malformedAuthenticatorData, "assertion carries attested credential data")
         }
         // Step 15: RP ID.
-        try authData.verifyRPID(expectation.relyingPartyID)
+        try authData.verifyRPID(expectation.relyingPartyID, hash: expectation.relyingPartyIDHash)
         // Step 16: UP is always required.
         guard authData.userPresent else { throw WebAuthnError(.userPresentFlagNotSet, "UP flag is not set") }
         // Step 17: UV per policy.

@@ -4,7 +4,9 @@ import Crypto
 public struct AuthenticatorData: Sendable {
     /// The flags byte.
     public struct Flags: OptionSet, Sendable, Hashable {
+        /// The flags byte as sent.
         public let rawValue: UInt8
+        /// Flags from their byte.
         public init(rawValue: UInt8) { self.rawValue = rawValue }
 
         /// User present (bit 0).
@@ -119,9 +121,9 @@ public struct AuthenticatorData: Sendable {
     /// Whether BS is set.
     public var backedUp: Bool { flags.contains(.backedUp) }
 
-    /// Checks the RP ID hash in constant time.
-    func verifyRPID(_ rpID: String) throws(WebAuthnError) {
-        guard constantTimeEquals(rpIDHash, sha256(Array(rpID.utf8))) else {
+    /// Checks the RP ID hash against SHA-256 of the RP ID, in constant time.
+    func verifyRPID(_ rpID: String, hash expected: [UInt8]) throws(WebAuthnError) {
+        guard constantTimeEquals(rpIDHash, expected) else {
             throw WebAuthnError(.rpIDHashMismatch, "rpIdHash is not SHA-256 of \"\(rpID)\"")
         }
     }
@@ -152,6 +154,7 @@ public struct AAGUID: Sendable, Hashable, CustomStringConvertible {
     /// The all-zero AAGUID that `none` attestation and many software authenticators report.
     public static let zero = AAGUID(bytes: [UInt8](repeating: 0, count: 16))
 
+    /// The canonical UUID text, lower case.
     public var description: String {
         let hex = bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
             .joined()

@@ -1,5 +1,5 @@
 /// A decoded CBOR data item (RFC 8949), limited to definite lengths.
-public indirect enum CBORValue: Sendable, Hashable {
+public enum CBORValue: Sendable, Hashable {
     case unsigned(UInt64)
     /// A negative integer: the value is `-1 - n`.
     case negative(UInt64)
@@ -8,7 +8,7 @@ public indirect enum CBORValue: Sendable, Hashable {
     case array([CBORValue])
     /// Map entries in the order they were encoded; keys are unique.
     case map([CBORMapEntry])
-    case tagged(UInt64, CBORValue)
+    indirect case tagged(UInt64, CBORValue)
     case boolean(Bool)
     case null
     case undefined
@@ -67,9 +67,12 @@ public indirect enum CBORValue: Sendable, Hashable {
 
 /// One key/value pair of a CBOR map.
 public struct CBORMapEntry: Sendable, Hashable {
+    /// The key.
     public let key: CBORValue
+    /// The value.
     public let value: CBORValue
 
+    /// A map entry.
     public init(_ key: CBORValue, _ value: CBORValue) {
         self.key = key
         self.value = value
@@ -93,6 +96,7 @@ public struct CBORDecoder {
         /// Maximum number of data items in one top-level item.
         public var maximumItems: Int
 
+        /// Limits; the defaults suit attestation objects (depth 16, 4096 items).
         public init(maximumDepth: Int = 16, maximumItems: Int = 4096) {
             self.maximumDepth = maximumDepth
             self.maximumItems = maximumItems

@@ -75,6 +75,8 @@ public struct CredentialPublicKey: Sendable {
     public let keyType: KeyType
     /// The OpenSSL key.
     public let key: PublicKey
+    /// The key prepared for this algorithm's signatures.
+    private let verifier: PreparedVerifier
 
     /// Parses a COSE_Key that must fill `coseKey` exactly.
     public init(coseKey: [UInt8]) throws(WebAuthnError) {
@@ -107,7 +109,13 @@ public struct CredentialPublicKey: Sendable {
         self.coseKey = encoded
         self.algorithm = algorithm
         self.keyType = keyType
-        self.key = try CredentialPublicKey.buildKey(value, keyType: keyType, algorithm: algorithm)
+        let key = try CredentialPublicKey.buildKey(value, keyType: keyType, algorithm: algorithm)
+        self.key = key
+        do {
+            self.verifier = try key.preparedVerifier(for: algorithm.signatureScheme)
+        } catch {
+            throw WebAuthnError(.unsupportedAlgorithm, "key cannot verify \(algorithm) signatures: \(error)")
+        }
     }
 
     private static func buildKey(
@@ -164,6 +172,6 @@ public struct CredentialPublicKey: Sendable {
 
     /// Verifies a signature made by this credential over `message`.
     public func verify(signature: [UInt8], message: [UInt8]) -> Bool {
-        key.verify(signature: signature, message: message, scheme: algorithm.signatureScheme)
+        verifier.verify(signature: signature, message: message)
     }
 }

@@ -20,36 +20,45 @@ public struct ClientData: Sendable {
     /// Parses clientDataJSON: UTF-8 (a BOM is stripped), a JSON object with string `type`, `challenge` (base64url)
     /// and `origin`, optional boolean `crossOrigin`, optional string `topOrigin`. Unknown members are ignored.
     public init(json bytes: [UInt8]) throws(WebAuthnError) {
-        let document: JSONValue
+        var members: [JSONValue?] = [nil, nil, nil, nil, nil, nil]
         do {
-            document = try JSONReader.parse(bytes)
+            try JSONReader.parseObject(bytes) { key, reader throws(JSONReader.Failure) in
+                let value = try reader.readValue()
+                switch key {
+                case "type": members[0] = value
+                case "challenge": members[1] = value
+                case "origin": members[2] = value
+                case "crossOrigin": members[3] = value
+                case "topOrigin": members[4] = value
+                case "tokenBinding": members[5] = value
+                default: break
+                }
+            }
         } catch {
-            throw WebAuthnError(.malformedClientData, "clientDataJSON is not valid UTF-8 JSON (offset \(error.offset))")
+            throw WebAuthnError(
+                .malformedClientData, "clientDataJSON is not a UTF-8 JSON object (offset \(error.offset))")
         }
-        guard case .object = document else {
-            throw WebAuthnError(.malformedClientData, "clientDataJSON is not a JSON object")
-        }
-        guard let type = document["type"]?.stringValue else {
+        guard let type = members[0]?.stringValue else {
             throw WebAuthnError(.malformedClientData, "clientDataJSON has no string type")
         }
-        guard let challengeText = document["challenge"]?.stringValue else {
+        guard let challengeText = members[1]?.stringValue else {
             throw WebAuthnError(.malformedClientData, "clientDataJSON has no string challenge")
         }
         guard let challenge = Base64URL.decode(challengeText) else {
             throw WebAuthnError(.malformedClientData, "clientDataJSON challenge is not base64url")
         }
-        guard let origin = document["origin"]?.stringValue else {
+        guard let origin = members[2]?.stringValue else {
             throw WebAuthnError(.malformedClientData, "clientDataJSON has no string origin")
         }
         var crossOrigin = false
-        if let value = document["crossOrigin"], value != .null {
+        if let value = members[3], value != .null {
             guard let flag = value.boolValue else {
                 throw WebAuthnError(.malformedClientData, "clientDataJSON crossOrigin is not a boolean")
             }
             crossOrigin = flag
         }
         var topOrigin: String?
-        if let value = document["topOrigin"], value != .null {
+        if let value = members[4], value != .null {
             guard let text = value.stringValue else {
                 throw WebAuthnError(.malformedClientData, "clientDataJSON topOrigin is not a string")
             }
@@ -57,7 +66,7 @@ public struct ClientData: Sendable {
         }
         // Only an object is a token binding; some old clients sent a bare string, which carries no status.
         var tokenBindingStatus: String?
-        if let binding = document["tokenBinding"], case .object = binding {
+        if let binding = members[5], case .object = binding {
             guard let status = binding["status"]?.stringValue else {
                 throw WebAuthnError(.malformedClientData, "clientDataJSON tokenBinding has no string status")
             }

@@ -5,6 +5,7 @@ public struct ClientExtensionOutputs: Sendable, Equatable {
     /// credProps.rk: whether the client created a discoverable credential (nil when not reported).
     public var residentKey: Bool?
 
+    /// Outputs with the given values.
     public init(residentKey: Bool? = nil) {
         self.residentKey = residentKey
     }

@@ -195,6 +195,9 @@ enum KnownRoots {
         """
 
     static let apple: [String] = [appleWebauthnRootCa]
-    static let androidKey: [String] = [googleHardwareAttestationRoot1, googleHardwareAttestationRoot2, googleHardwareAttestationRoot3, googleHardwareAttestationRoot4]
+    static let androidKey: [String] = [
+        googleHardwareAttestationRoot1, googleHardwareAttestationRoot2, googleHardwareAttestationRoot3,
+        googleHardwareAttestationRoot4,
+    ]
     static let androidSafetyNet: [String] = [globalsignR2, globalsignRootCa]
 }

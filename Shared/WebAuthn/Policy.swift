@@ -10,6 +10,7 @@ public struct OriginPolicy: Sendable {
     /// When cross-origin use is allowed: the accepted top-level origins (nil accepts any).
     public var allowedTopOrigins: [String]?
 
+    /// Origins accepted exactly as listed; cross-origin use is rejected unless allowed.
     public init(allowedOrigins: [String], allowCrossOrigin: Bool = false, allowedTopOrigins: [String]? = nil) {
         self.allowedOrigins = allowedOrigins
         self.allowCrossOrigin = allowCrossOrigin
@@ -36,7 +37,11 @@ public struct RegistrationExpectation: Sendable {
     /// The challenge bytes that were issued.
     public var challenge: [UInt8]
     /// The relying party ID.
-    public var relyingPartyID: String
+    public var relyingPartyID: String {
+        didSet { relyingPartyIDHash = sha256(Array(relyingPartyID.utf8)) }
+    }
+    /// SHA-256 of `relyingPartyID`, computed once.
+    public private(set) var relyingPartyIDHash: [UInt8]
     /// Accepted origins and cross-origin rules.
     public var origins: OriginPolicy
     /// Whether UV must be set.
@@ -46,6 +51,7 @@ public struct RegistrationExpectation: Sendable {
     /// COSE algorithms offered in `pubKeyCredParams`.
     public var allowedAlgorithms: [Int]
 
+    /// An expectation; by default UV is preferred, the create call was modal and the usual algorithms were offered.
     public init(
         challenge: [UInt8], relyingPartyID: String, origins: OriginPolicy,
         userVerification: UserVerificationRequirement = .preferred, mediation: RegistrationMediation = .modal,
@@ -53,6 +59,7 @@ public struct RegistrationExpectation: Sendable {
     ) {
         self.challenge = challenge
         self.relyingPartyID = relyingPartyID
+        self.relyingPartyIDHash = sha256(Array(relyingPartyID.utf8))
         self.origins = origins
         self.userVerification = userVerification
         self.mediation = mediation
@@ -69,6 +76,7 @@ public struct RegistrationPolicy: Sendable {
     /// Whether android-key attestation must show the key in a trusted execution environment (teeEnforced only).
     public var androidKeyRequiresTrustedEnvironment: Bool
 
+    /// A policy; the defaults accept a SafetyNet timestamp up to 60 s old and 10 s ahead.
     public init(
         safetyNetMaximumAge: Double = 60, safetyNetAllowedClockSkew: Double = 10,
         androidKeyRequiresTrustedEnvironment: Bool = false
@@ -84,7 +92,11 @@ public struct AuthenticationExpectation: Sendable {
     /// The challenge bytes that were issued.
     public var challenge: [UInt8]
     /// The relying party ID.
-    public var relyingPartyID: String
+    public var relyingPartyID: String {
+        didSet { relyingPartyIDHash = sha256(Array(relyingPartyID.utf8)) }
+    }
+    /// SHA-256 of `relyingPartyID`, computed once.
+    public private(set) var relyingPartyIDHash: [UInt8]
     /// Accepted origins and cross-origin rules.
     public var origins: OriginPolicy
     /// Whether UV must be set.
@@ -93,12 +105,14 @@ public struct AuthenticationExpectation: Sendable {
     /// the response must carry a userHandle.
     public var allowedCredentialIDs: [[UInt8]]
 
+    /// An expectation; an empty `allowedCredentialIDs` means discoverable sign-in.
     public init(
         challenge: [UInt8], relyingPartyID: String, origins: OriginPolicy,
         userVerification: UserVerificationRequirement = .preferred, allowedCredentialIDs: [[UInt8]] = []
     ) {
         self.challenge = challenge
         self.relyingPartyID = relyingPartyID
+        self.relyingPartyIDHash = sha256(Array(relyingPartyID.utf8))
         self.origins = origins
         self.userVerification = userVerification
         self.allowedCredentialIDs = allowedCredentialIDs
@@ -118,6 +132,7 @@ public struct AuthenticationPolicy: Sendable {
     /// Counter handling.
     public var signCount: SignCountPolicy
 
+    /// A policy; by default a counter that did not increase is rejected.
     public init(signCount: SignCountPolicy = .reject) {
         self.signCount = signCount
     }
@@ -136,6 +151,7 @@ public struct StoredCredential: Sendable {
     /// The BE flag stored at registration.
     public var backupEligible: Bool
 
+    /// A stored credential as loaded from the database.
     public init(
         id: [UInt8], publicKey: CredentialPublicKey, userHandle: [UInt8], signCount: UInt32, backupEligible: Bool
     ) {

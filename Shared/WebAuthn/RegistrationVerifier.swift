@@ -14,6 +14,7 @@ public struct RegistrationResponse: Sendable {
     /// The `clientExtensionResults` JSON object bytes (empty when absent).
     public var clientExtensionResultsJSON: [UInt8]
 
+    /// Wraps the decoded members of a RegistrationResponseJSON.
     public init(
         credentialID: [UInt8], clientDataJSON: [UInt8], attestationObject: [UInt8], transports: [String] = [],
         clientExtensionResultsJSON: [UInt8] = []
@@ -71,6 +72,7 @@ public struct RegistrationVerifier: Sendable {
     /// Which attestations are trusted.
     public let trust: AttestationTrust
 
+    /// A verifier applying `policy` and `trust` to every registration (default: the platform vendors' roots).
     public init(policy: RegistrationPolicy = RegistrationPolicy(), trust: AttestationTrust = .platformDefaults) {
         self.policy = policy
         self.trust = trust
@@ -90,7 +92,7 @@ public struct RegistrationVerifier: Sendable {
         let attestationObject = try AttestationObject(bytes: response.attestationObject)
         let authData = attestationObject.authenticatorData
         // Step 15: RP ID.
-        try authData.verifyRPID(expectation.relyingPartyID)
+        try authData.verifyRPID(expectation.relyingPartyID, hash: expectation.relyingPartyIDHash)
         // Step 16: UP, unless the challenge was issued for conditional mediation.
         if expectation.mediation == .modal, !authData.userPresent {
             throw WebAuthnError(.userPresentFlagNotSet, "UP flag is not set")

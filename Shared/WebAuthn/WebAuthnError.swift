@@ -51,5 +51,6 @@ public struct WebAuthnError: Error, Sendable, CustomStringConvertible {
         self.line = line
     }
 
+    /// "code: reason (file:line)", for logs.
     public var description: String { "\(code.rawValue): \(reason) (\(file):\(line))" }
 }

@@ -14,7 +14,8 @@ final class PublicKeyTests: XCTestCase {
         return try XCTUnwrap(key)
     }
 
-    private func sign(_ key: OpaquePointer, _ message: [UInt8], digest: DigestAlgorithm?, pss: Bool = false) -> [UInt8] {
+    private func sign(_ key: OpaquePointer, _ message: [UInt8], digest: DigestAlgorithm?, pss: Bool = false) -> [UInt8]
+    {
         let context = EVP_MD_CTX_new()
         defer { EVP_MD_CTX_free(context) }
         var keyContext: OpaquePointer?
@@ -96,6 +97,7 @@ final class PublicKeyTests: XCTestCase {
     func testCertificateParsingRejectsGarbageAndTrailingBytes() throws {
         XCTAssertThrowsError(try Certificate(derEncoded: []))
         XCTAssertThrowsError(try Certificate(derEncoded: [0x30, 0x03, 0x02, 0x01, 0x01]))
-        XCTAssertThrowsError(try Certificate(pemEncoded: "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"))
+        XCTAssertThrowsError(
+            try Certificate(pemEncoded: "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"))
     }
 }

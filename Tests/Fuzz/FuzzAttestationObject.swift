@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import WebAuthn
 
 /// libFuzzer entry point: attestation object decoding and every attestation statement verifier on the result.

@@ -63,13 +63,12 @@ final class RequestBodyTests: XCTestCase {
         XCTAssertEqual(flat.credential.clientDataJSON, clientData)
         XCTAssertEqual(flat.credential.attestationObject, attestation)
         XCTAssertEqual(flat.credential.transports, ["internal", "hybrid"])
-        XCTAssertFalse(flat.credential.credPropsRkPresent)
+        XCTAssertEqual(flat.credential.clientExtensionResultsJSON, [])
         XCTAssertEqual(standard.credential.credentialID, credentialID)
         XCTAssertEqual(standard.credential.clientDataJSON, clientData)
         XCTAssertEqual(standard.credential.attestationObject, attestation)
         XCTAssertEqual(standard.credential.transports, ["internal", "hybrid"])
-        XCTAssertTrue(standard.credential.credPropsRkPresent)
-        XCTAssertTrue(standard.credential.credPropsRk)
+        XCTAssertEqual(String(decoding: standard.credential.clientExtensionResultsJSON, as: UTF8.self), #"{"credProps":{"rk":true}}"#)
     }
 
     func testStandardFormAcceptsRawIdOrIdAlone() throws {
@@ -81,7 +80,7 @@ final class RequestBodyTests: XCTestCase {
             object["credential"] = .object(credential)
             let parsed = try RegistrationFinishBody(body(.object(object)))
             XCTAssertEqual(parsed.credential.credentialID, credentialID)
-            XCTAssertFalse(parsed.credential.credPropsRkPresent)
+            XCTAssertEqual(parsed.credential.clientExtensionResultsJSON, [])
         }
     }
 
@@ -96,8 +95,7 @@ final class RequestBodyTests: XCTestCase {
         credential["clientExtensionResults"] = ["credProps": ["rk": false]]
         standard["credential"] = .object(credential)
         let parsed = try RegistrationFinishBody(body(.object(standard)))
-        XCTAssertTrue(parsed.credential.credPropsRkPresent)
-        XCTAssertFalse(parsed.credential.credPropsRk)
+        XCTAssertEqual(String(decoding: parsed.credential.clientExtensionResultsJSON, as: UTF8.self), #"{"credProps":{"rk":false}}"#)
     }
 
     func testEveryMissingFlatRegistrationFieldIsInvalid() {
@@ -201,7 +199,7 @@ final class RequestBodyTests: XCTestCase {
         let parsedStandard = try AccountRegistrationFinishBody(body(.object(standard)))
         XCTAssertEqual(parsedStandard.registrationID, "r-2")
         XCTAssertEqual(parsedStandard.displayName, "New")
-        XCTAssertTrue(parsedStandard.credential.credPropsRk)
+        XCTAssertEqual(String(decoding: parsedStandard.credential.clientExtensionResultsJSON, as: UTF8.self), #"{"credProps":{"rk":true}}"#)
         flat["registrationID"] = nil
         assertInvalid(.object(flat), mentioning: "registrationID") { _ = try AccountRegistrationFinishBody($0) }
         standard["email"] = 5

@@ -56,3 +56,39 @@ final class PasswordHasherTests: XCTestCase {
         XCTAssertTrue(hasher.needsRehash("garbage"))
     }
 }
+
+final class PasswordHashingPoolTests: XCTestCase {
+    func testHashAndVerifyOffTheCooperativePool() async throws {
+        let pool = PasswordHashingPool(
+            hasher: PasswordHasher(parameters: .init(memoryKiB: 256, iterations: 1, parallelism: 1)), threadCount: 2)
+        defer { pool.shutdown() }
+        let hash = try await pool.hash("secret")
+        let right = try await pool.verify("secret", against: hash)
+        let wrong = try await pool.verify("Secret", against: hash)
+        let dummy = try await pool.verifyDummy("secret")
+        XCTAssertTrue(right)
+        XCTAssertFalse(wrong)
+        XCTAssertFalse(dummy)
+    }
+
+    func testAFloodIsRefusedWhenTheQueueIsFull() async throws {
+        let pool = PasswordHashingPool(hasher: PasswordHasher(), threadCount: 1, maximumQueueLength: 2)
+        defer { pool.shutdown() }
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<12 {
+                group.addTask {
+                    do {
+                        _ = try await pool.verifyDummy("x")
+                        return true
+                    } catch {
+                        XCTAssertEqual(error as? PasswordHashingError, .busy)
+                        return false
+                    }
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        XCTAssertGreaterThan(outcomes.filter { !$0 }.count, 0, "nothing was refused")
+        XCTAssertGreaterThan(outcomes.filter { $0 }.count, 0, "nothing was served")
+    }
+}

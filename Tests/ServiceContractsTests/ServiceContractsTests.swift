@@ -23,7 +23,7 @@ final class ServiceContractsTests: XCTestCase {
         finish.accountID = "a"
         var credential = RegistrationCredential()
         credential.attestationObject = Array(repeating: 0xA5, count: 300)
-        credential.credPropsRkPresent = true
+        credential.clientExtensionResultsJSON = Array("{\"credProps\":{\"rk\":true}}".utf8)
         finish.credential = credential
         XCTAssertEqual(try FinishRegistrationRequest(serializedBytes: finish.serializedBytes()), finish)
         XCTAssertNil(try FinishRegistrationRequest(serializedBytes: []).credential)

@@ -9,7 +9,7 @@ import WebAuthn
 public final class SigningKey: @unchecked Sendable {
     /// The COSE algorithm the key signs with.
     public let algorithm: COSEAlgorithm
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
 
     /// Generates a fresh key for `algorithm` (RSA keys get `rsaBits` bits).
     public init(algorithm: COSEAlgorithm, rsaBits: Int = 2048) {

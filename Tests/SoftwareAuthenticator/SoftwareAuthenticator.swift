@@ -11,6 +11,8 @@ public struct SoftwareAuthenticator: Sendable {
         case none
         /// `packed` self attestation signed by the credential key.
         case packedSelf
+        /// `packed` full attestation: signed by `key`, whose certificate path (leaf first, DER) is `x5c`.
+        case packed(key: SigningKey, x5c: [[UInt8]])
     }
 
     /// The credential key.
@@ -87,6 +89,13 @@ public struct SoftwareAuthenticator: Sendable {
                 CBORMapEntry(.text("alg"), CBORValue(key.algorithm.rawValue)),
                 CBORMapEntry(.text("sig"), .bytes(key.sign(authenticatorData + clientDataHash))),
             ])
+        case .packed(let attestationKey, let x5c):
+            format = "packed"
+            statement = .map([
+                CBORMapEntry(.text("alg"), CBORValue(attestationKey.algorithm.rawValue)),
+                CBORMapEntry(.text("sig"), .bytes(attestationKey.sign(authenticatorData + clientDataHash))),
+                CBORMapEntry(.text("x5c"), .array(x5c.map { .bytes($0) })),
+            ])
         }
         return CBOREncoder.encode(
             .map([
@@ -112,7 +121,8 @@ public struct SoftwareAuthenticator: Sendable {
 
     /// An assertion response (navigator.credentials.get()); advances the counter unless it stays at zero.
     public mutating func makeAssertion(
-        challenge: [UInt8], rpID: String, origin: String, flags: AuthenticatorData.Flags = [.userPresent, .userVerified],
+        challenge: [UInt8], rpID: String, origin: String,
+        flags: AuthenticatorData.Flags = [.userPresent, .userVerified],
         includeUserHandle: Bool = true
     ) -> AuthenticationResponse {
         if !keepsZeroCounter { signCount += 1 }

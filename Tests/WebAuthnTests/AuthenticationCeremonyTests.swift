@@ -108,6 +108,10 @@ final class AuthenticationCeremonyTests: XCTestCase {
     // Step 15: RP ID.
     func testRPIDHashMismatch() {
         assertFails(.rpIDHashMismatch, assertion(rpID: "example.org"))
+        var changed = expectation
+        changed.relyingPartyID = "example.org"
+        assertFails(.rpIDHashMismatch, assertion(), expectation: changed)
+        XCTAssertNoThrow(try verify(assertion(rpID: "example.org"), expectation: changed))
     }
 
     // Step 16: UP always.

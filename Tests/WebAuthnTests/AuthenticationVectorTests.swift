@@ -60,7 +60,8 @@ final class AuthenticationVectorTests: XCTestCase {
             userVerification: vector["requireUserVerification"] as? Bool == true ? .required : .preferred,
             allowedCredentialIDs: [credentialID])
         let stored = StoredCredential(
-            id: credentialID, publicKey: try CredentialPublicKey(coseKey: try Vectors.bytes(vector["credentialPublicKey"])),
+            id: credentialID,
+            publicKey: try CredentialPublicKey(coseKey: try Vectors.bytes(vector["credentialPublicKey"])),
             userHandle: userHandle ?? [], signCount: UInt32(try XCTUnwrap(vector["currentSignCount"] as? Int)),
             backupEligible: false)
         return try AuthenticationVerifier().verify(response: request, expectation: expectation, credential: stored)

@@ -16,7 +16,8 @@ final class COSEKeyTests: XCTestCase {
             let key = try CredentialPublicKey(coseKey: authenticator.key.coseKey)
             XCTAssertEqual(key.algorithm, algorithm)
             let challenge: [UInt8] = Array(repeating: 5, count: 32)
-            let response = authenticator.makeAssertion(challenge: challenge, rpID: "example.com", origin: "https://example.com")
+            let response = authenticator.makeAssertion(
+                challenge: challenge, rpID: "example.com", origin: "https://example.com")
             let credential = StoredCredential(
                 id: authenticator.credentialID, publicKey: key, userHandle: authenticator.userHandle, signCount: 0,
                 backupEligible: false)
@@ -24,12 +25,14 @@ final class COSEKeyTests: XCTestCase {
                 challenge: challenge, relyingPartyID: "example.com",
                 origins: OriginPolicy(allowedOrigins: ["https://example.com"]))
             XCTAssertNoThrow(
-                try AuthenticationVerifier().verify(response: response, expectation: expectation, credential: credential),
+                try AuthenticationVerifier().verify(
+                    response: response, expectation: expectation, credential: credential),
                 "\(algorithm)")
             var tampered = response
             tampered.clientDataJSON[10] ^= 1
             XCTAssertThrowsError(
-                try AuthenticationVerifier().verify(response: tampered, expectation: expectation, credential: credential)
+                try AuthenticationVerifier().verify(
+                    response: tampered, expectation: expectation, credential: credential)
             )
         }
     }
@@ -65,7 +68,9 @@ final class COSEKeyTests: XCTestCase {
         return CBOREncoder.encode(.map(result))
     }
 
-    private func assertRejected(_ key: [UInt8], _ code: WebAuthnError.Code, file: StaticString = #filePath, line: UInt = #line) {
+    private func assertRejected(
+        _ key: [UInt8], _ code: WebAuthnError.Code, file: StaticString = #filePath, line: UInt = #line
+    ) {
         XCTAssertThrowsError(try CredentialPublicKey(coseKey: key), file: file, line: line) {
             XCTAssertEqual(($0 as? WebAuthnError)?.code, code, "\($0)", file: file, line: line)
         }
@@ -80,10 +85,12 @@ final class COSEKeyTests: XCTestCase {
         assertRejected(try replacing(p256, 3, with: CBORValue(-999)), .unsupportedAlgorithm)
         assertRejected(try replacing(p256, 1, with: CBORValue(9)), .unsupportedAlgorithm)
         assertRejected(try replacing(p256, 3, with: nil), .malformedCBOR)
-        assertRejected(try replacing(p256, -2, with: .bytes(Array(repeating: 1, count: 31))), .malformedAuthenticatorData)
+        assertRejected(
+            try replacing(p256, -2, with: .bytes(Array(repeating: 1, count: 31))), .malformedAuthenticatorData)
         assertRejected(try replacing(p256, -3, with: .text("y")), .malformedCBOR)
         // A point that is not on the curve.
-        assertRejected(try replacing(p256, -3, with: .bytes(Array(repeating: 1, count: 32))), .malformedAuthenticatorData)
+        assertRejected(
+            try replacing(p256, -3, with: .bytes(Array(repeating: 1, count: 32))), .malformedAuthenticatorData)
 
         let ed = SigningKey(algorithm: .edDSA).coseKey
         assertRejected(try replacing(ed, -1, with: CBORValue(1)), .unsupportedAlgorithm)  // crv P-256 on OKP

@@ -23,10 +23,14 @@ final class EncodingTests: XCTestCase {
     }
 
     func testJSONReaderIsStrict() throws {
-        XCTAssertEqual(try JSONReader.parse(Array(#"{"a":"\u00e9\ud83d\ude00\n","b":[1,-2.5e3,true,null]}"#.utf8))["a"],
+        XCTAssertEqual(
+            try JSONReader.parse(Array(#"{"a":"\u00e9\ud83d\ude00\n","b":[1,-2.5e3,true,null]}"#.utf8))["a"],
             .string("é😀\n"))
         XCTAssertEqual(try JSONReader.parse([0xEF, 0xBB, 0xBF] + Array("{}".utf8)), .object([:]))
-        for bad in [#"{"a":1,"a":2}"#, #"{"a":01}"#, "[1,]", #"{"a":"\ud800"}"#, "{} x", "\"\u{01}\"", "[" + String(repeating: "[", count: 40)] {
+        for bad in [
+            #"{"a":1,"a":2}"#, #"{"a":01}"#, "[1,]", #"{"a":"\ud800"}"#, "{} x", "\"\u{01}\"",
+            "[" + String(repeating: "[", count: 40),
+        ] {
             XCTAssertThrowsError(try JSONReader.parse(Array(bad.utf8)), bad)
         }
         XCTAssertThrowsError(try JSONReader.parse([0x22, 0xC3, 0x28, 0x22]))

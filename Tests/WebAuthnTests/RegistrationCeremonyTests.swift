@@ -13,7 +13,8 @@ final class RegistrationCeremonyTests: XCTestCase {
     let now = Date()
 
     var expectation: RegistrationExpectation {
-        RegistrationExpectation(challenge: challenge, relyingPartyID: rpID, origins: OriginPolicy(allowedOrigins: [origin]))
+        RegistrationExpectation(
+            challenge: challenge, relyingPartyID: rpID, origins: OriginPolicy(allowedOrigins: [origin]))
     }
 
     func verify(
@@ -106,7 +107,8 @@ final class RegistrationCeremonyTests: XCTestCase {
 
     func testAppOriginsMatchExactly() throws {
         let appOrigin = "android:apk-key-hash:PoEW2-U4MCFg2n4bHJF4t1DPUw-4y4TfF1Wf-OJqtQk"
-        let json = SoftwareAuthenticator.clientDataJSON(type: "webauthn.create", challenge: challenge, origin: appOrigin)
+        let json = SoftwareAuthenticator.clientDataJSON(
+            type: "webauthn.create", challenge: challenge, origin: appOrigin)
         var expectation = self.expectation
         expectation.origins = OriginPolicy(allowedOrigins: [origin, appOrigin, "ios:bundle-id:com.example.app"])
         XCTAssertNoThrow(try verify(response(clientData: json), expectation: expectation))
@@ -343,9 +345,11 @@ final class RegistrationCeremonyTests: XCTestCase {
         XCTAssertEqual(record.attestation.statements.map(\.type), [.self, .self])
         let broken = CBORValue.map([
             CBORMapEntry(.text("fmt"), .text("packed")),
-            CBORMapEntry(.text("attStmt"), .map([
-                CBORMapEntry(.text("alg"), CBORValue(-7)), CBORMapEntry(.text("sig"), .bytes([0x30, 0x00])),
-            ])),
+            CBORMapEntry(
+                .text("attStmt"),
+                .map([
+                    CBORMapEntry(.text("alg"), CBORValue(-7)), CBORMapEntry(.text("sig"), .bytes([0x30, 0x00])),
+                ])),
         ])
         assertFails(.attestationInvalid, compoundResponse([try packedSelfStatement(), broken]))
         assertFails(.attestationInvalid, compoundResponse([try packedSelfStatement()]))

@@ -34,7 +34,8 @@ final class TruncationTests: XCTestCase {
             let full = SigningKey(algorithm: algorithm).coseKey
             XCTAssertNoThrow(try CredentialPublicKey(coseKey: full))
             for length in 0..<full.count {
-                XCTAssertThrowsError(try CredentialPublicKey(coseKey: Array(full.prefix(length))), "\(algorithm) \(length)")
+                XCTAssertThrowsError(
+                    try CredentialPublicKey(coseKey: Array(full.prefix(length))), "\(algorithm) \(length)")
             }
         }
     }

@@ -47,8 +47,10 @@ enum Vectors {
     /// The outcome a verifier built on this machine's OpenSSL must give: (success?, reason code when failing).
     static func expectedOutcome(_ vector: [String: Any]) -> (success: Bool, code: String?) {
         if vector["requires"] != nil {
-            return (vector["expectWithoutRequired"] as? String == "success",
-                vector["expectedFailureWithoutRequired"] as? String)
+            return (
+                vector["expectWithoutRequired"] as? String == "success",
+                vector["expectedFailureWithoutRequired"] as? String
+            )
         }
         return (vector["expect"] as? String == "success", nil)
     }

@@ -74,8 +74,9 @@ final class HTTP2Connection: HTTP2SessionDelegate, DrainableConnection, @uncheck
     }
 
     func http2Session(
-        _ session: HTTP2Session, didReceiveHeaders headers: [HTTP2Header], streamID: Int32, endStream: Bool
+        _ session: HTTP2Session, didReceiveHeaders block: HTTP2HeaderBlock, streamID: Int32, endStream: Bool
     ) {
+        let headers = block.headers
         if streams[streamID] != nil {
             // Trailers end the request.
             if endStream { dispatch(streamID) }
@@ -181,7 +182,7 @@ final class HTTP2Connection: HTTP2SessionDelegate, DrainableConnection, @uncheck
         session.submitResponse(streamID: streamID, headers: headers, endStream: !withBody)
         if withBody {
             response.body.withUnsafeBytes { session.sendData(streamID: streamID, bytes: $0) }
-            session.finishStream(streamID: streamID, trailers: nil)
+            session.finishStream(streamID: streamID, trailers: nil as [HTTP2Header]?)
         }
     }
 

@@ -181,12 +181,12 @@ public enum RegistrationCredentialBody {
             credential.clientDataJSON = try response.bytes("clientDataJSON", path: "credential.response.")
             credential.attestationObject = try response.bytes("attestationObject", path: "credential.response.")
             credential.transports = try response.optionalStrings("transports", path: "credential.response.") ?? []
-            if let extensions = try standard.optionalObject("clientExtensionResults", path: "credential."),
-                let credProps = try extensions.optionalObject("credProps", path: "credential.clientExtensionResults."),
-                let rk = try credProps.optionalBool("rk", path: "credential.clientExtensionResults.credProps.")
-            {
-                credential.credPropsRkPresent = true
-                credential.credPropsRk = rk
+            // Passed on as sent, once the outputs the verifier reads (credProps.rk) have the right types.
+            if let extensions = try standard.optionalObject("clientExtensionResults", path: "credential.") {
+                if let credProps = try extensions.optionalObject("credProps", path: "credential.clientExtensionResults.") {
+                    _ = try credProps.optionalBool("rk", path: "credential.clientExtensionResults.credProps.")
+                }
+                credential.clientExtensionResultsJSON = JSONWriter.serialize(.object(extensions.object))
             }
             return credential
         }

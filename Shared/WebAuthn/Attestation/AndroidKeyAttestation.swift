@@ -15,7 +15,8 @@ enum AndroidKeyAttestation {
         try Reader.requireKeys(statement, ["alg", "sig", "x5c"], .androidKey)
         let algorithm = try Reader.algorithm(statement, .androidKey)
         let signature = try Reader.signature(statement, .androidKey)
-        guard algorithm != .rs1, let path = try Reader.certificates(statement, .androidKey), let leaf = path.first else {
+        guard algorithm != .rs1, let path = try Reader.certificates(statement, .androidKey), let leaf = path.first
+        else {
             throw Reader.invalid(.androidKey, "attStmt needs x5c and a SHA-2 alg")
         }
         let key = try Reader.publicKey(leaf, .androidKey)

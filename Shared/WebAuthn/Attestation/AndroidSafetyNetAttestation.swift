@@ -43,8 +43,11 @@ enum AndroidSafetyNetAttestation {
         else { throw Reader.invalid(.androidSafetyNet, "JWS signature does not verify") }
 
         let expectedNonce = Base64URL.encodeStandard(sha256(input.signedData))
-        guard let nonce = payload["nonce"]?.stringValue, constantTimeEquals(Array(nonce.utf8), Array(expectedNonce.utf8))
-        else { throw Reader.invalid(.androidSafetyNet, "JWS nonce does not match authenticatorData and clientDataHash") }
+        guard let nonce = payload["nonce"]?.stringValue,
+            constantTimeEquals(Array(nonce.utf8), Array(expectedNonce.utf8))
+        else {
+            throw Reader.invalid(.androidSafetyNet, "JWS nonce does not match authenticatorData and clientDataHash")
+        }
         guard payload["ctsProfileMatch"]?.boolValue == true else {
             throw Reader.invalid(.androidSafetyNet, "ctsProfileMatch is not true")
         }

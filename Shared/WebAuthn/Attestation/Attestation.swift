@@ -51,6 +51,7 @@ public struct AttestationTrust: Sendable {
     /// configured for it is accepted with trust result `unverified`; a path that has roots must chain to them.
     public var requireTrustedAttestation: Bool
 
+    /// A trust configuration; the defaults accept none and self attestation and trust no roots.
     public init(
         rootsByFormat: [AttestationFormat: [Certificate]] = [:], rootsByAAGUID: [AAGUID: [Certificate]] = [:],
         allowedAAGUIDs: Set<AAGUID>? = nil, acceptNoneAttestation: Bool = true, acceptSelfAttestation: Bool = true,
@@ -123,7 +124,9 @@ enum AttestationStatementReader {
     }
 
     static func signature(_ statement: CBORValue, _ format: AttestationFormat) throws(WebAuthnError) -> [UInt8] {
-        guard let sig = statement[text: "sig"]?.byteString else { throw invalid(format, "attStmt has no byte-string sig") }
+        guard let sig = statement[text: "sig"]?.byteString else {
+            throw invalid(format, "attStmt has no byte-string sig")
+        }
         return sig
     }
 
@@ -132,7 +135,9 @@ enum AttestationStatementReader {
         _ statement: CBORValue, _ format: AttestationFormat
     ) throws(WebAuthnError) -> [Certificate]? {
         guard let member = statement[text: "x5c"] else { return nil }
-        guard let items = member.arrayItems, !items.isEmpty else { throw invalid(format, "x5c is not a non-empty array") }
+        guard let items = member.arrayItems, !items.isEmpty else {
+            throw invalid(format, "x5c is not a non-empty array")
+        }
         var certificates: [Certificate] = []
         for item in items {
             guard let der = item.byteString, let cert = try? Certificate(derEncoded: der) else {
@@ -226,12 +231,14 @@ struct AttestationVerifier {
             guard trust.acceptNoneAttestation else {
                 throw WebAuthnError(.attestationUntrusted, "none attestation is not accepted")
             }
-            return AttestationOutcome(format: format, type: .none, trust: .notApplicable, certificates: [], statements: [])
+            return AttestationOutcome(
+                format: format, type: .none, trust: .notApplicable, certificates: [], statements: [])
         case .self:
             guard trust.acceptSelfAttestation else {
                 throw WebAuthnError(.attestationUntrusted, "self attestation is not accepted")
             }
-            return AttestationOutcome(format: format, type: .self, trust: .notApplicable, certificates: [], statements: [])
+            return AttestationOutcome(
+                format: format, type: .self, trust: .notApplicable, certificates: [], statements: [])
         default:
             break
         }
@@ -248,9 +255,11 @@ struct AttestationVerifier {
                 leaf: leaf, intermediates: Array(evidence.path.dropFirst()), trustAnchors: roots,
                 at: Int64(input.now.timeIntervalSince1970.rounded(.down)))
         } catch {
-            throw WebAuthnError(.attestationUntrusted, "\(format.rawValue): certificate path rejected: \(error.details)")
+            throw WebAuthnError(
+                .attestationUntrusted, "\(format.rawValue): certificate path rejected: \(error.details)")
         }
-        return AttestationOutcome(format: format, type: evidence.type, trust: .trusted, certificates: der, statements: [])
+        return AttestationOutcome(
+            format: format, type: evidence.type, trust: .trusted, certificates: der, statements: [])
     }
 
     private func verifyCompound(_ input: AttestationInput) throws(WebAuthnError) -> AttestationOutcome {

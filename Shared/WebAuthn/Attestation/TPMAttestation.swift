@@ -61,7 +61,9 @@ enum TPMAttestation {
     private static func checkAIKCertificate(_ cert: Certificate, aaguid: AAGUID) throws(WebAuthnError) {
         typealias Reader = AttestationStatementReader
         guard cert.version == 3 else { throw Reader.invalid(.tpm, "AIK certificate is not X.509 v3") }
-        guard cert.subjectAttributeCount == 0 else { throw Reader.invalid(.tpm, "AIK certificate subject is not empty") }
+        guard cert.subjectAttributeCount == 0 else {
+            throw Reader.invalid(.tpm, "AIK certificate subject is not empty")
+        }
         guard cert.extensionValue(oid: "2.5.29.17") != nil else {
             throw Reader.invalid(.tpm, "AIK certificate has no subject alternative name")
         }

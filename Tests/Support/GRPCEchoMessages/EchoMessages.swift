@@ -13,7 +13,9 @@ public struct EchoRequest: ProtobufMessage, Equatable {
 
     public init(text: String) { self.text = text }
 
-    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws
+        -> Bool
+    {
         switch (number, wireType) {
         case (1, .lengthDelimited): text = try reader.readString()
         case (2, .varint): statusCode = try reader.readInt32()
@@ -45,7 +47,9 @@ public struct EchoResponse: ProtobufMessage, Equatable {
 
     public init() {}
 
-    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws
+        -> Bool
+    {
         switch (number, wireType) {
         case (1, .lengthDelimited): text = try reader.readString()
         case (2, .lengthDelimited): payload = try reader.readBytes()

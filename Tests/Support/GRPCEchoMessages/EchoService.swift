@@ -4,14 +4,24 @@ import GRPC
 public enum EchoService {
     /// `/echo.v1.Echo/Get`.
     public static let getPath = "/echo.v1.Echo/Get"
+    /// `/echo.v1.Echo/GetInline`.
+    public static let getInlinePath = "/echo.v1.Echo/GetInline"
     /// `/echo.v1.Echo/Expand`.
     public static let expandPath = "/echo.v1.Echo/Expand"
 
-    /// Registers Get and Expand on `server`.
+    /// Registers Get, GetInline and Expand on `server`.
     public static func register(on server: GRPCServer) {
-        server.register(GRPCUnaryMethod(path: getPath) { (request: EchoRequest, context: ServerContext) in
-            try await respond(to: request, context: context)
-        })
+        server.register(
+            GRPCUnaryMethod(path: getPath) { (request: EchoRequest, context: ServerContext) in
+                try await respond(to: request, context: context)
+            })
+        server.register(
+            GRPCInlineUnaryMethod(path: getInlinePath) { (request: EchoRequest, context: ServerContext) in
+                guard request.delayMilliseconds == 0 else {
+                    throw RPCError(code: .invalidArgument, message: "GetInline cannot wait")
+                }
+                return try echo(request, context: context)
+            })
         server.register(
             GRPCServerStreamingMethod(path: expandPath) {
                 (request: EchoRequest, context: ServerContext, writer: ServerStreamWriter<EchoResponse>) in
@@ -27,6 +37,10 @@ public enum EchoService {
         if request.delayMilliseconds > 0 {
             try await Task.sleep(nanoseconds: UInt64(request.delayMilliseconds) * 1_000_000)
         }
+        return try echo(request, context: context)
+    }
+
+    static func echo(_ request: EchoRequest, context: ServerContext) throws -> EchoResponse {
         if request.statusCode != 0 {
             throw RPCError(
                 code: GRPCStatusCode(rawValue: Int(request.statusCode)) ?? .unknown, message: request.statusMessage)

@@ -1,0 +1,375 @@
+// The demo page: every flow of the gateway's JSON API, with the browser's WebAuthn API.
+"use strict";
+
+const tokenKey = "passkey-demo.accessToken";
+let conditionalSignIn = null;
+
+const messages = {
+  invalid_request: "Some of what was sent is missing or malformed.",
+  verification_failed: "The passkey could not be verified.",
+  unauthenticated: "Your session has ended. Please sign in again.",
+  invalid_credentials: "Those sign-in details are not right.",
+  forbidden: "That is not allowed for this session.",
+  not_found: "That no longer exists.",
+  email_taken: "An account with that email already exists. Sign in instead.",
+  credential_already_registered: "This passkey is already registered.",
+  last_sign_in_method: "This is your only way to sign in, so it cannot be removed.",
+  challenge_unavailable: "That request expired or was already used. Please try again.",
+  payload_too_large: "That request is too large.",
+  unsupported_media_type: "The request was not sent as JSON.",
+  rate_limited: "Too many attempts. Please wait a moment and try again.",
+  unavailable: "The service is unavailable right now. Please try again shortly.",
+};
+
+// --- status line -------------------------------------------------------------------------------------------
+
+function announce(text, isError = false) {
+  const status = document.getElementById("status");
+  status.hidden = false;
+  status.classList.toggle("error", isError);
+  status.textContent = text;
+}
+
+function describe(error) {
+  if (error && error.problem) {
+    const base = messages[error.problem.code] || error.problem.title || "Something went wrong.";
+    return error.problem.reason ? `${base} (${error.problem.reason})` : base;
+  }
+  if (error && error.name === "NotAllowedError") return "The passkey prompt was dismissed or timed out.";
+  if (error && error.name === "InvalidStateError") return "This device already has a passkey for this account.";
+  if (error && error.name === "AbortError") return "The passkey request was cancelled.";
+  return (error && error.message) || "Something went wrong.";
+}
+
+// --- API ---------------------------------------------------------------------------------------------------
+
+class ProblemError extends Error {
+  constructor(problem) {
+    super(problem.title || problem.code);
+    this.problem = problem;
+  }
+}
+
+async function api(method, path, body) {
+  const headers = {};
+  const token = sessionStorage.getItem(tokenKey);
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (response.status === 204) return null;
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    if (response.status === 401 && data.code === "unauthenticated") sessionStorage.removeItem(tokenKey);
+    throw new ProblemError({ status: response.status, ...data });
+  }
+  return data;
+}
+
+// --- base64url and WebAuthn JSON --------------------------------------------------------------------------
+
+function toBase64URL(buffer) {
+  const bytes = new Uint8Array(buffer);
+  let text = "";
+  for (const byte of bytes) text += String.fromCharCode(byte);
+  return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function fromBase64URL(text) {
+  const padded = text.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((text.length + 3) % 4);
+  const binary = atob(padded);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes.buffer;
+}
+
+function creationOptions(json) {
+  if (window.PublicKeyCredential && PublicKeyCredential.parseCreationOptionsFromJSON) {
+    return PublicKeyCredential.parseCreationOptionsFromJSON(json);
+  }
+  return {
+    ...json,
+    challenge: fromBase64URL(json.challenge),
+    user: { ...json.user, id: fromBase64URL(json.user.id) },
+    excludeCredentials: (json.excludeCredentials || []).map((c) => ({ ...c, id: fromBase64URL(c.id) })),
+  };
+}
+
+function requestOptions(json) {
+  if (window.PublicKeyCredential && PublicKeyCredential.parseRequestOptionsFromJSON) {
+    return PublicKeyCredential.parseRequestOptionsFromJSON(json);
+  }
+  return {
+    ...json,
+    challenge: fromBase64URL(json.challenge),
+    allowCredentials: (json.allowCredentials || []).map((c) => ({ ...c, id: fromBase64URL(c.id) })),
+  };
+}
+
+function credentialJSON(credential) {
+  if (typeof credential.toJSON === "function") return credential.toJSON();
+  const response = credential.response;
+  const json = {
+    id: credential.id,
+    rawId: toBase64URL(credential.rawId),
+    type: credential.type,
+    authenticatorAttachment: credential.authenticatorAttachment || undefined,
+    clientExtensionResults: credential.getClientExtensionResults ? credential.getClientExtensionResults() : {},
+    response: { clientDataJSON: toBase64URL(response.clientDataJSON) },
+  };
+  if (response.attestationObject) {
+    json.response.attestationObject = toBase64URL(response.attestationObject);
+    json.response.transports = response.getTransports ? response.getTransports() : [];
+  } else {
+    json.response.authenticatorData = toBase64URL(response.authenticatorData);
+    json.response.signature = toBase64URL(response.signature);
+    if (response.userHandle) json.response.userHandle = toBase64URL(response.userHandle);
+  }
+  return json;
+}
+
+async function capabilities() {
+  if (!window.PublicKeyCredential) return {};
+  if (PublicKeyCredential.getClientCapabilities) {
+    try { return await PublicKeyCredential.getClientCapabilities(); } catch { return {}; }
+  }
+  const conditionalGet = PublicKeyCredential.isConditionalMediationAvailable
+    ? await PublicKeyCredential.isConditionalMediationAvailable() : false;
+  return { conditionalGet };
+}
+
+// --- flows -------------------------------------------------------------------------------------------------
+
+async function signInWithSession(session, message) {
+  sessionStorage.setItem(tokenKey, session.accessToken);
+  stopConditionalSignIn();
+  await showAccount();
+  announce(message);
+  document.getElementById("signed-in-title").focus();
+}
+
+async function passkeySignIn(mediation) {
+  const start = await api("POST", "/v1/passkeys/authentications", {});
+  const options = { publicKey: requestOptions(start.publicKey) };
+  if (mediation) {
+    conditionalSignIn = new AbortController();
+    options.mediation = mediation;
+    options.signal = conditionalSignIn.signal;
+  }
+  const credential = await navigator.credentials.get(options);
+  const session = await api("POST", "/v1/passkeys/authentications/finish", {
+    challengeID: start.challengeID,
+    credential: credentialJSON(credential),
+  });
+  await signInWithSession(session, `Signed in with a passkey as ${session.displayName}.`);
+}
+
+function stopConditionalSignIn() {
+  if (conditionalSignIn) {
+    conditionalSignIn.abort();
+    conditionalSignIn = null;
+  }
+}
+
+async function startConditionalSignIn() {
+  const caps = await capabilities();
+  if (!caps.conditionalGet) return;
+  passkeySignIn("conditional").catch((error) => {
+    if (error.name !== "AbortError") announce(describe(error), true);
+  });
+}
+
+async function createPasskeyAccount(email, displayName) {
+  const start = await api("POST", "/v1/passkeys/account-registrations", { email, displayName });
+  stopConditionalSignIn();
+  const credential = await navigator.credentials.create({ publicKey: creationOptions(start.publicKey) });
+  await api("POST", "/v1/passkeys/account-registrations/finish", {
+    registrationID: start.registrationID,
+    email,
+    displayName,
+    credential: credentialJSON(credential),
+  });
+  announce("Account created. Signing you in with your new passkey…");
+  await passkeySignIn();
+}
+
+async function addPasskey(mode) {
+  const start = await api("POST", "/v1/passkeys/registrations", { mode });
+  const options = { publicKey: creationOptions(start.publicKey) };
+  if (mode === "conditional") options.mediation = "conditional";
+  const credential = await navigator.credentials.create(options);
+  await api("POST", "/v1/passkeys/registrations/finish", {
+    challengeID: start.challengeID,
+    credential: credentialJSON(credential),
+  });
+}
+
+// After a password sign-in, browsers that support conditional create may add a passkey without a prompt
+// (Automatic Passkey Upgrade). Failing quietly is the expected outcome everywhere else.
+async function tryAutomaticUpgrade() {
+  const caps = await capabilities();
+  if (!caps.conditionalCreate) return;
+  try {
+    await addPasskey("conditional");
+    announce("A passkey was added to your account. Next time, sign in with it.");
+    await showAccount();
+  } catch {
+    // No upgrade: the user keeps signing in as before.
+  }
+}
+
+// --- signed-in view ----------------------------------------------------------------------------------------
+
+function formatTime(value) {
+  return value ? new Date(value).toLocaleString() : "never";
+}
+
+function row(list, label, meta, buttons) {
+  const item = document.createElement("li");
+  const text = document.createElement("div");
+  const title = document.createElement("div");
+  title.textContent = label;
+  const details = document.createElement("div");
+  details.className = "meta";
+  details.textContent = meta;
+  text.append(title, details);
+  const actions = document.createElement("div");
+  actions.className = "actions";
+  for (const button of buttons) actions.append(button);
+  item.append(text, actions);
+  list.append(item);
+}
+
+function button(text, label, handler, className = "secondary") {
+  const element = document.createElement("button");
+  element.type = "button";
+  element.className = className;
+  element.textContent = text;
+  element.setAttribute("aria-label", label);
+  element.addEventListener("click", () => run(handler));
+  return element;
+}
+
+async function showAccount() {
+  const [session, account, passkeys, sessions] = await Promise.all([
+    api("GET", "/v1/session"),
+    api("GET", "/v1/account"),
+    api("GET", "/v1/passkeys"),
+    api("GET", "/v1/sessions"),
+  ]);
+  document.getElementById("signed-out").hidden = true;
+  document.getElementById("signed-in").hidden = false;
+
+  const who = document.getElementById("who");
+  who.replaceChildren();
+  for (const [term, value] of [
+    ["Name", account.displayName],
+    ["Email", account.emails.join(", ")],
+    ["Signed in with", session.authenticationMethod],
+    ["Password", account.hasPassword ? "yes" : "no"],
+    ["Passkeys", String(account.passkeyCount)],
+  ]) {
+    const dt = document.createElement("dt");
+    dt.textContent = term;
+    const dd = document.createElement("dd");
+    dd.textContent = value;
+    who.append(dt, dd);
+  }
+
+  const list = document.getElementById("passkeys");
+  list.replaceChildren();
+  document.getElementById("no-passkeys").hidden = passkeys.passkeys.length > 0;
+  for (const passkey of passkeys.passkeys) {
+    const synced = passkey.backedUp ? "synced" : "this device only";
+    row(list, passkey.name, `Added ${formatTime(passkey.createdAt)} · last used ${formatTime(passkey.lastUsedAt)} · ${synced}`, [
+      button("Rename", `Rename passkey ${passkey.name}`, async () => {
+        const name = prompt("New name for this passkey", passkey.name);
+        if (name === null) return;
+        await api("PATCH", `/v1/passkeys/${passkey.credentialID}`, { name });
+        await showAccount();
+        announce(`Passkey renamed to ${name.trim()}.`);
+      }),
+      button("Remove", `Remove passkey ${passkey.name}`, async () => {
+        if (!confirm(`Remove the passkey "${passkey.name}"?`)) return;
+        await api("DELETE", `/v1/passkeys/${passkey.credentialID}`);
+        await showAccount();
+        announce(`Passkey ${passkey.name} removed.`);
+      }, "danger"),
+    ]);
+  }
+
+  const sessionList = document.getElementById("sessions");
+  sessionList.replaceChildren();
+  for (const item of sessions.sessions) {
+    const label = `${item.authenticationMethod} sign-in${item.current ? " (this session)" : ""}`;
+    const buttons = item.current ? [] : [
+      button("Revoke", `Revoke ${item.authenticationMethod} session from ${formatTime(item.createdAt)}`, async () => {
+        await api("DELETE", `/v1/sessions/${item.sessionID}`);
+        await showAccount();
+        announce("Session revoked.");
+      }, "danger"),
+    ];
+    row(sessionList, label, `Started ${formatTime(item.createdAt)} · expires ${formatTime(item.expiresAt)}`, buttons);
+  }
+}
+
+function showSignedOut() {
+  document.getElementById("signed-in").hidden = true;
+  document.getElementById("signed-out").hidden = false;
+  startConditionalSignIn();
+}
+
+// --- wiring ------------------------------------------------------------------------------------------------
+
+async function run(action) {
+  try {
+    await action();
+  } catch (error) {
+    announce(describe(error), true);
+    if (error.problem && error.problem.code === "unauthenticated") showSignedOut();
+  }
+}
+
+function onSubmit(id, handler) {
+  document.getElementById(id).addEventListener("submit", (event) => {
+    event.preventDefault();
+    const data = Object.fromEntries(new FormData(event.target).entries());
+    run(() => handler(data));
+  });
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  if (!window.PublicKeyCredential) announce("This browser does not support passkeys; password sign-in still works.", true);
+
+  onSubmit("passkey-sign-in-form", async () => {
+    stopConditionalSignIn();
+    await passkeySignIn();
+  });
+  onSubmit("passkey-account-form", (data) => createPasskeyAccount(data.email, data.displayName));
+  onSubmit("password-sign-in-form", async (data) => {
+    const session = await api("POST", "/v1/sessions/password", { email: data.email, password: data.password });
+    await signInWithSession(session, `Signed in with a password as ${session.displayName}.`);
+    await tryAutomaticUpgrade();
+  });
+  onSubmit("password-sign-up-form", async (data) => {
+    await api("POST", "/v1/accounts/password", data);
+    const session = await api("POST", "/v1/sessions/password", { email: data.email, password: data.password });
+    await signInWithSession(session, `Account created. Signed in as ${session.displayName}.`);
+  });
+  document.getElementById("add-passkey").addEventListener("click", () => run(async () => {
+    await addPasskey("modal");
+    await showAccount();
+    announce("Passkey added.");
+  }));
+  document.getElementById("sign-out").addEventListener("click", () => run(async () => {
+    await api("DELETE", "/v1/session");
+    sessionStorage.removeItem(tokenKey);
+    showSignedOut();
+    announce("Signed out.");
+  }));
+
+  if (sessionStorage.getItem(tokenKey)) {
+    run(showAccount);
+  } else {
+    showSignedOut();
+  }
+});

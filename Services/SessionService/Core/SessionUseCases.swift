@@ -1,0 +1,168 @@
+import Crypto
+import Domain
+import Foundation
+import Observability
+import PasswordHashing
+
+/// Password accounts, password sign-in and sessions: the use cases of session-service, in domain terms.
+public struct SessionUseCases: Sendable {
+    /// Passwords shorter than this are refused at sign-up (NIST SP 800-63B's minimum).
+    public static let minimumPasswordLength = 8
+
+    let accounts: any AccountRepository
+    let passwords: any PasswordCredentialRepository
+    let sessions: any AuthenticationSessionRepository
+    let hashing: PasswordHashingPool
+    let random: any RandomSource
+    let sessionLifetime: TimeInterval
+    let clock: @Sendable () -> Date
+    let logger: Logger
+
+    public init(
+        accounts: any AccountRepository, passwords: any PasswordCredentialRepository,
+        sessions: any AuthenticationSessionRepository, hashing: PasswordHashingPool, random: any RandomSource,
+        sessionLifetime: TimeInterval, clock: @escaping @Sendable () -> Date = Date.init, logger: Logger
+    ) {
+        self.accounts = accounts
+        self.passwords = passwords
+        self.sessions = sessions
+        self.hashing = hashing
+        self.random = random
+        self.sessionLifetime = sessionLifetime
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// A session as issued: the bearer token exists only here and in the response.
+    public struct IssuedSession: Sendable {
+        public let token: String
+        public let session: AuthenticationSession
+        public let displayName: String
+    }
+
+    /// Creates an account with an email and a password. Throws `invalidRequest` or `emailTaken`.
+    public func createPasswordAccount(email rawEmail: String, password: String, displayName rawName: String)
+        async throws -> AccountID
+    {
+        guard let email = EmailAddress(rawEmail) else {
+            throw DomainError(.invalidRequest, "email is not a valid email address")
+        }
+        guard let displayName = DisplayName(rawName) else {
+            throw DomainError(.invalidRequest, "displayName must be 1 to \(DisplayName.maximumLength) characters")
+        }
+        guard password.count >= Self.minimumPasswordLength,
+            password.utf8.count <= PasswordHasher.maximumPasswordLength
+        else {
+            throw DomainError(
+                .invalidRequest,
+                "password must be at least \(Self.minimumPasswordLength) characters and at most \(PasswordHasher.maximumPasswordLength) bytes")
+        }
+        let hash = try await hashingCall { try await hashing.hash(password) }
+        let now = clock()
+        guard let handle = UserHandle(random.bytes(count: 32)) else {
+            throw DomainError(.unavailable, "no random user handle")
+        }
+        let account = Account(id: .random(), displayName: displayName.value, userHandle: handle, createdAt: now)
+        try await accounts.createPasswordAccount(
+            account, email: AccountEmail(accountID: account.id, address: email, createdAt: now),
+            password: PasswordCredential(accountID: account.id, passwordHash: hash, createdAt: now, updatedAt: now))
+        logger.info("audit.account_created", ["account.id": account.id.description, "method": "password"])
+        return account.id
+    }
+
+    /// Signs in with an email and a password. Unknown emails take as long as wrong passwords and fail alike.
+    public func signInWithPassword(email rawEmail: String, password: String) async throws -> IssuedSession {
+        let failure = DomainError(.invalidCredentials, "the email or password is wrong")
+        guard let email = EmailAddress(rawEmail), password.utf8.count <= PasswordHasher.maximumPasswordLength else {
+            _ = try await hashingCall { try await hashing.verifyDummy(password) }
+            logger.info("audit.sign_in_failed", ["method": "password", "reason": "invalid_credentials"])
+            throw failure
+        }
+        guard let record = try await passwords.signInRecord(normalizedEmail: email.normalized) else {
+            _ = try await hashingCall { try await hashing.verifyDummy(password) }
+            logger.info("audit.sign_in_failed", ["method": "password", "reason": "invalid_credentials"])
+            throw failure
+        }
+        guard try await hashingCall({ try await hashing.verify(password, against: record.passwordHash) }) else {
+            logger.info(
+                "audit.sign_in_failed",
+                ["method": "password", "reason": "invalid_credentials", "account.id": record.accountID.description])
+            throw failure
+        }
+        if hashing.hasher.needsRehash(record.passwordHash) {
+            // Best effort: a failed upgrade leaves the old, still valid hash in place.
+            if let upgraded = try? await hashing.hash(password) {
+                let now = clock()
+                try? await passwords.upsert(
+                    PasswordCredential(accountID: record.accountID, passwordHash: upgraded, createdAt: now, updatedAt: now))
+            }
+        }
+        let issued = try await issueSession(
+            accountID: record.accountID, displayName: record.displayName, method: .password)
+        logger.info(
+            "audit.sign_in_succeeded",
+            ["method": "password", "account.id": record.accountID.description, "session.id": issued.session.id.description])
+        return issued
+    }
+
+    /// Issues a session for an account that proved itself elsewhere (a verified passkey). Throws `notFound`.
+    public func createSession(accountID: AccountID, method: AuthenticationMethod) async throws -> IssuedSession {
+        guard let account = try await accounts.account(id: accountID) else {
+            throw DomainError(.notFound, "no such account")
+        }
+        return try await issueSession(accountID: accountID, displayName: account.displayName, method: method)
+    }
+
+    /// The live session a bearer token names, with its account's display name. Throws `unauthenticated`.
+    public func validate(token: String) async throws -> (AuthenticationSession, displayName: String) {
+        let failure = DomainError(.unauthenticated, "the access token is missing, unknown, expired or revoked")
+        guard let digest = SessionTokens.digest(of: token),
+            let session = try await sessions.find(tokenDigest: digest), session.isLive(at: clock()),
+            let account = try await accounts.account(id: session.accountID)
+        else { throw failure }
+        return (session, account.displayName)
+    }
+
+    /// Revokes one of the account's live sessions. Throws `notFound`.
+    public func revoke(sessionID: SessionID, of accountID: AccountID) async throws {
+        guard try await sessions.revoke(id: sessionID, of: accountID, at: clock()) else {
+            throw DomainError(.notFound, "no such session")
+        }
+        logger.info("audit.session_revoked", ["account.id": accountID.description, "session.id": sessionID.description])
+    }
+
+    /// The account's live sessions, newest first.
+    public func liveSessions(of accountID: AccountID) async throws -> [AuthenticationSession] {
+        try await sessions.liveSessions(of: accountID, at: clock())
+    }
+
+    /// The account page's summary. Throws `notFound`.
+    public func summary(of accountID: AccountID) async throws -> AccountSummary {
+        guard let summary = try await accounts.summary(id: accountID) else {
+            throw DomainError(.notFound, "no such account")
+        }
+        return summary
+    }
+
+    private func issueSession(accountID: AccountID, displayName: String, method: AuthenticationMethod) async throws
+        -> IssuedSession
+    {
+        let (token, digest) = SessionTokens.issue(random: random)
+        let now = clock()
+        let session = AuthenticationSession(
+            id: .random(), accountID: accountID, tokenDigest: digest, authenticationMethod: method, createdAt: now,
+            expiresAt: now.addingTimeInterval(sessionLifetime), revokedAt: nil)
+        try await sessions.add(session)
+        return IssuedSession(token: token, session: session, displayName: displayName)
+    }
+
+    private func hashingCall<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch PasswordHashingError.busy {
+            throw DomainError(.rateLimited, "too many password attempts are being processed; try again shortly")
+        } catch PasswordHashingError.passwordTooLong {
+            throw DomainError(.invalidRequest, "password is too long")
+        }
+    }
+}

@@ -1,0 +1,216 @@
+import Domain
+import Foundation
+import Observability
+import WebAuthn
+
+/// Finishes WebAuthn ceremonies against consumed challenges and stored credentials, and manages an account's
+/// passkeys: verification-service's use cases.
+public struct PasskeyCeremonies: Sendable {
+    /// The name a new passkey gets until the user renames it.
+    public static let defaultName = "Passkey"
+
+    let challenges: any ChallengeConsumer
+    let accounts: any AccountRepository
+    let passkeys: any PasskeyCredentialRepository
+    let registrationVerifier: RegistrationVerifier
+    let authenticationVerifier: AuthenticationVerifier
+    let relyingPartyID: String
+    let origins: OriginPolicy
+    let userVerification: UserVerificationRequirement
+    let keys: PublicKeyCache
+    let clock: @Sendable () -> Date
+    let logger: Logger
+
+    public init(
+        challenges: any ChallengeConsumer, accounts: any AccountRepository, passkeys: any PasskeyCredentialRepository,
+        registrationVerifier: RegistrationVerifier = RegistrationVerifier(),
+        authenticationVerifier: AuthenticationVerifier = AuthenticationVerifier(), relyingPartyID: String,
+        origins: OriginPolicy, userVerification: UserVerificationRequirement = .preferred,
+        keys: PublicKeyCache = PublicKeyCache(), clock: @escaping @Sendable () -> Date = Date.init, logger: Logger
+    ) {
+        self.challenges = challenges
+        self.accounts = accounts
+        self.passkeys = passkeys
+        self.registrationVerifier = registrationVerifier
+        self.authenticationVerifier = authenticationVerifier
+        self.relyingPartyID = relyingPartyID
+        self.origins = origins
+        self.userVerification = userVerification
+        self.keys = keys
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Adds a passkey to a signed-in account. The challenge is consumed whether or not verification succeeds.
+    public func finishRegistration(accountID: AccountID, challengeID: ChallengeID, response: RegistrationResponse)
+        async throws -> PasskeyCredential
+    {
+        let (challenge, mode) = try await challenges.consumeRegistration(challengeID: challengeID, accountID: accountID)
+        let verified = try verifyRegistration(
+            response, challenge: challenge, mediation: mode == .conditional ? .conditional : .modal,
+            accountID: accountID)
+        let credential = try storedCredential(verified, accountID: accountID)
+        try await passkeys.add(credential)
+        logger.info(
+            "audit.passkey_registered",
+            [
+                "account.id": accountID.description, "mode": mode.rawValue, "format": verified.attestationFormat.rawValue,
+                "aaguid": verified.aaguid.description, "user_present": String(verified.userPresent),
+            ])
+        return credential
+    }
+
+    /// Creates an account with its first passkey: account, email and passkey in one transaction.
+    public func finishAccountRegistration(
+        registrationID: AccountRegistrationID, email rawEmail: String?, displayName rawName: String?,
+        response: RegistrationResponse
+    ) async throws -> Account {
+        let registration = try await challenges.consumeAccountRegistration(id: registrationID)
+        let emailText = nonEmpty(rawEmail) ?? registration.email
+        let nameText = nonEmpty(rawName) ?? registration.displayName
+        guard let emailText, let email = EmailAddress(emailText) else {
+            throw DomainError(.invalidRequest, "a valid email is required, at start or at finish")
+        }
+        guard let nameText, let displayName = DisplayName(nameText) else {
+            throw DomainError(.invalidRequest, "a display name is required, at start or at finish")
+        }
+        // A new account must prove user presence: no conditional mediation here.
+        let verified = try verifyRegistration(
+            response, challenge: registration.challenge, mediation: .modal,
+            accountID: registration.prospectiveAccountID)
+        let now = clock()
+        let account = Account(
+            id: registration.prospectiveAccountID, displayName: displayName.value, userHandle: registration.userHandle,
+            createdAt: now)
+        try await accounts.createPasskeyAccount(
+            account, email: AccountEmail(accountID: account.id, address: email, createdAt: now),
+            credential: try storedCredential(verified, accountID: account.id), completing: registrationID)
+        logger.info(
+            "audit.account_created",
+            ["account.id": account.id.description, "method": "passkey", "format": verified.attestationFormat.rawValue])
+        return account
+    }
+
+    /// The outcome of a passkey sign-in.
+    public struct SignIn: Sendable {
+        public let accountID: AccountID
+        public let credentialID: CredentialID
+        public let userVerified: Bool
+        public let cloneWarning: Bool
+    }
+
+    /// Verifies an assertion and records the passkey's use. Unknown or removed credentials, a userHandle of
+    /// another account, and every failed check are `invalidCredentials` (with the WebAuthn reason where one
+    /// applies).
+    public func finishAuthentication(challengeID: ChallengeID, response: AuthenticationResponse) async throws -> SignIn {
+        let challenge = try await challenges.consumeAuthentication(challengeID: challengeID)
+        guard let credentialID = CredentialID(response.credentialID),
+            let stored = try await passkeys.find(credentialID: credentialID)
+        else {
+            logger.info("audit.sign_in_failed", ["method": "passkey", "reason": "unknown_credential"])
+            throw DomainError(.invalidCredentials, "the passkey is not registered")
+        }
+        let accountID = stored.credential.accountID
+        let verified: VerifiedAuthentication
+        do {
+            // Discoverable sign-in: the user handle is required and must be the credential's account's.
+            guard response.userHandle != nil else {
+                throw WebAuthnError(.userHandleMismatch, "userHandle is required for discoverable sign-in")
+            }
+            let publicKey = try keys.key(for: stored.credential.publicKey)
+            verified = try authenticationVerifier.verify(
+                response: response,
+                expectation: AuthenticationExpectation(
+                    challenge: challenge, relyingPartyID: relyingPartyID, origins: origins,
+                    userVerification: userVerification),
+                credential: StoredCredential(
+                    id: stored.credential.credentialID.bytes, publicKey: publicKey, userHandle: stored.userHandle.bytes,
+                    signCount: stored.credential.signCount, backupEligible: stored.credential.backupEligible))
+        } catch let error as WebAuthnError {
+            logger.info(
+                "audit.sign_in_failed",
+                ["method": "passkey", "reason": error.code.rawValue, "account.id": accountID.description])
+            throw DomainError(.invalidCredentials, "the passkey sign-in failed a check", reason: error.code.rawValue)
+        }
+        let recorded = try await passkeys.recordUse(
+            credentialID: credentialID,
+            PasskeyUsage(
+                signCount: verified.newSignCount, backedUp: verified.backedUp, cloneWarning: verified.possiblyCloned,
+                usedAt: clock()))
+        guard recorded else {
+            // Removed between lookup and update.
+            throw DomainError(.invalidCredentials, "the passkey is not registered")
+        }
+        if verified.possiblyCloned {
+            logger.warning("audit.passkey_clone_warning", ["account.id": accountID.description])
+        }
+        logger.info("audit.sign_in_succeeded", ["method": "passkey", "account.id": accountID.description])
+        return SignIn(
+            accountID: accountID, credentialID: credentialID, userVerified: verified.userVerified,
+            cloneWarning: verified.possiblyCloned)
+    }
+
+    public func credentials(of accountID: AccountID) async throws -> [PasskeyCredential] {
+        try await passkeys.credentials(of: accountID)
+    }
+
+    /// Renames one of the account's passkeys. Throws `invalidRequest` or `notFound`.
+    public func rename(credentialID: CredentialID, of accountID: AccountID, to rawName: String) async throws
+        -> PasskeyCredential
+    {
+        guard let name = DisplayName(rawName) else {
+            throw DomainError(.invalidRequest, "name must be 1 to \(DisplayName.maximumLength) characters")
+        }
+        guard let renamed = try await passkeys.rename(credentialID: credentialID, of: accountID, to: name.value) else {
+            throw DomainError(.notFound, "no such passkey")
+        }
+        return renamed
+    }
+
+    /// Removes one of the account's passkeys, never its last way to sign in.
+    public func remove(credentialID: CredentialID, of accountID: AccountID) async throws {
+        try await passkeys.remove(credentialID: credentialID, of: accountID)
+        logger.info("audit.passkey_removed", ["account.id": accountID.description])
+    }
+
+    private func verifyRegistration(
+        _ response: RegistrationResponse, challenge: [UInt8], mediation: RegistrationMediation, accountID: AccountID
+    ) throws -> VerifiedRegistration {
+        do {
+            return try registrationVerifier.verify(
+                response: response,
+                expectation: RegistrationExpectation(
+                    challenge: challenge, relyingPartyID: relyingPartyID, origins: origins,
+                    userVerification: userVerification, mediation: mediation),
+                now: clock())
+        } catch {
+            logger.info(
+                "audit.passkey_registration_failed", ["account.id": accountID.description, "reason": error.code.rawValue])
+            throw DomainError(.verificationFailed, "the registration failed a check", reason: error.code.rawValue)
+        }
+    }
+
+    private func storedCredential(_ verified: VerifiedRegistration, accountID: AccountID) throws -> PasskeyCredential {
+        guard let credentialID = CredentialID(verified.credentialID) else {
+            throw DomainError(.verificationFailed, "credential ID is too long", reason: "credential_id_too_long")
+        }
+        return PasskeyCredential(
+            id: UUID(), credentialID: credentialID, accountID: accountID, publicKey: verified.credentialPublicKey,
+            algorithm: verified.algorithm, signCount: verified.signCount, backupEligible: verified.backupEligible,
+            backedUp: verified.backedUp, uvInitialized: verified.userVerified,
+            transports: Array(verified.transports.prefix(16)), aaguid: Self.uuid(verified.aaguid),
+            attestationFormat: verified.attestationFormat.rawValue, cloneWarning: false, name: Self.defaultName,
+            createdAt: clock(), lastUsedAt: nil)
+    }
+
+    /// The AAGUID as a UUID (its 16 bytes always form one).
+    static func uuid(_ aaguid: AAGUID) -> UUID {
+        let b = aaguid.bytes.count == 16 ? aaguid.bytes : [UInt8](repeating: 0, count: 16)
+        return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+    }
+
+    private func nonEmpty(_ text: String?) -> String? {
+        guard let text, !text.isEmpty else { return nil }
+        return text
+    }
+}

@@ -1,0 +1,44 @@
+import Domain
+import Foundation
+import GRPC
+import Observability
+import Protobuf
+import ServiceContracts
+
+extension ServiceContext {
+    /// A unary method whose handler works in domain terms: a thrown `DomainError` becomes its gRPC status with
+    /// the `error-code` and `error-reason` trailers; any other error is logged and answered with a bare INTERNAL,
+    /// so no detail leaks. Every call is counted and timed by method and outcome.
+    public func unary<Request: ProtobufMessage, Response: ProtobufMessage>(
+        _ path: String, _ handler: @escaping @Sendable (Request, ServerContext) async throws -> Response
+    ) -> GRPCUnaryMethod<Request, Response> {
+        let method = String(path.split(separator: "/").last ?? Substring(path))
+        return GRPCUnaryMethod(path: path) { [self] request, call in
+            let started = ContinuousClock.now
+            var outcome = "ok"
+            defer {
+                let elapsed = started.duration(to: .now)
+                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                metrics.observe(
+                    "rpc_server_duration_seconds", help: "Time spent handling RPCs.",
+                    labels: ["service": name, "method": method, "outcome": outcome], seconds)
+            }
+            do {
+                return try await handler(request, call)
+            } catch let error as DomainError {
+                outcome = error.code.rawValue
+                if error.code == .unavailable {
+                    logger.warning("rpc.dependency_unavailable", ["method": method, "detail": error.message])
+                }
+                throw ServiceErrors.rpcError(error)
+            } catch let error as RPCError {
+                outcome = "rpc_\(error.code)"
+                throw error
+            } catch {
+                outcome = "internal"
+                logger.error("rpc.failed", ["method": method, "error": String(describing: error)])
+                throw RPCError(code: .internal, message: "internal error")
+            }
+        }
+    }
+}

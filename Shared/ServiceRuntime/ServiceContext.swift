@@ -1,0 +1,25 @@
+import Configuration
+import Domain
+import Observability
+import PostgresStorage
+
+/// What every service handler may use: configuration, logging, metrics and storage, built once in `main`.
+public struct ServiceContext: Sendable {
+    /// The executable's name, for example `verification-service`.
+    public let name: String
+    public let configuration: ServerConfiguration
+    public let logger: Logger
+    public let metrics: MetricsRegistry
+    public let storage: PostgresStorage
+
+    public init(
+        name: String, configuration: ServerConfiguration, logger: Logger, metrics: MetricsRegistry,
+        storage: PostgresStorage
+    ) {
+        self.name = name
+        self.configuration = configuration
+        self.logger = logger
+        self.metrics = metrics
+        self.storage = storage
+    }
+}

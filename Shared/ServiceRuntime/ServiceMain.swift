@@ -1,0 +1,138 @@
+import Configuration
+import Foundation
+import GRPC
+import GRPCHealth
+import NetworkIO
+import Observability
+import Postgres
+import PostgresStorage
+
+/// The composition root every gRPC service shares: read configuration, open the database (failing fast), serve
+/// gRPC with health, watch the database for readiness, run until SIGTERM or SIGINT, drain, exit.
+public enum ServiceMain {
+    /// Runs the service and exits the process: 0 after a clean shutdown, 1 when the database cannot be reached
+    /// or the listener cannot be opened, 2 for a bad configuration value.
+    public static func run(
+        name: String, listen: KeyPath<ServerConfiguration, ServiceAddress>,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        register: @Sendable (GRPCServer, ServiceContext) throws -> Void
+    ) async -> Never {
+        let logger = Observability.Logger(service: name)
+        let configuration: ServerConfiguration
+        let databaseURL: String
+        do {
+            configuration = try ServerConfiguration(environment: environment)
+            databaseURL = try configuration.requireDatabaseURL()
+        } catch {
+            logger.error("configuration.invalid", ["detail": String(describing: error)])
+            exitWithMessage(name, "\(error)", status: 2)
+        }
+
+        let pool = PostgresPool(
+            configuration: PostgresConfiguration(
+                url: databaseURL, poolSize: configuration.databasePoolSize, applicationName: name))
+        do {
+            try await pool.checkConnectivity()
+        } catch let error as PostgresError {
+            exitWithMessage(name, "DATABASE_URL: \(error.message)", status: 1)
+        } catch {
+            exitWithMessage(name, "DATABASE_URL: \(error)", status: 1)
+        }
+
+        let metrics = MetricsRegistry()
+        let context = ServiceContext(
+            name: name, configuration: configuration, logger: logger, metrics: metrics,
+            storage: PostgresStorage(pool: pool))
+        let address = configuration[keyPath: listen]
+        guard let socketAddress = SocketAddress(parsing: address.description) else {
+            exitWithMessage(name, "cannot listen on \(address)", status: 2)
+        }
+        var serverConfiguration = GRPCServerConfiguration(address: socketAddress)
+        serverConfiguration.logger = NetworkIO.Logger(baseFields: [("service", name)]) { line in
+            StandardErrorSink().write(line)
+        }
+        let server = GRPCServer(configuration: serverConfiguration)
+        let health = HealthService()
+        health.register(on: server)
+        do {
+            try register(server, context)
+        } catch {
+            exitWithMessage(name, "startup failed: \(error)", status: 1)
+        }
+
+        let watcher = Task.detached {
+            await watchDatabase(pool: pool, health: health, logger: logger, metrics: metrics, service: name)
+        }
+        do {
+            let bound = try server.start()
+            logger.info("service.started", ["listen": "\(bound)"])
+        } catch {
+            exitWithMessage(name, "cannot listen on \(address): \(error)", status: 1)
+        }
+        await waitForTerminationSignal()
+        logger.info("service.stopping")
+        // Shutdown blocks while calls drain; it runs on a thread of its own, not a cooperative one.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread {
+                server.shutdown()
+                done.resume()
+            }.start()
+        }
+        watcher.cancel()
+        pool.shutdown()
+        logger.info("service.stopped")
+        exit(0)
+    }
+
+    /// Checks the database every two seconds and reports it as a health dependency, so a replica whose database
+    /// is gone answers NOT_SERVING and load balancers stop sending it work.
+    static func watchDatabase(
+        pool: PostgresPool, health: HealthService, logger: Observability.Logger, metrics: MetricsRegistry,
+        service: String
+    ) async {
+        var available = true
+        while !Task.isCancelled {
+            let now: Bool
+            do {
+                try await pool.checkConnectivity()
+                now = true
+            } catch {
+                now = false
+            }
+            if now != available {
+                available = now
+                health.setDependency("database", available: now)
+                if now {
+                    logger.info("database.available")
+                } else {
+                    logger.error("database.unavailable")
+                }
+            }
+            let statistics = pool.currentStatistics
+            metrics.set("db_pool_busy_connections", help: "Connections running a statement.", labels: ["service": service], to: Double(statistics.busy))
+            metrics.set("db_pool_waiting_jobs", help: "Statements waiting for a connection.", labels: ["service": service], to: Double(statistics.waiting))
+            try? await Task.sleep(for: .seconds(2))
+        }
+    }
+
+    static func exitWithMessage(_ name: String, _ message: String, status: Int32) -> Never {
+        FileHandle.standardError.write(Data("\(name): \(message)\n".utf8))
+        exit(status)
+    }
+
+    /// Suspends until SIGTERM or SIGINT arrives.
+    static func waitForTerminationSignal() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread {
+                do {
+                    let waiter = try SignalWaiter(signals: [SIGTERM, SIGINT])
+                    _ = waiter.wait()
+                } catch {
+                    // Without a signal handler the process still ends on SIGTERM by default.
+                    while true { sleep(3600) }
+                }
+                done.resume()
+            }.start()
+        }
+    }
+}

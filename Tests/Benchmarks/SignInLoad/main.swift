@@ -1,0 +1,159 @@
+import Encoding
+import Foundation
+import SoftwareAuthenticator
+import Synchronization
+import WebAuthn
+
+// Passkey sign-in load through the gateway: each ceremony is a new challenge (start) and a signed assertion
+// (finish). `--rate 0` saturates with `--connections` closed-loop workers; `--rate N` sends N ceremonies per second
+// open-loop and measures latency from each ceremony's scheduled time, so queueing delay is counted.
+//
+// Usage: passkey-signin-load --url http://127.0.0.1:8080 --origin http://localhost:8080 --rp-id localhost
+//            [--connections 32] [--duration 10] [--rate 0]
+
+var arguments: [String: String] = [:]
+var index = 1
+while index + 1 < CommandLine.arguments.count {
+    arguments[String(CommandLine.arguments[index].drop(while: { $0 == "-" }))] = CommandLine.arguments[index + 1]
+    index += 2
+}
+let url = URL(string: arguments["url"] ?? "http://127.0.0.1:8080")!
+let origin = arguments["origin"] ?? "http://localhost:8080"
+let rpID = arguments["rp-id"] ?? "localhost"
+let connections = Int(arguments["connections"] ?? "32") ?? 32
+let duration = Double(arguments["duration"] ?? "10") ?? 10
+let rate = Double(arguments["rate"] ?? "0") ?? 0
+let host = url.host ?? "127.0.0.1"
+let port = UInt16(url.port ?? 80)
+
+func json(_ bytes: [UInt8]) -> [String: Any] {
+    (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] ?? [:]
+}
+
+func body(_ object: [String: Any]) -> [UInt8] { Array(try! JSONSerialization.data(withJSONObject: object)) }
+
+/// One worker's account: a passkey account made through the API.
+func makeAccount(_ connection: HTTPConnection) throws -> SoftwareAuthenticator {
+    var authenticator = SoftwareAuthenticator(keepsZeroCounter: false)
+    let start = json(
+        try connection.post(
+            "/v1/passkeys/account-registrations",
+            body(["email": "load-\(UUID().uuidString.prefix(12))@example.com", "displayName": "Load"])
+        ).body)
+    authenticator.userHandle = Base64URL.decode(start["userID"] as? String ?? "") ?? []
+    let registration = authenticator.makeRegistration(
+        challenge: Base64URL.decode(start["challenge"] as? String ?? "") ?? [], rpID: rpID, origin: origin)
+    let finish = try connection.post(
+        "/v1/passkeys/account-registrations/finish",
+        body([
+            "registrationID": start["registrationID"] ?? "", "credentialID": Base64URL.encode(registration.credentialID),
+            "clientDataJSON": Base64URL.encode(registration.clientDataJSON),
+            "attestationObject": Base64URL.encode(registration.attestationObject),
+        ]))
+    guard finish.status == 201 else {
+        FileHandle.standardError.write(Data("account creation failed: \(finish.status) \(String(decoding: finish.body, as: UTF8.self))\n".utf8))
+        exit(1)
+    }
+    return authenticator
+}
+
+/// One ceremony: start, sign, finish. True on a 200 with a session.
+func ceremony(_ connection: HTTPConnection, _ authenticator: inout SoftwareAuthenticator) -> Bool {
+    guard let start = try? connection.post("/v1/passkeys/authentications", Array("{}".utf8)), start.status == 200 else {
+        return false
+    }
+    let options = json(start.body)
+    let assertion = authenticator.makeAssertion(
+        challenge: Base64URL.decode(options["challenge"] as? String ?? "") ?? [], rpID: rpID, origin: origin)
+    let finish = try? connection.post(
+        "/v1/passkeys/authentications/finish",
+        body([
+            "challengeID": options["challengeID"] ?? "", "credentialID": Base64URL.encode(assertion.credentialID),
+            "clientDataJSON": Base64URL.encode(assertion.clientDataJSON),
+            "authenticatorData": Base64URL.encode(assertion.authenticatorData),
+            "signature": Base64URL.encode(assertion.signature), "userHandle": Base64URL.encode(assertion.userHandle ?? []),
+        ]))
+    return finish?.status == 200
+}
+
+func now() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+struct Results {
+    var latencies: [Double] = []
+    var failures = 0
+}
+let results = Mutex(Results())
+let queue = Mutex<[Double]>([])  // scheduled start times, open-loop mode
+let stopAt = Mutex<Double>(0)
+let group = DispatchGroup()
+
+// Set up every worker's account before the clock starts.
+var workers: [(HTTPConnection, SoftwareAuthenticator)] = []
+for _ in 0..<connections {
+    let connection = HTTPConnection(host: host, port: port)
+    workers.append((connection, try makeAccount(connection)))
+}
+let began = now()
+stopAt.withLock { $0 = began + duration }
+
+final class Box<T>: @unchecked Sendable {
+    // @unchecked: each box is used by one worker thread only.
+    var value: T
+    init(_ value: T) { self.value = value }
+}
+
+for worker in workers {
+    let box = Box(worker)
+    group.enter()
+    Thread {
+        var (connection, authenticator) = box.value
+        let end = stopAt.withLock { $0 }
+        while true {
+            let scheduled: Double
+            if rate > 0 {
+                guard let next = queue.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else {
+                    if now() >= end { break }
+                    usleep(100)
+                    continue
+                }
+                scheduled = next
+            } else {
+                scheduled = now()
+                if scheduled >= end { break }
+            }
+            let ok = ceremony(connection, &authenticator)
+            let finished = now()
+            results.withLock {
+                if ok { $0.latencies.append(finished - scheduled) } else { $0.failures += 1 }
+            }
+        }
+        group.leave()
+    }.start()
+}
+
+if rate > 0 {
+    let interval = 1 / rate
+    var next = began
+    while next < began + duration {
+        let wait = next - now()
+        if wait > 0 { usleep(UInt32(wait * 1e6)) }
+        queue.withLock { $0.append(next) }
+        next += interval
+    }
+}
+group.wait()
+let elapsed = now() - began
+let final = results.withLock { $0 }
+let sorted = final.latencies.sorted()
+func percentile(_ p: Double) -> Double {
+    sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] * 1000
+}
+print(
+    String(
+        format: "mode=%@ ceremonies=%d failures=%d seconds=%.1f ceremonies_per_second=%.0f p50_ms=%.2f p99_ms=%.2f",
+        rate > 0 ? "rate-\(Int(rate))" : "saturation", sorted.count, final.failures, elapsed,
+        Double(sorted.count) / elapsed, percentile(0.50), percentile(0.99)))

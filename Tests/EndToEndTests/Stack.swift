@@ -1,0 +1,112 @@
+import Foundation
+import Postgres
+import PostgresStorage
+import PostgresTestSupport
+import XCTest
+
+/// The whole product as apps meet it: a fresh database, the three services and the gateway, as real processes.
+final class Stack: @unchecked Sendable {
+    // @unchecked: the process lists are only changed by the test that owns the stack, one call at a time.
+    static let origin = "http://localhost:8080"
+    static let relyingPartyID = "localhost"
+
+    let database: TestDatabase
+    let logDirectory: URL
+    let gatewayPort: Int
+    let challengePort: Int
+    let sessionPort: Int
+    let verificationPorts: [Int]
+    private(set) var challenge: ManagedProcess!
+    private(set) var session: ManagedProcess!
+    private(set) var verification: [ManagedProcess] = []
+    private(set) var gateway: ManagedProcess!
+    let environment: [String: String]
+
+    /// Starts everything and waits until the gateway answers.
+    init(verificationReplicas: Int = 1, environment extra: [String: String] = [:]) async throws {
+        guard let serverURL = TestDatabase.serverURL else {
+            throw XCTSkip("DATABASE_URL is not set: run ./deploy/local/test")
+        }
+        database = try await TestDatabase(serverURL: serverURL)
+        let pool = database.makePool(size: 1)
+        try await PostgresStorage(pool: pool).migrate()
+        pool.shutdown()
+
+        logDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("passkey-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: logDirectory, withIntermediateDirectories: true)
+        gatewayPort = freePort()
+        challengePort = freePort()
+        sessionPort = freePort()
+        verificationPorts = (0..<verificationReplicas).map { _ in freePort() }
+
+        var environment = ProcessInfo.processInfo.environment
+        environment.merge([
+            "DATABASE_URL": database.url, "DATABASE_POOL_SIZE": "4",
+            "PASSKEY_RP_ID": Self.relyingPartyID, "PASSKEY_RP_NAME": "Passkey Test", "PASSKEY_ORIGINS": Self.origin,
+            "PASSKEY_RATE_LIMIT_PASSWORD_PER_EMAIL": "0", "PASSKEY_RATE_LIMIT_PASSWORD_PER_ADDRESS": "0",
+            "PASSKEY_RATE_LIMIT_PASSKEY_PER_ADDRESS": "0",
+            "PASSKEY_APPLE_APP_IDS": "ABCDE12345.com.example.app",
+            "PASSKEY_ANDROID_APPS": "com.example.app:" + Array(repeating: "AB", count: 32).joined(separator: ":"),
+            "GATEWAY_LISTEN": "127.0.0.1:\(gatewayPort)",
+            "CHALLENGE_SERVICE_LISTEN": "127.0.0.1:\(challengePort)",
+            "SESSION_SERVICE_LISTEN": "127.0.0.1:\(sessionPort)",
+            "CHALLENGE_SERVICE_ADDRESSES": "127.0.0.1:\(challengePort)",
+            "SESSION_SERVICE_ADDRESSES": "127.0.0.1:\(sessionPort)",
+            "VERIFICATION_SERVICE_ADDRESSES": verificationPorts.map { "127.0.0.1:\($0)" }.joined(separator: ","),
+        ]) { _, new in new }
+        environment.merge(extra) { _, new in new }
+        self.environment = environment
+
+        challenge = ManagedProcess(executable: "challenge-service", environment: environment, logDirectory: logDirectory)
+        session = ManagedProcess(executable: "session-service", environment: environment, logDirectory: logDirectory)
+        verification = verificationPorts.map { port in
+            var replica = environment
+            replica["VERIFICATION_SERVICE_LISTEN"] = "127.0.0.1:\(port)"
+            return ManagedProcess(executable: "verification-service", environment: replica, logDirectory: logDirectory)
+        }
+        gateway = ManagedProcess(executable: "gateway", environment: environment, logDirectory: logDirectory)
+        do {
+            for process in [challenge!, session!] + verification + [gateway!] { try process.start() }
+        } catch {
+            stop()
+            throw error
+        }
+        for port in [challengePort, sessionPort] + verificationPorts + [gatewayPort] {
+            guard waitUntil({ isListening(port) }) else {
+                stop()
+                throw StackError(message: "port \(port) never opened:\n\(logs)")
+            }
+        }
+    }
+
+    var gatewayURL: URL { URL(string: "http://127.0.0.1:\(gatewayPort)")! }
+
+    /// Every process's log, for failure messages.
+    var logs: String {
+        ([challenge, session, gateway] + verification).compactMap { $0 }.map { "--- \($0.executable)\n\($0.log)" }
+            .joined(separator: "\n")
+    }
+
+    /// Stops every process and drops the database.
+    func stop() {
+        for process in ([gateway, challenge, session] + verification).compactMap({ $0 }) { process.terminate() }
+    }
+
+    func tearDown() async {
+        stop()
+        try? await database.drop()
+        try? FileManager.default.removeItem(at: logDirectory)
+    }
+
+    /// Runs SQL on the stack's database (to age a session, say).
+    func sql(_ query: PostgresQuery) async throws -> PostgresRows {
+        let pool = database.makePool(size: 1)
+        defer { pool.shutdown() }
+        return try await pool.query(query)
+    }
+}
+
+struct StackError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}

@@ -1,0 +1,67 @@
+import NetworkIO
+import Synchronization
+import XCTest
+
+final class NetworkIOTests: XCTestCase {
+    func testSocketAddressParsing() {
+        XCTAssertEqual(SocketAddress(parsing: "127.0.0.1:8080"), SocketAddress(host: "127.0.0.1", port: 8080))
+        XCTAssertEqual(SocketAddress(parsing: "[::1]:443"), SocketAddress(host: "::1", port: 443))
+        XCTAssertEqual(SocketAddress(parsing: "localhost:1"), SocketAddress(host: "127.0.0.1", port: 1))
+        XCTAssertEqual(SocketAddress(host: "::1", port: 443).description, "[::1]:443")
+        for bad in ["", "127.0.0.1", ":80", "1.2.3.4:99999", "[::1]", "[::1:80", "host:port"] {
+            XCTAssertNil(SocketAddress(parsing: bad), bad)
+        }
+    }
+
+    func testByteQueue() {
+        var queue = ByteQueue()
+        queue.append(contentsOf: [1, 2, 3, 4, 5])
+        XCTAssertEqual(queue.read(2), [1, 2])
+        XCTAssertNil(queue.read(4))
+        queue.consume(1)
+        XCTAssertEqual(queue.count, 2)
+        queue.withUnreadBytes { XCTAssertEqual(Array($0), [4, 5]) }
+        queue.consume(10)
+        XCTAssertTrue(queue.isEmpty)
+    }
+
+    func testTimersFireInOrderAndCancel() throws {
+        let group = try EventLoopGroup(threadCount: 1)
+        defer { group.shutdown() }
+        let loop = group.next()
+        let fired = Mutex<[Int]>([])
+        let done = expectation(description: "timers")
+        loop.execute {
+            loop.scheduleTimer(afterNanoseconds: 30_000_000) {
+                fired.withLock { $0.append(3) }
+                done.fulfill()
+            }
+            let cancelled = loop.scheduleTimer(afterNanoseconds: 10_000_000) { fired.withLock { $0.append(99) } }
+            loop.scheduleTimer(afterNanoseconds: 20_000_000) { fired.withLock { $0.append(2) } }
+            loop.scheduleTimer(afterNanoseconds: 5_000_000) { fired.withLock { $0.append(1) } }
+            loop.cancelTimer(cancelled)
+        }
+        wait(for: [done], timeout: 5)
+        XCTAssertEqual(fired.withLock { $0 }, [1, 2, 3])
+    }
+
+    func testExecuteFromManyThreads() throws {
+        let group = try EventLoopGroup(threadCount: 1)
+        defer { group.shutdown() }
+        let loop = group.next()
+        let count = Mutex(0)
+        let done = expectation(description: "tasks")
+        done.expectedFulfillmentCount = 4000
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            for _ in 0..<1000 {
+                loop.execute {
+                    XCTAssertTrue(loop.inEventLoop)
+                    count.withLock { $0 += 1 }
+                    done.fulfill()
+                }
+            }
+        }
+        wait(for: [done], timeout: 10)
+        XCTAssertEqual(count.withLock { $0 }, 4000)
+    }
+}
