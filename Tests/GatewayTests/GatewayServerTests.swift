@@ -419,7 +419,8 @@ final class GatewayExecutableTests: XCTestCase {
         }
     }
 
-    func testServesAndDrainsOnSIGTERM() throws {
+    /// Async, so the process is spawned from a task-pool thread, which blocks signals: the child inherits that mask.
+    func testServesAndDrainsOnSIGTERM() async throws {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw XCTSkip("\(executable) is not built")
         }
@@ -446,7 +447,13 @@ final class GatewayExecutableTests: XCTestCase {
         open.send("POST /v1/passkeys/authentications HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
         XCTAssertEqual(open.readResponse()?.status, 503)
         kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+        let stopBy = Date().addingTimeInterval(15)
+        while process.isRunning && Date() < stopBy { usleep(20_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return XCTFail("the gateway did not stop on SIGTERM")
+        }
         XCTAssertEqual(process.terminationStatus, 0)
         let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         XCTAssertTrue(log.contains("event=gateway.started"))

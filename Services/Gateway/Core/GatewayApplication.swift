@@ -645,8 +645,9 @@ public final class GatewayApplication: HTTPResponder {
                 logger.log(
                     .warning, "backend.call_failed",
                     fields: [
-                        ("request.id", context.requestID), ("route", context.route), ("service", service.rawValue),
-                        ("method", method), ("grpc.status", String(describing: error.code)), ("message", error.message),
+                        ("request.id", context.requestID), ("route", context.route),
+                        ("backend.service", service.rawValue), ("backend.method", method),
+                        ("grpc.status", String(describing: error.code)), ("message", error.message),
                         ("suppressed", String(suppressed)),
                     ])
             }
