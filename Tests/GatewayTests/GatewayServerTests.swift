@@ -381,6 +381,7 @@ final class GatewayRecoveryTests: XCTestCase {
         try server.start()
         let started = Date()
         var status = try readiness()
+        XCTAssertEqual(status, 200, "the first call after the service is back must reach it")
         while status != 200 && Date().timeIntervalSince(started) < 5 {
             try await Task.sleep(for: .milliseconds(100))
             status = try readiness()
