@@ -64,6 +64,8 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
     private let healthValue = Atomic<UInt8>(Health.connecting.rawValue)
     private var state: State = .idle
     private var backoff: UInt64
+    /// When the latest connection attempt began (monotonic nanoseconds).
+    private var lastAttemptStarted: UInt64 = 0
     private var waiting: [ClientCall] = []
     private var calls: [UInt64: ClientCall] = [:]
     private var callsByStream: [Int32: UInt64] = [:]
@@ -149,7 +151,11 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
         case .connecting, .goingAway:
             waiting.append(call)
         case .backoff(let until):
-            if monotonicNanoseconds() >= until {
+            let now = monotonicNanoseconds()
+            // With on-demand reconnection, a call does not wait out the backoff once the last attempt is a little
+            // while ago: a service that has come back is used at once rather than after the rest of the delay.
+            let onDemand = configuration.reconnectOnDemandAfterNanoseconds.map { now &- lastAttemptStarted >= $0 }
+            if now >= until || onDemand == true {
                 waiting.append(call)
                 connect()
             } else {
@@ -243,6 +249,7 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
         case .idle, .backoff: break
         default: return
         }
+        lastAttemptStarted = monotonicNanoseconds()
         let session = HTTP2Session(role: .client, configuration: configuration.http2)
         session.delegate = self
         do {

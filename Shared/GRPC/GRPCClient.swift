@@ -14,6 +14,10 @@ public struct GRPCClientConfiguration: Sendable {
     public var initialBackoffNanoseconds: UInt64 = 100_000_000
     /// The longest reconnect delay.
     public var maxBackoffNanoseconds: UInt64 = 5_000_000_000
+    /// When set, a call made while the connection backs off starts a new attempt at once if the last attempt began
+    /// at least this long ago, instead of failing until the backoff ends. Calls still fail fast while the address
+    /// refuses connections, and a service that has come back is used by the next call. nil waits out the backoff.
+    public var reconnectOnDemandAfterNanoseconds: UInt64?
     /// How many attempts a call may make in all (over different addresses) when a retry is allowed.
     public var maxAttempts: Int = 3
     /// HTTP/2 limits for the client side.

@@ -1,7 +1,8 @@
 /// A small strict JSON reader (RFC 8259) for clientDataJSON and similar short documents.
 ///
 /// It rejects invalid UTF-8, unpaired surrogates, duplicate object members, control characters in strings,
-/// nesting deeper than 32 and trailing content. A leading UTF-8 byte order mark is skipped.
+/// numbers beyond the range of a Double, nesting deeper than 32 and trailing content. A leading UTF-8 byte order
+/// mark is skipped.
 public struct JSONReader: Sendable {
     /// The input was not valid JSON.
     public struct Failure: Error, Sendable {
@@ -279,7 +280,10 @@ public struct JSONReader: Sendable {
             }
             guard position > exponentStart else { throw failure }
         }
-        guard let value = Double(String(decoding: bytes[start..<position], as: UTF8.self)) else { throw failure }
+        // A number too large for a Double would read as infinity, which JSON cannot express: refuse it.
+        guard let value = Double(String(decoding: bytes[start..<position], as: UTF8.self)), value.isFinite else {
+            throw failure
+        }
         return value
     }
 }

@@ -9,7 +9,9 @@ public final class SignalWaiter: Sendable {
     // Written once, before the handlers are installed; afterwards only read (by the handler and `wait`).
     nonisolated(unsafe) static var wakeFD: Int32 = -1
 
-    /// Installs handlers for `signals` (e.g. `[SIGTERM, SIGINT]`).
+    /// Installs handlers for `signals` (e.g. `[SIGTERM, SIGINT]`) and unblocks them on the calling thread: a process
+    /// spawned from a thread that blocks signals (a dispatch or task-pool thread) inherits that mask, and would
+    /// otherwise never see the signal it waits for.
     public init(signals: [Int32]) throws {
         if Self.wakeFD < 0 {
             Self.wakeFD = eventfd(0, Int32(EFD_CLOEXEC))
@@ -25,6 +27,10 @@ public final class SignalWaiter: Sendable {
             action.sa_flags = Int32(SA_RESTART)
             sigaction(signal, &action, nil)
         }
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        for signal in signals { sigaddset(&unblocked, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
     }
 
     /// Blocks until a signal arrives; returns its number (or the sum if several arrived at once).

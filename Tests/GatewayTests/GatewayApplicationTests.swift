@@ -467,6 +467,8 @@ final class GatewayApplicationTests: XCTestCase {
         let started = await application.respond(to: post("/v1/passkeys/authentications", [:]))
         XCTAssertEqual(started.status, 200)
         XCTAssertEqual(try json(started)["publicKey"]?["rpId"], "localhost")
+        XCTAssertEqual(
+            try json(started)["publicKey"]?["timeout"], 300_000, "the challenge lifetime when the service sent none")
         let empty = await application.respond(to: post("/v1/passkeys/authentications", nil))
         XCTAssertEqual(empty.status, 200)
 
@@ -536,6 +538,15 @@ final class GatewayApplicationTests: XCTestCase {
             metrics.contains(#"gateway_http_requests_total{route="POST /v1/passkeys/authentications",status="503"} 2"#))
         XCTAssertTrue(metrics.contains("gateway_http_request_duration_seconds_bucket"))
         XCTAssertTrue(metrics.contains(#"outcome="unavailable""#))
+    }
+
+    func testAnOutageIsLoggedOncePerSecondNotOncePerRequest() async throws {
+        let application = try makeApplication()
+        for _ in 0..<20 {
+            let response = await application.respond(to: post("/v1/passkeys/authentications", [:]))
+            XCTAssertEqual(response.status, 503)
+        }
+        XCTAssertEqual(sink.lines.filter { $0.contains("event=backend.call_failed") }.count, 1)
     }
 
     func testOperationalRoutes() async throws {

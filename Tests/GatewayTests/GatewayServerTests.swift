@@ -84,6 +84,9 @@ final class GatewayServerTests: XCTestCase {
         XCTAssertEqual(response?.headers["content-type"], "application/problem+json")
         XCTAssertEqual(response?.json?["code"], "payload_too_large")
         XCTAssertTrue(connection.readsEndOfStream())
+        XCTAssertTrue(
+            gateway.application.metrics.exposition().contains(
+                #"gateway_http_requests_total{route="unreadable",status="413"} 1"#))
 
         let chunked = try RawHTTPConnection(port: port)
         let chunk = String(repeating: "b", count: 40 * 1024)
@@ -221,13 +224,16 @@ final class GatewayServerTests: XCTestCase {
         guard let curl = programPath("curl") else { throw XCTSkip("curl is not installed") }
         let base = "http://127.0.0.1:\(port)"
         // One curl per URL: curl 7.88 fails to reuse a prior-knowledge connection for a second URL.
-        for (path, expected) in [
-            ("/healthz", "2 200"), ("/v1/nowhere", "2 404"), ("/v1/session", "2 401"), ("/readyz", "2 503"),
-            ("/openapi.json", "2 200"),
+        for (method, path, expected) in [
+            ("GET", "/healthz", "2 200"), ("GET", "/v1/nowhere", "2 404"), ("GET", "/v1/session", "2 401"),
+            ("GET", "/readyz", "2 503"), ("GET", "/openapi.json", "2 200"), ("PUT", "/v1/session", "2 405"),
         ] {
             let (status, output, _) = try runProgram(
                 curl,
-                ["-s", "--http2-prior-knowledge", "-o", "/dev/null", "-w", "%{http_version} %{http_code}", base + path])
+                [
+                    "-s", "--http2-prior-knowledge", "-X", method, "-o", "/dev/null", "-w",
+                    "%{http_version} %{http_code}", base + path,
+                ])
             XCTAssertEqual(status, 0, path)
             XCTAssertEqual(output, expected, path)
         }
@@ -375,6 +381,7 @@ final class GatewayRecoveryTests: XCTestCase {
         try server.start()
         let started = Date()
         var status = try readiness()
+        XCTAssertEqual(status, 200, "the first call after the service is back must reach it")
         while status != 200 && Date().timeIntervalSince(started) < 5 {
             try await Task.sleep(for: .milliseconds(100))
             status = try readiness()
@@ -413,7 +420,8 @@ final class GatewayExecutableTests: XCTestCase {
         }
     }
 
-    func testServesAndDrainsOnSIGTERM() throws {
+    /// Async, so the process is spawned from a task-pool thread, which blocks signals: the child inherits that mask.
+    func testServesAndDrainsOnSIGTERM() async throws {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw XCTSkip("\(executable) is not built")
         }
@@ -440,7 +448,13 @@ final class GatewayExecutableTests: XCTestCase {
         open.send("POST /v1/passkeys/authentications HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
         XCTAssertEqual(open.readResponse()?.status, 503)
         kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+        let stopBy = Date().addingTimeInterval(15)
+        while process.isRunning && Date() < stopBy { usleep(20_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return XCTFail("the gateway did not stop on SIGTERM")
+        }
         XCTAssertEqual(process.terminationStatus, 0)
         let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         XCTAssertTrue(log.contains("event=gateway.started"))

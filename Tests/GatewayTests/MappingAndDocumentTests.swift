@@ -107,7 +107,7 @@ final class ResponseDocumentTests: XCTestCase {
         }
         XCTAssertNil(document["mediation"])
         XCTAssertEqual(document["userID"]?.stringValue, Base64URL.encode(Array(repeating: 1, count: 16)))
-        XCTAssertEqual(document["expiresAt"], "2026-12-23T04:26:40.123Z")
+        XCTAssertEqual(document["expiresAt"], "2026-12-23T04:26:40Z")
         let options = try XCTUnwrap(document["publicKey"])
         XCTAssertEqual(options["rp"], ["id": "example.com", "name": "Example"])
         XCTAssertEqual(options["user"]?["id"], document["userID"])
@@ -155,7 +155,7 @@ final class ResponseDocumentTests: XCTestCase {
         authentication.expiresAtUnixMilliseconds = 0
         let document = try JSONReader.parse(ResponseDocuments.authenticationStart(authentication).serialized())
         XCTAssertEqual(document["challenge"], "_-4")
-        XCTAssertEqual(document["expiresAt"], "1970-01-01T00:00:00.000Z")
+        XCTAssertEqual(document["expiresAt"], "1970-01-01T00:00:00Z")
         XCTAssertEqual(
             document["publicKey"],
             [
@@ -174,14 +174,18 @@ final class ResponseDocumentTests: XCTestCase {
         XCTAssertEqual(
             session.objectValue?.keys, ["accessToken", "tokenType", "expiresAt", "accountID", "displayName"])
         XCTAssertEqual(session["tokenType"], "Bearer")
-        XCTAssertEqual(session["expiresAt"], "1970-01-02T00:00:00.000Z")
+        XCTAssertEqual(session["expiresAt"], "1970-01-02T00:00:00Z")
         var info = PasskeyCredentialInfo()
         info.credentialID = [1]
         info.createdAtUnixMilliseconds = 1000
         XCTAssertEqual(ResponseDocuments.passkey(info)["lastUsedAt"], .null)
         info.lastUsedAtUnixMilliseconds = 2000
-        XCTAssertEqual(ResponseDocuments.passkey(info)["lastUsedAt"], "1970-01-01T00:00:02.000Z")
-        XCTAssertEqual(ResponseDocuments.timestamp(unixMilliseconds: 951_782_400_999), "2000-02-29T00:00:00.999Z")
+        XCTAssertEqual(ResponseDocuments.passkey(info)["lastUsedAt"], "1970-01-01T00:00:02Z")
+        XCTAssertEqual(ResponseDocuments.timestamp(unixMilliseconds: 951_782_400_999), "2000-02-29T00:00:00Z")
+        XCTAssertEqual(ResponseDocuments.timestamp(unixMilliseconds: -1), "1969-12-31T23:59:59Z")
+        // What apps parse with Foundation's default ISO 8601 formatter.
+        let parsed = ISO8601DateFormatter().date(from: ResponseDocuments.timestamp(unixMilliseconds: 1_798_000_000_123))
+        XCTAssertEqual(parsed?.timeIntervalSince1970, 1_798_000_000)
     }
 }
 

@@ -33,6 +33,12 @@ final class JSONWriterTests: XCTestCase {
         XCTAssertEqual(value["b"]?.arrayValue?.first?.objectValue?.keys, ["d", "c"])
     }
 
+    func testNumbersBeyondADoubleAreRefused() {
+        XCTAssertThrowsError(try JSONReader.parse(Array("21e1222".utf8)))
+        XCTAssertThrowsError(try JSONReader.parse(Array("[-1e400]".utf8)))
+        XCTAssertEqual(try JSONReader.parse(Array("1e-400".utf8)), 0)
+    }
+
     func testObjectEqualityIgnoresOrderAndSettingReplacesInPlace() {
         var object: JSONObject = ["a": 1, "b": 2]
         XCTAssertEqual(object, ["b": 2, "a": 1])

@@ -9,6 +9,7 @@ import Observability
 import Protobuf
 import RateLimiting
 import ServiceContracts
+import Synchronization
 
 /// Settings of the gateway's own behavior (the deployment's settings are ``ServerConfiguration``).
 public struct GatewaySettings: Sendable {
@@ -21,6 +22,27 @@ public struct GatewaySettings: Sendable {
 
     /// The defaults.
     public init() {}
+}
+
+/// Lets one log line per key through per interval, counting the ones held back.
+final class LogThrottle: Sendable {
+    private let interval: Double
+    private let state = Mutex<[String: (last: Double, suppressed: Int)]>([:])
+
+    init(interval: Double) { self.interval = interval }
+
+    /// The number of lines held back since the last one for `key`, or nil when this one is held back too.
+    func admit(_ key: String, at time: Double) -> Int? {
+        state.withLock { entries -> Int? in
+            if let entry = entries[key], time - entry.last < interval {
+                entries[key] = (entry.last, entry.suppressed + 1)
+                return nil
+            }
+            let suppressed = entries[key]?.suppressed ?? 0
+            entries[key] = (time, 0)
+            return suppressed
+        }
+    }
 }
 
 /// The wall clock in Unix milliseconds.
@@ -71,6 +93,8 @@ public final class GatewayApplication: HTTPResponder {
     private let passwordPerAddress: TokenBucketLimiter?
     private let passkeyPerAddress: TokenBucketLimiter?
     private let wellKnown: [String: [UInt8]]
+    /// During an outage every request fails the same way: one line per service and status per second is enough.
+    private let failureLog = LogThrottle(interval: 1)
 
     /// Creates the application; nothing is called until requests arrive.
     public init(
@@ -153,6 +177,12 @@ public final class GatewayApplication: HTTPResponder {
                 ("client.address", clientAddress), ("duration.ms", String(Int(elapsed * 1000))),
             ])
         return response
+    }
+
+    public func serverRefusedRequest(status: Int) {
+        metrics.increment(
+            "gateway_http_requests_total", help: "HTTP requests by route and status.",
+            labels: ["route": "unreadable", "status": String(status)])
     }
 
     /// The client's `X-Request-ID` when it is short and plain, else a new random one.
@@ -304,9 +334,12 @@ public final class GatewayApplication: HTTPResponder {
         request.mode = body.mode.rawValue
         request.sessionAuthenticationMethod = session.authenticationMethod
         request.sessionCreatedAtUnixMilliseconds = session.createdAtUnixMilliseconds
-        let response = try await call(
+        var response = try await call(
             .challenge, ChallengeServiceMethods.beginRegistration, request, BeginRegistrationResponse.self,
             context: context)
+        if response.timeoutMilliseconds <= 0 {
+            response.timeoutMilliseconds = milliseconds(configuration.challengeLifetime)
+        }
         return Self.json(200, ResponseDocuments.registrationStart(response))
     }
 
@@ -339,9 +372,12 @@ public final class GatewayApplication: HTTPResponder {
         var request = BeginAccountRegistrationRequest()
         request.email = body.email ?? ""
         request.displayName = body.displayName ?? ""
-        let response = try await call(
+        var response = try await call(
             .challenge, ChallengeServiceMethods.beginAccountRegistration, request,
             BeginAccountRegistrationResponse.self, context: context)
+        if response.timeoutMilliseconds <= 0 {
+            response.timeoutMilliseconds = milliseconds(configuration.accountRegistrationLifetime)
+        }
         return Self.json(200, ResponseDocuments.accountRegistrationStart(response))
     }
 
@@ -367,9 +403,12 @@ public final class GatewayApplication: HTTPResponder {
 
     private func beginAuthentication(_ context: RequestContext) async throws -> HTTPResponse {
         _ = try context.jsonBody(emptyAllowed: true)
-        let response = try await call(
+        var response = try await call(
             .challenge, ChallengeServiceMethods.beginAuthentication, BeginAuthenticationRequest(),
             BeginAuthenticationResponse.self, context: context)
+        if response.timeoutMilliseconds <= 0 {
+            response.timeoutMilliseconds = milliseconds(configuration.challengeLifetime)
+        }
         return Self.json(200, ResponseDocuments.authenticationStart(response))
     }
 
@@ -523,6 +562,9 @@ public final class GatewayApplication: HTTPResponder {
 
     // MARK: - Helpers
 
+    /// A lifetime from configuration (seconds) as the `timeout` of options, for a service that left it out.
+    private func milliseconds(_ seconds: Double) -> Int64 { Int64((seconds * 1000).rounded()) }
+
     /// Resolves the bearer token to its live session through ValidateSession; 401 when missing or not live.
     private func authenticate(_ context: RequestContext) async throws -> SessionInfo {
         guard let token = Self.bearerToken(context.request.headers["authorization"]) else {
@@ -597,12 +639,16 @@ public final class GatewayApplication: HTTPResponder {
                         "reason": problem.reason ?? "unspecified",
                     ])
             }
-            if domain == nil {
+            if domain == nil,
+                let suppressed = failureLog.admit("\(service.rawValue) \(error.code)", at: monotonicSeconds())
+            {
                 logger.log(
                     .warning, "backend.call_failed",
                     fields: [
-                        ("request.id", context.requestID), ("route", context.route), ("service", service.rawValue),
-                        ("method", method), ("grpc.status", String(describing: error.code)), ("message", error.message),
+                        ("request.id", context.requestID), ("route", context.route),
+                        ("backend.service", service.rawValue), ("backend.method", method),
+                        ("grpc.status", String(describing: error.code)), ("message", error.message),
+                        ("suppressed", String(suppressed)),
                     ])
             }
             throw problem

@@ -142,6 +142,7 @@ final class HTTP1Connection: ChannelHandler, DrainableConnection, @unchecked Sen
     }
 
     private func respondAndClose(_ response: HTTPResponse, on channel: Channel) {
+        responder.serverRefusedRequest(status: response.status)
         HTTP1ResponseSerializer.serialize(response, keepAlive: false).withUnsafeBytes { channel.write($0) }
         lingerAndClose(channel)
     }

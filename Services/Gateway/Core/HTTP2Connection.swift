@@ -163,6 +163,7 @@ final class HTTP2Connection: HTTP2SessionDelegate, DrainableConnection, @uncheck
     private func answer(_ streamID: Int32, with response: HTTPResponse, headRequest: Bool) {
         streams[streamID]?.answered = true
         streams[streamID]?.body = []
+        responder.serverRefusedRequest(status: response.status)
         send(streamID, response, headRequest: headRequest)
     }
 

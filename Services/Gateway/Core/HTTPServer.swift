@@ -13,6 +13,13 @@ import Synchronization
 public protocol HTTPResponder: Sendable {
     /// The response to `request`; never throws: failures are responses too.
     func respond(to request: HTTPRequest) async -> HTTPResponse
+    /// The server answered a request it could not read (malformed, too large, too slow) with `status` itself.
+    func serverRefusedRequest(status: Int)
+}
+
+extension HTTPResponder {
+    /// Nothing to record by default.
+    public func serverRefusedRequest(status: Int) {}
 }
 
 /// Settings for an ``HTTPServer``.

@@ -8,10 +8,11 @@ public enum ResponseDocuments {
     /// The algorithms offered in `pubKeyCredParams`, in order of preference: ES256, EdDSA, RS256.
     public static let algorithms: [Int] = [-7, -8, -257]
 
-    /// RFC 3339 UTC with milliseconds for Unix milliseconds, e.g. `2026-11-29T18:30:00.000Z`.
+    /// RFC 3339 UTC in whole seconds for Unix milliseconds, e.g. `2026-11-29T18:30:00Z` (truncated). Whole seconds,
+    /// because common app parsers (Foundation's `ISO8601DateFormatter` and `JSONDecoder`'s `.iso8601`) refuse a
+    /// fraction.
     public static func timestamp(unixMilliseconds: Int64) -> String {
         var seconds = time_t(unixMilliseconds >= 0 ? unixMilliseconds / 1000 : (unixMilliseconds - 999) / 1000)
-        let milliseconds = Int(unixMilliseconds - Int64(seconds) * 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
         func pad(_ value: Int32, _ width: Int) -> String {
@@ -19,8 +20,7 @@ public enum ResponseDocuments {
             return String(repeating: "0", count: max(0, width - text.count)) + text
         }
         return pad(parts.tm_year + 1900, 4) + "-" + pad(parts.tm_mon + 1, 2) + "-" + pad(parts.tm_mday, 2) + "T"
-            + pad(parts.tm_hour, 2) + ":" + pad(parts.tm_min, 2) + ":" + pad(parts.tm_sec, 2) + "."
-            + pad(Int32(milliseconds), 3) + "Z"
+            + pad(parts.tm_hour, 2) + ":" + pad(parts.tm_min, 2) + ":" + pad(parts.tm_sec, 2) + "Z"
     }
 
     private static func credentialParameters() -> JSONValue {

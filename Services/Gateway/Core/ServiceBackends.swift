@@ -35,6 +35,9 @@ public struct BackendCallSettings: Sendable {
     public var initialBackoff: Duration = .milliseconds(50)
     /// The longest reconnect delay: low, so that a service that is back is used again within about a second.
     public var maximumBackoff: Duration = .seconds(1)
+    /// While backing off, a call probes the address again when the last attempt is this old, so that a service
+    /// that has just come back is used by the next call rather than after the rest of the backoff.
+    public var reconnectOnDemandAfter: Duration = .milliseconds(10)
     /// Event-loop threads per service client.
     public var threadsPerService: Int = 1
 
@@ -56,6 +59,7 @@ public final class GRPCServiceBackends: ServiceBackends {
         configuration.threadCount = settings.threadsPerService
         configuration.initialBackoffNanoseconds = Self.nanoseconds(settings.initialBackoff)
         configuration.maxBackoffNanoseconds = Self.nanoseconds(settings.maximumBackoff)
+        configuration.reconnectOnDemandAfterNanoseconds = Self.nanoseconds(settings.reconnectOnDemandAfter)
         configuration.logger = logger
         clients = [
             .challenge: try GRPCClient(addresses: challenge, configuration: configuration),
