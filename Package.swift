@@ -135,7 +135,7 @@ let serviceTargets: [Target] = [
             "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTP1", "HTTP2", "HTTPMessages",
             "JSON", "NetworkIO", "Observability", "Protobuf", "RateLimiting", "ServiceContracts",
         ],
-        path: "Services/Gateway/Core"),
+        path: "Services/Gateway/Core", resources: [.copy("Web")]),
     .executableTarget(
         name: "gateway", dependencies: ["GatewayCore", "Configuration", "Observability"], path: "Services/Gateway/Main"),
     .testTarget(

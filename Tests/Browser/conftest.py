@@ -27,6 +27,18 @@ def chromium_binary():
     pytest.fail("Chromium is not installed (apt-get install chromium chromium-driver)")
 
 
+def virtual_authenticator_options():
+    """A platform authenticator: CTAP2, internal transport, resident keys, user verification that succeeds."""
+    options = VirtualAuthenticatorOptions()
+    options.protocol = Protocol.CTAP2
+    options.transport = Transport.INTERNAL
+    options.has_resident_key = True
+    options.has_user_verification = True
+    options.is_user_verified = True
+    options.is_user_consenting = True
+    return options
+
+
 @pytest.fixture
 def browser(request, stack):
     options = webdriver.ChromeOptions()
@@ -36,14 +48,7 @@ def browser(request, stack):
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
     driver.implicitly_wait(0)
-    authenticator = VirtualAuthenticatorOptions()
-    authenticator.protocol = Protocol.CTAP2
-    authenticator.transport = Transport.INTERNAL
-    authenticator.has_resident_key = True
-    authenticator.has_user_verification = True
-    authenticator.is_user_verified = True
-    authenticator.is_user_consenting = True
-    driver.add_virtual_authenticator(authenticator)
+    driver.add_virtual_authenticator(virtual_authenticator_options())
     yield driver
     report = getattr(request.node, "rep_call", None)
     if report is not None and report.failed:

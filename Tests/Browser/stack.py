@@ -34,7 +34,9 @@ def database_url(server_url, name):
     if "://" not in server_url:
         return f"{server_url} dbname={name}"
     parts = urllib.parse.urlsplit(server_url)
-    return urllib.parse.urlunsplit(parts._replace(path="/" + name))
+    # Built by hand: urlunsplit drops the empty host of socket URLs such as postgresql:///db?host=/tmp/x.
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{parts.scheme}://{parts.netloc}/{name}{query}"
 
 
 class Stack:

@@ -8,6 +8,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
+from conftest import virtual_authenticator_options
+
 
 def unique_email(prefix):
     return f"{prefix}-{uuid.uuid4().hex[:8]}@example.com"
@@ -36,20 +38,17 @@ def signed_in(browser):
     wait(browser).until(lambda b: "Name" in b.find_element(By.ID, "who").text)
 
 
-def sign_out(browser):
+def sign_out_and_sign_back_in_through_autofill(browser):
+    """Signs out. The signed-out page starts a conditional-mediation request on the field with
+    autocomplete="username webauthn"; the virtual authenticator answers it at once with the account's passkey, which
+    is the autofill sign-in."""
     browser.find_element(By.ID, "sign-out").click()
-    wait(browser).until(EC.visibility_of_element_located((By.ID, "signed-out")))
-    wait_for_status(browser, "Signed out")
+    wait_for_status(browser, "Signed in with a passkey")
+    signed_in(browser)
 
 
 def passkey_names(browser):
     return [item.text.split("\n")[0] for item in browser.find_elements(By.CSS_SELECTOR, "#passkeys li")]
-
-
-def sign_in_with_passkey(browser):
-    browser.find_element(By.ID, "passkey-sign-in").click()
-    signed_in(browser)
-    wait_for_status(browser, "Signed in with a passkey")
 
 
 def test_passkey_account_creation_then_sign_in(browser, stack):
@@ -61,10 +60,12 @@ def test_passkey_account_creation_then_sign_in(browser, stack):
     assert "Grace Hopper" in browser.find_element(By.ID, "who").text
     assert "passkey" in browser.find_element(By.ID, "who").text
     assert len(passkey_names(browser)) == 1
+    # The account's creation ended with a sign-in by the button path (a modal request).
+    assert "Signed in with a passkey" in status_text(browser)
 
-    sign_out(browser)
-    sign_in_with_passkey(browser)
-    assert "Grace Hopper" in browser.find_element(By.ID, "who").text
+    sign_out_and_sign_back_in_through_autofill(browser)
+    who = browser.find_element(By.ID, "who").text
+    assert "Grace Hopper" in who and "passkey" in who
 
 
 def test_password_sign_up_add_passkey_sign_out_and_passkey_sign_in(browser, stack):
@@ -81,17 +82,15 @@ def test_password_sign_up_add_passkey_sign_out_and_passkey_sign_in(browser, stac
     wait_for_status(browser, "Passkey added")
     assert len(passkey_names(browser)) == 1
 
-    sign_out(browser)
-    sign_in_with_passkey(browser)
+    sign_out_and_sign_back_in_through_autofill(browser)
     who = browser.find_element(By.ID, "who").text
-    assert "Ada Lovelace" in who and email in who
+    assert "Ada Lovelace" in who and email in who and "passkey" in who
 
-    # The password still works too.
-    sign_out(browser)
-    fill(browser, "password-sign-in-email", email)
-    fill(browser, "password-sign-in-password", "correct horse battery")
-    browser.find_element(By.ID, "password-sign-in").click()
-    signed_in(browser)
+    # A fresh visit, signed out, is offered the passkey through autofill again.
+    browser.execute_script("sessionStorage.clear()")
+    browser.get(stack.origin + "/")
+    wait_for_status(browser, "Signed in with a passkey")
+    assert "Ada Lovelace" in browser.find_element(By.ID, "who").text
 
 
 def test_rename_and_remove_passkeys(browser, stack):
@@ -100,6 +99,17 @@ def test_rename_and_remove_passkeys(browser, stack):
     fill(browser, "passkey-account-name", "Renamer")
     browser.find_element(By.ID, "create-passkey-account").click()
     signed_in(browser)
+    wait(browser).until(lambda b: len(passkey_names(b)) == 1)
+
+    # The only passkey of a passkey-only account is its last way to sign in.
+    browser.find_element(By.CSS_SELECTOR, "#passkeys li button[aria-label^='Remove']").click()
+    wait(browser).until(EC.alert_is_present()).accept()
+    wait_for_status(browser, "only way to sign in")
+    assert len(passkey_names(browser)) == 1
+
+    # A second device: another authenticator, since the first one already holds a passkey for this account.
+    browser.remove_virtual_authenticator()
+    browser.add_virtual_authenticator(virtual_authenticator_options())
     browser.find_element(By.ID, "add-passkey").click()
     wait_for_status(browser, "Passkey added")
     wait(browser).until(lambda b: len(passkey_names(b)) == 2)
@@ -115,12 +125,7 @@ def test_rename_and_remove_passkeys(browser, stack):
     wait(browser).until(EC.alert_is_present()).accept()
     wait_for_status(browser, "removed")
     wait(browser).until(lambda b: len(passkey_names(b)) == 1)
-
-    # The last passkey of a passkey-only account stays.
-    browser.find_element(By.CSS_SELECTOR, "#passkeys li button[aria-label^='Remove']").click()
-    wait(browser).until(EC.alert_is_present()).accept()
-    wait_for_status(browser, "only way to sign in")
-    assert len(passkey_names(browser)) == 1
+    assert passkey_names(browser) == ["Work laptop"]
 
 
 def test_revoke_sessions(browser, stack):

@@ -176,3 +176,25 @@ final class PasswordAndSessionTests: XCTestCase {
         await assertEqual(try await flows.client.get("/v1/nothing-here").status, 404)
     }
 }
+
+final class WebPageTests: XCTestCase {
+    static let shared = SharedStack()
+    override class func tearDown() { shared.stop() }
+
+    func testTheDemoPageIsServedWithAStrictPolicy() async throws {
+        let client = GatewayClient(baseURL: try await Self.shared.get().gatewayURL)
+        let page = try await client.get("/")
+        XCTAssertEqual(page.status, 200)
+        XCTAssertTrue(page.contentType.hasPrefix("text/html"))
+        XCTAssertTrue(page.text.contains("autocomplete=\"username webauthn\""))
+        XCTAssertTrue(page.headers["content-security-policy"]?.contains("default-src 'self'") ?? false)
+        let script = try await client.get("/app.js")
+        XCTAssertEqual(script.status, 200)
+        XCTAssertTrue(script.contentType.hasPrefix("text/javascript"))
+        XCTAssertTrue(script.text.contains("parseCreationOptionsFromJSON"))
+        let style = try await client.get("/app.css")
+        XCTAssertTrue(style.contentType.hasPrefix("text/css"))
+        let post = try await client.send("POST", "/", json: [:] as [String: Any])
+        XCTAssertEqual(post.status, 404)
+    }
+}

@@ -85,6 +85,7 @@ public final class GatewayApplication: HTTPResponder {
     private let configuration: ServerConfiguration
     private let backends: any ServiceBackends
     private let logger: Logger
+    private let webPage: WebPage
     /// The registry the gateway's metrics are recorded in (served at `/metrics`).
     public let metrics: MetricsRegistry
     private let settings: GatewaySettings
@@ -124,6 +125,7 @@ public final class GatewayApplication: HTTPResponder {
             documents["/.well-known/passkey-endpoints"] = endpoints.serialized()
         }
         wellKnown = documents
+        webPage = WebPage()
     }
 
     /// Every route as `METHOD pattern`.
@@ -140,6 +142,11 @@ public final class GatewayApplication: HTTPResponder {
         var response: HTTPResponse
         switch Self.router.match(method: request.method, path: request.path) {
         case .notFound:
+            if let page = webPage.response(method: request.method, path: request.path) {
+                routeName = "page"
+                response = page
+                break
+            }
             response = APIProblem.notFound.response
         case .methodNotAllowed(let allowed):
             response = APIProblem.methodNotAllowed(allowed: allowed).response

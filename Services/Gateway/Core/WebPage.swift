@@ -1,0 +1,36 @@
+import Foundation
+import HTTPMessages
+
+/// The demo page at `/`: plain HTML, CSS and JavaScript shipped beside the module, served with a strict
+/// content security policy (everything from this origin, nothing inline, no framing).
+struct WebPage: Sendable {
+    private let assets: [String: HTTPResponse]
+
+    /// Loads the page's files from the module's resources; an installation without them serves no page.
+    init() {
+        var assets: [String: HTTPResponse] = [:]
+        for (path, file, type) in [
+            ("/", "index.html", "text/html; charset=utf-8"), ("/app.js", "app.js", "text/javascript; charset=utf-8"),
+            ("/app.css", "app.css", "text/css; charset=utf-8"),
+        ] {
+            guard let url = Bundle.module.url(forResource: file, withExtension: nil, subdirectory: "Web"),
+                let contents = try? Data(contentsOf: url)
+            else { continue }
+            assets[path] = HTTPResponse(
+                status: 200,
+                headers: HTTPHeaders([
+                    ("content-type", type), ("cache-control", "no-cache"),
+                    ("content-security-policy", "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"),
+                    ("referrer-policy", "no-referrer"),
+                ]),
+                body: Array(contents))
+        }
+        self.assets = assets
+    }
+
+    /// The file for a GET or HEAD of `path`, if it is one of the page's.
+    func response(method: String, path: String) -> HTTPResponse? {
+        guard method == "GET" || method == "HEAD" else { return nil }
+        return assets[path]
+    }
+}
