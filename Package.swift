@@ -95,8 +95,8 @@ let serviceTargets: [Target] = [
     .target(
         name: "ServiceRuntime",
         dependencies: [
-            "Configuration", "Domain", "GRPC", "GRPCHealth", "NetworkIO", "Observability", "Postgres", "PostgresStorage",
-            "Protobuf", "ServiceContracts",
+            "Configuration", "Domain", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "NetworkIO", "Observability",
+            "Postgres", "PostgresStorage", "Protobuf", "ServiceContracts",
         ],
         path: "Shared/ServiceRuntime"),
     .target(
@@ -130,9 +130,13 @@ let serviceTargets: [Target] = [
     .target(name: "Encoding", path: "Shared/Encoding"),
     .testTarget(name: "JSONTests", dependencies: ["JSON", "Encoding"], path: "Tests/JSONTests"),
     .target(
+        name: "HTTPServer", dependencies: ["GRPC", "HTTP1", "HTTP2", "HTTPMessages", "NetworkIO"],
+        path: "Shared/HTTPServer"),
+    .target(
         name: "GatewayCore",
         dependencies: [
             "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTP1", "HTTP2", "HTTPMessages",
+            "HTTPServer",
             "JSON", "NetworkIO", "Observability", "Protobuf", "RateLimiting", "ServiceContracts",
         ],
         path: "Services/Gateway/Core", resources: [.copy("Web")]),
@@ -141,7 +145,7 @@ let serviceTargets: [Target] = [
     .testTarget(
         name: "GatewayTests",
         dependencies: [
-            "GatewayCore", "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTP2", "HTTPMessages", "JSON",
+            "GatewayCore", "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTP2", "HTTPMessages", "HTTPServer", "JSON",
             "NetworkIO", "Observability", "ServiceContracts",
         ],
         path: "Tests/GatewayTests"),

@@ -30,6 +30,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var challengeServiceAddresses: [ServiceAddress]
     public var verificationServiceAddresses: [ServiceAddress]
     public var sessionServiceAddresses: [ServiceAddress]
+    /// Where a service serves `/metrics` and `/healthz` over HTTP; nil for none.
+    public var metricsListen: ServiceAddress?
     /// PEM files for TLS on the gateway; both or neither.
     public var gatewayTLSCertificate: String?
     public var gatewayTLSKey: String?
@@ -88,6 +90,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         verificationServiceAddresses = try env.addresses(
             "VERIFICATION_SERVICE_ADDRESSES", default: [verificationServiceListen])
         sessionServiceAddresses = try env.addresses("SESSION_SERVICE_ADDRESSES", default: [sessionServiceListen])
+        metricsListen = try env.raw("METRICS_LISTEN").map { _ in try env.address("METRICS_LISTEN", default: "") }
         gatewayTLSCertificate = env.raw("GATEWAY_TLS_CERTIFICATE")
         gatewayTLSKey = env.raw("GATEWAY_TLS_KEY")
         guard (gatewayTLSCertificate == nil) == (gatewayTLSKey == nil) else {

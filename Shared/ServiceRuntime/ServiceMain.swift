@@ -2,6 +2,7 @@ import Configuration
 import Foundation
 import GRPC
 import GRPCHealth
+import HTTPServer
 import NetworkIO
 import Observability
 import Postgres
@@ -67,12 +68,30 @@ public enum ServiceMain {
         } catch {
             exitWithMessage(name, "cannot listen on \(address): \(error)", status: 1)
         }
+        var operations: HTTPServer?
+        if let metricsAddress = configuration.metricsListen {
+            guard let socketAddress = SocketAddress(parsing: metricsAddress.description) else {
+                exitWithMessage(name, "METRICS_LISTEN: cannot listen on \(metricsAddress)", status: 2)
+            }
+            var httpConfiguration = HTTPServerConfiguration(address: socketAddress)
+            httpConfiguration.threadCount = 1
+            let endpoint = HTTPServer(
+                configuration: httpConfiguration, responder: OperationsEndpoint(metrics: metrics, health: health))
+            do {
+                let bound = try endpoint.start()
+                logger.info("metrics.started", ["listen": "\(bound)"])
+            } catch {
+                exitWithMessage(name, "METRICS_LISTEN: cannot listen on \(metricsAddress): \(error)", status: 1)
+            }
+            operations = endpoint
+        }
         await waitForTerminationSignal()
         logger.info("service.stopping")
         // Shutdown blocks while calls drain; it runs on a thread of its own, not a cooperative one.
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            Thread {
+            Thread { [operations] in
                 server.shutdown()
+                operations?.shutdown()
                 done.resume()
             }.start()
         }

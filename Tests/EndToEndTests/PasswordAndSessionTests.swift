@@ -145,6 +145,25 @@ final class PasswordAndSessionTests: XCTestCase {
         await assertEqual(try await flows.client.get("/v1/session", bearer: user.token).status, 401)
     }
 
+    func testEachServiceServesMetricsAndHealth() async throws {
+        let (flows, stack) = try await flows()
+        _ = try await flows.passwordUser()
+        for (service, port) in stack.metricsPorts {
+            let client = GatewayClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!)
+            let metrics = try await client.get("/metrics")
+            XCTAssertEqual(metrics.status, 200, service)
+            XCTAssertTrue(metrics.contentType.hasPrefix("text/plain"), service)
+            XCTAssertTrue(metrics.text.contains("db_pool_busy_connections{service=\"\(service)\"}"), metrics.text)
+            await assertEqual(try await client.get("/healthz").status, 200, service)
+        }
+        let session = GatewayClient(baseURL: URL(string: "http://127.0.0.1:\(stack.metricsPorts["session-service"]!)")!)
+        let text = try await session.get("/metrics").text
+        XCTAssertTrue(
+            text.contains(
+                "rpc_server_duration_seconds_count{service=\"session-service\",method=\"SignInWithPassword\",outcome=\"ok\"}"),
+            text)
+    }
+
     func testWellKnownFilesAndOperations() async throws {
         let (flows, _) = try await flows()
         let aasa = try await flows.client.get("/.well-known/apple-app-site-association")

@@ -16,6 +16,8 @@ final class Stack: @unchecked Sendable {
     let challengePort: Int
     let sessionPort: Int
     let verificationPorts: [Int]
+    /// Where each service serves `/metrics`: challenge, session, then the verification replicas.
+    let metricsPorts: [String: Int]
     private(set) var challenge: ManagedProcess!
     private(set) var session: ManagedProcess!
     private(set) var verification: [ManagedProcess] = []
@@ -38,6 +40,7 @@ final class Stack: @unchecked Sendable {
         challengePort = freePort()
         sessionPort = freePort()
         verificationPorts = (0..<verificationReplicas).map { _ in freePort() }
+        metricsPorts = ["challenge-service": freePort(), "session-service": freePort(), "verification-service": freePort()]
 
         var environment = ProcessInfo.processInfo.environment
         environment.merge([
@@ -57,10 +60,18 @@ final class Stack: @unchecked Sendable {
         environment.merge(extra) { _, new in new }
         self.environment = environment
 
-        challenge = ManagedProcess(executable: "challenge-service", environment: environment, logDirectory: logDirectory)
-        session = ManagedProcess(executable: "session-service", environment: environment, logDirectory: logDirectory)
-        verification = verificationPorts.map { port in
-            var replica = environment
+        func metrics(_ service: String) -> [String: String] {
+            var withMetrics = environment
+            withMetrics["METRICS_LISTEN"] = "127.0.0.1:\(metricsPorts[service]!)"
+            return withMetrics
+        }
+        challenge = ManagedProcess(
+            executable: "challenge-service", environment: metrics("challenge-service"), logDirectory: logDirectory)
+        session = ManagedProcess(
+            executable: "session-service", environment: metrics("session-service"), logDirectory: logDirectory)
+        verification = verificationPorts.enumerated().map { index, port in
+            // The first replica serves metrics; the others would need ports of their own.
+            var replica = index == 0 ? metrics("verification-service") : environment
             replica["VERIFICATION_SERVICE_LISTEN"] = "127.0.0.1:\(port)"
             return ManagedProcess(executable: "verification-service", environment: replica, logDirectory: logDirectory)
         }

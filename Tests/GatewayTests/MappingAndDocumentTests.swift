@@ -71,9 +71,10 @@ final class ProblemMappingTests: XCTestCase {
         // Sign-in failures never show the service's message, which could tell an unknown email apart.
         let signIn = ProblemMapping.problem(for: DomainError(.invalidCredentials, "no such email"))
         XCTAssertNotEqual(signIn.detail, "no such email")
-        XCTAssertEqual(APIProblem.malformedMessage(status: 431).status, 431)
-        XCTAssertEqual(APIProblem.malformedMessage(status: 413).code, "payload_too_large")
-        XCTAssertEqual(APIProblem.malformedMessage(status: 400).code, "invalid_request")
+        XCTAssertEqual(APIProblem.refusal(status: 431).status, 431)
+        XCTAssertEqual(APIProblem.refusal(status: 413).code, "payload_too_large")
+        XCTAssertEqual(APIProblem.refusal(status: 400).code, "invalid_request")
+        XCTAssertEqual(APIProblem.refusal(status: 408).code, "request_timeout")
     }
 }
 

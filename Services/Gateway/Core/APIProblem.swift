@@ -98,8 +98,10 @@ public struct APIProblem: Error, Sendable, Equatable {
         status: 500, code: Code.internalError, detail: "The request could not be completed.")
 
     /// The problem for a request the HTTP/1.1 parser refused (status 400, 413, 431, 501 or 505).
-    public static func malformedMessage(status: Int) -> APIProblem {
+    /// The problem for a request the server could not read.
+    public static func refusal(status: Int) -> APIProblem {
         switch status {
+        case 408: APIProblem(status: 408, code: Code.requestTimeout, detail: "The request was not received in time.")
         case 413: payloadTooLarge
         case 431: APIProblem(status: 431, code: Code.headerFieldsTooLarge, detail: "The request head is too large.")
         case 501: APIProblem(status: 501, code: Code.notImplemented, detail: "The transfer coding is not supported.")

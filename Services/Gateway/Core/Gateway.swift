@@ -1,3 +1,4 @@
+import HTTPServer
 import Configuration
 import NetworkIO
 import Observability

@@ -1,3 +1,4 @@
+import HTTPServer
 import Configuration
 import Domain
 import Encoding
@@ -186,10 +187,13 @@ public final class GatewayApplication: HTTPResponder {
         return response
     }
 
-    public func serverRefusedRequest(status: Int) {
+    public func refusal(status: Int, detail: String) -> HTTPResponse {
         metrics.increment(
             "gateway_http_requests_total", help: "HTTP requests by route and status.",
             labels: ["route": "unreadable", "status": String(status)])
+        var response = APIProblem.refusal(status: status).response
+        response.headers.set("x-content-type-options", "nosniff")
+        return response
     }
 
     /// The client's `X-Request-ID` when it is short and plain, else a new random one.

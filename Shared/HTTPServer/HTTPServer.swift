@@ -13,13 +13,32 @@ import Synchronization
 public protocol HTTPResponder: Sendable {
     /// The response to `request`; never throws: failures are responses too.
     func respond(to request: HTTPRequest) async -> HTTPResponse
-    /// The server answered a request it could not read (malformed, too large, too slow) with `status` itself.
-    func serverRefusedRequest(status: Int)
+    /// The response for a request the server could not read (malformed 400, too slow 408, too large 413 or 431,
+    /// unsupported 501 or 505); the connection closes after it. Responders format it their way and count it.
+    func refusal(status: Int, detail: String) -> HTTPResponse
 }
 
 extension HTTPResponder {
-    /// Nothing to record by default.
-    public func serverRefusedRequest(status: Int) {}
+    /// A plain-text refusal.
+    public func refusal(status: Int, detail: String) -> HTTPResponse {
+        HTTPResponse(
+            status: status, headers: HTTPHeaders([("content-type", "text/plain; charset=utf-8")]),
+            body: Array((detail + "\n").utf8))
+    }
+}
+
+/// Why the server refused a request it could not read, by status.
+enum Refusal {
+    static func detail(for status: Int) -> String {
+        switch status {
+        case 408: "The request was not received in time."
+        case 413: "The request body is too large."
+        case 431: "The request head is too large."
+        case 501: "The transfer coding is not supported."
+        case 505: "The HTTP version is not supported."
+        default: "The HTTP request is malformed."
+        }
+    }
 }
 
 /// Settings for an ``HTTPServer``.

@@ -88,7 +88,7 @@ final class HTTP2Connection: HTTP2SessionDelegate, DrainableConnection, @uncheck
         if let length = headers.first(where: { $0.name == "content-length" }).flatMap({ Int($0.value) }),
             length > configuration.limits.maximumBodyBytes
         {
-            answer(streamID, with: APIProblem.payloadTooLarge.response, headRequest: false)
+            refuse(streamID, status: 413)
             return
         }
         if endStream {
@@ -97,9 +97,7 @@ final class HTTP2Connection: HTTP2SessionDelegate, DrainableConnection, @uncheck
             // A body that does not arrive in time is answered with 408, like a slow HTTP/1.1 request.
             loop.scheduleTimer(afterNanoseconds: HTTPServer.nanoseconds(configuration.requestTimeout)) { [weak self] in
                 guard let self, self.streams[streamID]?.answered == false else { return }
-                let problem = APIProblem(
-                    status: 408, code: APIProblem.Code.requestTimeout, detail: "The request was not received in time.")
-                self.answer(streamID, with: problem.response, headRequest: false)
+                self.refuse(streamID, status: 408)
             }
         }
     }
@@ -107,7 +105,7 @@ final class HTTP2Connection: HTTP2SessionDelegate, DrainableConnection, @uncheck
     func http2Session(_ session: HTTP2Session, didReceiveData bytes: UnsafeRawBufferPointer, streamID: Int32) {
         guard var stream = streams[streamID], !stream.answered else { return }
         if stream.body.count + bytes.count > configuration.limits.maximumBodyBytes {
-            answer(streamID, with: APIProblem.payloadTooLarge.response, headRequest: false)
+            refuse(streamID, status: 413)
             return
         }
         stream.body.append(contentsOf: bytes)
@@ -159,12 +157,11 @@ final class HTTP2Connection: HTTP2SessionDelegate, DrainableConnection, @uncheck
         }
     }
 
-    /// Answers a stream before its request is complete (a body over the limit).
-    private func answer(_ streamID: Int32, with response: HTTPResponse, headRequest: Bool) {
+    /// Answers a stream before its request is complete (a body over the limit, or too slow).
+    private func refuse(_ streamID: Int32, status: Int) {
         streams[streamID]?.answered = true
         streams[streamID]?.body = []
-        responder.serverRefusedRequest(status: response.status)
-        send(streamID, response, headRequest: headRequest)
+        send(streamID, responder.refusal(status: status, detail: Refusal.detail(for: status)), headRequest: false)
     }
 
     private func send(_ streamID: Int32, _ response: HTTPResponse, headRequest: Bool) {

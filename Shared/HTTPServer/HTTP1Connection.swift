@@ -101,9 +101,9 @@ final class HTTP1Connection: ChannelHandler, DrainableConnection, @unchecked Sen
             }
             setTimer(parser.isIdle ? .idle : .request)
         } catch let error as HTTP1ParseError {
-            respondAndClose(APIProblem.malformedMessage(status: error.status).response, on: channel)
+            refuseAndClose(status: error.status, on: channel)
         } catch {
-            respondAndClose(APIProblem.invalidRequest("The HTTP request is malformed.").response, on: channel)
+            refuseAndClose(status: 400, on: channel)
         }
     }
 
@@ -141,8 +141,8 @@ final class HTTP1Connection: ChannelHandler, DrainableConnection, @unchecked Sen
         processInput()
     }
 
-    private func respondAndClose(_ response: HTTPResponse, on channel: Channel) {
-        responder.serverRefusedRequest(status: response.status)
+    private func refuseAndClose(status: Int, on channel: Channel) {
+        let response = responder.refusal(status: status, detail: Refusal.detail(for: status))
         HTTP1ResponseSerializer.serialize(response, keepAlive: false).withUnsafeBytes { channel.write($0) }
         lingerAndClose(channel)
     }
@@ -193,9 +193,7 @@ final class HTTP1Connection: ChannelHandler, DrainableConnection, @unchecked Sen
         if kind == .idle {
             channel.close()
         } else {
-            let problem = APIProblem(
-                status: 408, code: APIProblem.Code.requestTimeout, detail: "The request was not received in time.")
-            respondAndClose(problem.response, on: channel)
+            refuseAndClose(status: 408, on: channel)
         }
     }
 }
