@@ -7,6 +7,10 @@ import Glibc
 public final class PostgresConnection {
     private var handle: OpaquePointer?
     private let configuration: PostgresConfiguration
+    /// Statements prepared on this connection, by SQL text: parsed and planned once, then only executed.
+    private var prepared: [String: String] = [:]
+    /// Beyond this many distinct statements, further ones run unprepared.
+    static let maximumPreparedStatements = 256
 
     /// Opens a connection and sets the session up (UTC, ISO dates, statement timeout).
     /// Throws `.connectionFailed` with libpq's reason and the redacted URL.
@@ -114,7 +118,23 @@ public final class PostgresConnection {
         }
         defer { buffers.forEach { $0?.deallocate() } }
         let values = buffers.map { UnsafePointer($0) }
-        return PQexecParams(handle, query.sql, count, types, values, lengths, formats, 0)
+        guard let name = preparedName(handle, query.sql, count, types) else {
+            return PQexecParams(handle, query.sql, count, types, values, lengths, formats, 0)
+        }
+        return PQexecPrepared(handle, name, count, values, lengths, formats, 0)
+    }
+
+    /// The name of the prepared statement for `sql`, preparing it on first use; nil when it cannot be prepared
+    /// here (the table is full, or preparing failed, in which case running it unprepared reports the error).
+    private func preparedName(_ handle: OpaquePointer, _ sql: String, _ count: Int32, _ types: [Oid]) -> String? {
+        if let name = prepared[sql] { return name }
+        guard prepared.count < Self.maximumPreparedStatements else { return nil }
+        let name = "s\(prepared.count + 1)"
+        guard let result = PQprepare(handle, name, sql, count, types) else { return nil }
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_COMMAND_OK else { return nil }
+        prepared[sql] = name
+        return name
     }
 
     private func rows(of result: OpaquePointer) -> PostgresRows {

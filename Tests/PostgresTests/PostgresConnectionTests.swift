@@ -50,6 +50,23 @@ final class PostgresConnectionTests: DatabaseTestCase {
         XCTAssertEqual(try rows.first?.decode(String.self, "body"), hostile)
     }
 
+    func testRepeatedStatementsArePreparedOnceAndErrorsStillCarryTheirSQLState() async throws {
+        let pool = database.makePool(size: 1)
+        defer { pool.shutdown() }
+        for value in 0..<20 {
+            let row = try await pool.query("SELECT \(value)::bigint + 1 AS next").first
+            XCTAssertEqual(try row?.decode(Int.self, "next"), value + 1)
+        }
+        let prepared = try await pool.query("SELECT count(*) AS n FROM pg_prepared_statements WHERE statement LIKE \("%+ 1 AS next%")")
+        XCTAssertEqual(try prepared.first?.decode(Int.self, "n"), 1)
+        do {
+            try await pool.query("SELECT * FROM no_such_table WHERE id = \(1)")
+            XCTFail("a query on a missing table succeeded")
+        } catch let error as PostgresError {
+            XCTAssertEqual(error.sqlState, "42P01")
+        }
+    }
+
     func testUniqueViolationCarriesSQLStateAndConstraint() async throws {
         let pool = database.makePool(size: 1)
         defer { pool.shutdown() }

@@ -88,6 +88,7 @@ struct Results {
 }
 let results = Mutex(Results())
 let queue = Mutex<[Double]>([])  // scheduled start times, open-loop mode
+let scheduled = DispatchSemaphore(value: 0)  // one signal per scheduled start, and one per worker at the end
 let stopAt = Mutex<Double>(0)
 let group = DispatchGroup()
 
@@ -113,22 +114,19 @@ for worker in workers {
         var (connection, authenticator) = box.value
         let end = stopAt.withLock { $0 }
         while true {
-            let scheduled: Double
+            let startTime: Double
             if rate > 0 {
-                guard let next = queue.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else {
-                    if now() >= end { break }
-                    usleep(100)
-                    continue
-                }
-                scheduled = next
+                scheduled.wait()
+                guard let next = queue.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { break }
+                startTime = next
             } else {
-                scheduled = now()
-                if scheduled >= end { break }
+                startTime = now()
+                if startTime >= end { break }
             }
             let ok = ceremony(connection, &authenticator)
             let finished = now()
             results.withLock {
-                if ok { $0.latencies.append(finished - scheduled) } else { $0.failures += 1 }
+                if ok { $0.latencies.append(finished - startTime) } else { $0.failures += 1 }
             }
         }
         group.leave()
@@ -142,8 +140,11 @@ if rate > 0 {
         let wait = next - now()
         if wait > 0 { usleep(UInt32(wait * 1e6)) }
         queue.withLock { $0.append(next) }
+        scheduled.signal()
         next += interval
     }
+    // Every worker finishes the backlog, then finds the queue empty and stops.
+    for _ in workers { scheduled.signal() }
 }
 group.wait()
 let elapsed = now() - began
