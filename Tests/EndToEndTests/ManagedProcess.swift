@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import PostgresTestSupport
 
 /// One of the stack's executables, started as a real process with its output in a log file.
@@ -53,8 +54,19 @@ final class ManagedProcess: @unchecked Sendable {
     var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
 }
 
-/// A TCP port nobody listens on right now.
+/// Ports already handed out by this test process. The servers listen with SO_REUSEPORT, so two of them given the
+/// same port would both bind it and share its connections: each port is handed out once.
+private let handedOut = Mutex<Set<Int>>([])
+
+/// A TCP port nobody listens on right now, never the same one twice.
 func freePort() -> Int {
+    while true {
+        let port = ephemeralPort()
+        if handedOut.withLock({ $0.insert(port).inserted }) { return port }
+    }
+}
+
+private func ephemeralPort() -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
     var address = sockaddr_in()
