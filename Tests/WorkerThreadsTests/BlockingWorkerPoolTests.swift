@@ -5,21 +5,27 @@ import XCTest
 
 final class BlockingWorkerPoolTests: XCTestCase {
     func testJobsRunOnPoolThreadsWithTheirOwnState() async throws {
-        let pool = BlockingWorkerPool<[String]>(name: "test", threadCount: 2) { [] }
+        let pool = BlockingWorkerPool<[Int]>(name: "test", threadCount: 2) { [] }
         defer { pool.shutdown() }
-        let names = try await withThrowingTaskGroup(of: String.self) { group in
+        // Each job reports the thread it ran on and how many jobs that thread's state has seen.
+        let runs = try await withThrowingTaskGroup(of: (thread: UInt, seen: Int).self) { group in
             for index in 0..<20 {
                 group.addTask {
                     try await pool.run { state in
-                        state.append("job \(index)")
-                        return Thread.current.name ?? ""
+                        state.append(index)
+                        return (UInt(bitPattern: Int(bitPattern: pthread_self())), state.count)
                     }
                 }
             }
-            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+            return try await group.reduce(into: [(thread: UInt, seen: Int)]()) { $0.append($1) }
         }
-        XCTAssertTrue(names.isSubset(of: ["test-0", "test-1"]), "\(names)")
-        XCTAssertFalse(names.isEmpty)
+        let byThread = Dictionary(grouping: runs, by: \.thread)
+        XCTAssertLessThanOrEqual(byThread.count, 2, "more threads than the pool has")
+        // A state that stays with its thread counts 1, 2, 3, … there.
+        for (_, jobs) in byThread {
+            XCTAssertEqual(jobs.map(\.seen).sorted(), Array(1...jobs.count))
+        }
+        XCTAssertEqual(runs.count, 20)
     }
 
     func testErrorsAreRethrownToTheCaller() async {
