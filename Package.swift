@@ -149,7 +149,9 @@ let serviceTargets: [Target] = [
             "NetworkIO", "Observability", "ServiceContracts",
         ],
         path: "Tests/GatewayTests"),
-    .target(name: "ServiceContracts", dependencies: ["Domain", "GRPC", "Protobuf"], path: "Shared/ServiceContracts"),
+    .target(
+        name: "ServiceContracts", dependencies: ["Configuration", "Domain", "GRPC", "NetworkIO", "Protobuf"],
+        path: "Shared/ServiceContracts"),
     .executableTarget(
         name: "passkey-signin-load", dependencies: ["Encoding", "SoftwareAuthenticator", "WebAuthn"],
         path: "Tests/Benchmarks/SignInLoad"),

@@ -77,10 +77,7 @@ public final class GRPCClient: Sendable {
         guard !closed.load(ordering: .acquiring) else {
             throw RPCError(code: .unavailable, message: "the client was closed")
         }
-        let budget =
-            UInt64(max(0, deadline.components.seconds)) * 1_000_000_000
-            + UInt64(max(0, deadline.components.attoseconds / 1_000_000_000))
-        let deadlineNanoseconds = monotonicNanoseconds() &+ budget
+        let deadlineNanoseconds = monotonicNanoseconds() &+ deadline.wholeNanoseconds
         let framed = GRPCMessageFramer.frame(request.serializedBytes())
         var excluded: Set<Int> = []
         var attempt = 0

@@ -175,7 +175,7 @@ final class HTTP1Connection: ChannelHandler, DrainableConnection, @unchecked Sen
         cancelTimer()
         timerKind = kind
         let duration = kind == .idle ? configuration.idleTimeout : configuration.requestTimeout
-        timer = loop.scheduleTimer(afterNanoseconds: HTTPServer.nanoseconds(duration)) { [weak self] in
+        timer = loop.scheduleTimer(afterNanoseconds: duration.wholeNanoseconds) { [weak self] in
             self?.timerFired(kind)
         }
     }

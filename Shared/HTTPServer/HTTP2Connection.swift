@@ -95,7 +95,7 @@ final class HTTP2Connection: HTTP2SessionDelegate, DrainableConnection, @uncheck
             dispatch(streamID)
         } else {
             // A body that does not arrive in time is answered with 408, like a slow HTTP/1.1 request.
-            loop.scheduleTimer(afterNanoseconds: HTTPServer.nanoseconds(configuration.requestTimeout)) { [weak self] in
+            loop.scheduleTimer(afterNanoseconds: configuration.requestTimeout.wholeNanoseconds) { [weak self] in
                 guard let self, self.streams[streamID]?.answered == false else { return }
                 self.refuse(streamID, status: 408)
             }
@@ -185,7 +185,7 @@ final class HTTP2Connection: HTTP2SessionDelegate, DrainableConnection, @uncheck
 
     private func armIdleTimer() {
         guard streams.isEmpty, idleTimer == nil else { return }
-        idleTimer = loop.scheduleTimer(afterNanoseconds: HTTPServer.nanoseconds(configuration.idleTimeout)) {
+        idleTimer = loop.scheduleTimer(afterNanoseconds: configuration.idleTimeout.wholeNanoseconds) {
             [weak self] in
             guard let self else { return }
             self.idleTimer = nil

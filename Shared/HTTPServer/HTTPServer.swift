@@ -169,16 +169,11 @@ public final class HTTPServer: Sendable {
         let (group, listener) = running.withLock { $0 }
         listener?.close()
         for connection in registry.startDraining() { connection.beginDrain() }
-        let deadline = monotonicNanoseconds() &+ Self.nanoseconds(configuration.drainTimeout)
+        let deadline = monotonicNanoseconds() &+ configuration.drainTimeout.wholeNanoseconds
         while registry.count > 0 && monotonicNanoseconds() < deadline { usleep(10_000) }
         for connection in registry.all() { connection.forceClose() }
         usleep(20_000)
         group?.shutdown()
-    }
-
-    static func nanoseconds(_ duration: Duration) -> UInt64 {
-        UInt64(max(0, duration.components.seconds)) * 1_000_000_000
-            + UInt64(max(0, duration.components.attoseconds / 1_000_000_000))
     }
 }
 
@@ -199,7 +194,7 @@ final class ProtocolDetector: ChannelHandler {
     }
 
     func channelActive(_ channel: Channel) {
-        timer = channel.loop.scheduleTimer(afterNanoseconds: HTTPServer.nanoseconds(configuration.requestTimeout)) {
+        timer = channel.loop.scheduleTimer(afterNanoseconds: configuration.requestTimeout.wholeNanoseconds) {
             [weak channel] in channel?.close()
         }
     }

@@ -32,6 +32,13 @@ public func monotonicNanoseconds() -> UInt64 {
     return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
 }
 
+extension Duration {
+    /// The duration in whole nanoseconds, negative durations as 0; for timers and deadlines on the monotonic clock.
+    public var wholeNanoseconds: UInt64 {
+        UInt64(max(0, components.seconds)) * 1_000_000_000 + UInt64(max(0, components.attoseconds / 1_000_000_000))
+    }
+}
+
 /// A single-threaded epoll loop on a thread it owns: file-descriptor readiness, timers, cross-thread tasks
 /// (woken through an eventfd) and an end-of-turn flush phase so that each connection writes once per turn.
 ///

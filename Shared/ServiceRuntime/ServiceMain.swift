@@ -7,6 +7,7 @@ import NetworkIO
 import Observability
 import Postgres
 import PostgresStorage
+import ServiceContracts
 
 /// The composition root every gRPC service shares: read configuration, open the database (failing fast), serve
 /// gRPC with health, watch the database for readiness, run until SIGTERM or SIGINT, drain, exit.
@@ -45,8 +46,12 @@ public enum ServiceMain {
             name: name, configuration: configuration, logger: logger, metrics: metrics,
             storage: PostgresStorage(pool: pool))
         let address = configuration[keyPath: listen]
-        guard let socketAddress = SocketAddress(parsing: address.description) else {
-            exitWithMessage(name, "cannot listen on \(address)", status: 2)
+        let socketAddress: SocketAddress
+        do {
+            let variable = name.uppercased().replacingOccurrences(of: "-", with: "_") + "_LISTEN"
+            socketAddress = try AddressResolution.resolve(address, variable: variable)
+        } catch {
+            exitWithMessage(name, "\(error)", status: 2)
         }
         var serverConfiguration = GRPCServerConfiguration(address: socketAddress)
         serverConfiguration.logger = logger
@@ -70,10 +75,13 @@ public enum ServiceMain {
         }
         var operations: HTTPServer?
         if let metricsAddress = configuration.metricsListen {
-            guard let socketAddress = SocketAddress(parsing: metricsAddress.description) else {
-                exitWithMessage(name, "METRICS_LISTEN: cannot listen on \(metricsAddress)", status: 2)
+            let metricsSocketAddress: SocketAddress
+            do {
+                metricsSocketAddress = try AddressResolution.resolve(metricsAddress, variable: "METRICS_LISTEN")
+            } catch {
+                exitWithMessage(name, "\(error)", status: 2)
             }
-            var httpConfiguration = HTTPServerConfiguration(address: socketAddress)
+            var httpConfiguration = HTTPServerConfiguration(address: metricsSocketAddress)
             httpConfiguration.threadCount = 1
             let endpoint = HTTPServer(
                 configuration: httpConfiguration, responder: OperationsEndpoint(metrics: metrics, health: health))

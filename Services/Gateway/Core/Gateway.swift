@@ -1,3 +1,4 @@
+import ServiceContracts
 import HTTPServer
 import Configuration
 import NetworkIO

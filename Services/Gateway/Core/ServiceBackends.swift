@@ -1,3 +1,4 @@
+import ServiceContracts
 import Observability
 import Configuration
 import GRPC
@@ -57,9 +58,9 @@ public final class GRPCServiceBackends: ServiceBackends {
     ) throws {
         var configuration = GRPCClientConfiguration()
         configuration.threadCount = settings.threadsPerService
-        configuration.initialBackoffNanoseconds = Self.nanoseconds(settings.initialBackoff)
-        configuration.maxBackoffNanoseconds = Self.nanoseconds(settings.maximumBackoff)
-        configuration.reconnectOnDemandAfterNanoseconds = Self.nanoseconds(settings.reconnectOnDemandAfter)
+        configuration.initialBackoffNanoseconds = settings.initialBackoff.wholeNanoseconds
+        configuration.maxBackoffNanoseconds = settings.maximumBackoff.wholeNanoseconds
+        configuration.reconnectOnDemandAfterNanoseconds = settings.reconnectOnDemandAfter.wholeNanoseconds
         configuration.logger = logger
         clients = [
             .challenge: try GRPCClient(addresses: challenge, configuration: configuration),
@@ -107,10 +108,5 @@ public final class GRPCServiceBackends: ServiceBackends {
             path: HealthService.checkPath, request: HealthCheckRequest(), responseType: HealthCheckResponse.self,
             deadline: settings.healthDeadline, idempotent: true)
         return response?.status == .serving
-    }
-
-    private static func nanoseconds(_ duration: Duration) -> UInt64 {
-        UInt64(max(0, duration.components.seconds)) * 1_000_000_000
-            + UInt64(max(0, duration.components.attoseconds / 1_000_000_000))
     }
 }

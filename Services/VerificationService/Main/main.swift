@@ -9,11 +9,8 @@ import WebAuthn
 
 await ServiceMain.run(name: "verification-service", listen: \.verificationServiceListen) { server, context in
     let configuration = context.configuration
-    let addresses = try configuration.challengeServiceAddresses.map { address in
-        guard let socketAddress = SocketAddress(parsing: address.description) else {
-            throw ConfigurationError(variable: "CHALLENGE_SERVICE_ADDRESSES", problem: "cannot resolve \(address)")
-        }
-        return socketAddress
+    let addresses = try configuration.challengeServiceAddresses.map {
+        try AddressResolution.resolve($0, variable: "CHALLENGE_SERVICE_ADDRESSES")
     }
     var clientConfiguration = GRPCClientConfiguration()
     clientConfiguration.maxBackoffNanoseconds = 1_000_000_000
