@@ -1,4 +1,5 @@
 import COpenSSL
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -246,10 +247,11 @@ public final class PublicKey: @unchecked Sendable {
 /// A public key bound to one signature scheme, with OpenSSL's verification context set up once.
 ///
 /// `EVP_DigestVerifyInit` fetches the signature implementation and builds a provider context on every call, which
-/// costs a noticeable share of an ECDSA verification. Here that happens once: each verification duplicates the
-/// prepared `EVP_PKEY_CTX` (`EVP_PKEY_CTX_dup` only reads it and takes references) and verifies a digest computed
-/// with the process-wide `EVP_MD`. The template is never used for an operation itself and never mutated after
-/// `init`, so concurrent verifications are safe; that is what makes `@unchecked Sendable` sound.
+/// costs a noticeable share of an ECDSA verification. Here that happens once: verification contexts initialised
+/// for `EVP_PKEY_verify` are kept in a small pool and reused, the way `openssl speed` reuses one context per loop,
+/// and each verification checks a digest computed with the process-wide `EVP_MD`. A context is used by one caller
+/// at a time (taken from the pool under its lock, or duplicated from the template, which is never used for an
+/// operation itself), so concurrent verifications are safe; that is what makes `@unchecked Sendable` sound.
 /// Ed25519 has no digest step and keeps the one-shot `EVP_DigestVerify` path.
 public final class PreparedVerifier: @unchecked Sendable {
     /// The key.
@@ -257,6 +259,9 @@ public final class PreparedVerifier: @unchecked Sendable {
     /// The scheme signatures are checked under.
     public let scheme: SignatureScheme
     private let template: OpaquePointer?
+    /// Idle contexts ready for `EVP_PKEY_verify`, at most `idleLimit` of them.
+    private let idle = Mutex<[VerifyContext]>([])
+    private static let idleLimit = 8
 
     init(key: PublicKey, scheme: SignatureScheme) throws(CryptoError) {
         self.key = key
@@ -288,7 +293,10 @@ public final class PreparedVerifier: @unchecked Sendable {
         template = context
     }
 
-    deinit { EVP_PKEY_CTX_free(template) }
+    deinit {
+        EVP_PKEY_CTX_free(template)
+        for context in idle.withLock({ $0 }) { EVP_PKEY_CTX_free(context.pointer) }
+    }
 
     /// Verifies `signature` over `message`; false for any wrong or malformed signature.
     public func verify(signature: [UInt8], message: [UInt8]) -> Bool {
@@ -296,13 +304,24 @@ public final class PreparedVerifier: @unchecked Sendable {
             return key.verify(signature: signature, message: message, scheme: scheme)
         }
         let hash = digest.hash(message)
-        guard let context = EVP_PKEY_CTX_dup(template) else {
+        guard let context = idle.withLock({ $0.popLast()?.pointer }) ?? EVP_PKEY_CTX_dup(template) else {
             _ = CryptoError.drainErrorQueue()
             return false
         }
-        defer { EVP_PKEY_CTX_free(context) }
         let result = EVP_PKEY_verify(context, signature, signature.count, hash, hash.count)
         if result != 1 { _ = CryptoError.drainErrorQueue() }
+        // 1 and 0 are verdicts and leave the context as it was; anything else is an error, and that context goes.
+        let reusable = (result == 1 || result == 0) && idle.withLock { contexts in
+            guard contexts.count < Self.idleLimit else { return false }
+            contexts.append(VerifyContext(pointer: context))
+            return true
+        }
+        if !reusable { EVP_PKEY_CTX_free(context) }
         return result == 1
     }
+}
+
+/// An `EVP_PKEY_CTX` idle in a `PreparedVerifier`'s pool; only the thread that takes it out uses it.
+private struct VerifyContext: @unchecked Sendable {
+    let pointer: OpaquePointer
 }

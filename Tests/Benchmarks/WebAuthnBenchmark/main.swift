@@ -5,20 +5,23 @@ import SoftwareAuthenticator
 import WebAuthn
 
 // Measures ES256 assertion verifications per second on the calling thread, through the full §7.2 ceremony.
-//   webauthn-benchmark [--seconds N] [--emit FILE]
+//   webauthn-benchmark [--seconds N] [--emit FILE] [--breakdown] [--iterations N]
 // --emit writes the same assertion as JSON so other verifiers can be timed on identical input.
+// --iterations runs exactly N ceremonies with no warm-up and no clock, for instruction counting under callgrind.
 
 var seconds = 3.0
 var emitPath: String?
 var breakdown = false
+var iterations: Int?
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
     case "--seconds": seconds = Double(arguments.next() ?? "") ?? seconds
     case "--emit": emitPath = arguments.next()
     case "--breakdown": breakdown = true
+    case "--iterations": iterations = Int(arguments.next() ?? "")
     default:
-        FileHandle.standardError.write(Data("usage: webauthn-benchmark [--seconds N] [--emit FILE]\n".utf8))
+        FileHandle.standardError.write(Data("usage: webauthn-benchmark [--seconds N] [--emit FILE] [--breakdown] [--iterations N]\n".utf8))
         exit(2)
     }
 }
@@ -100,6 +103,14 @@ if breakdown {
     for (index, part) in parts.enumerated() {
         print(String(format: "%-26@ %10.0f ns", part.0 as NSString, fastest[index]))
     }
+    exit(0)
+}
+
+if let iterations {
+    for _ in 0..<iterations {
+        _ = try verifier.verify(response: response, expectation: expectation, credential: credential)
+    }
+    print("verifications \(iterations)")
     exit(0)
 }
 
