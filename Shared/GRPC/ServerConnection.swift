@@ -252,20 +252,21 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
             }
         case .unary(let handler):
             let loop = self.loop
-            call.task = Task { [self] in
+            // The handler runs on this connection's loop (see EventLoop's TaskExecutor conformance).
+            call.task = Task(executorPreference: loop) { [self] in
                 let outcome: CallOutcome
                 do {
                     outcome = .response(try await handler(request, context))
                 } catch {
                     outcome = .failure(Self.rpcError(from: error))
                 }
-                loop.execute { [self] in complete(streamID, outcome) }
+                loop.executeOnLoop { [self] in complete(streamID, outcome) }
             }
         case .serverStreaming(let handler):
             let sink = ResponseSink(loop: loop, connection: self, streamID: streamID)
             call.sink = sink
             let loop = self.loop
-            call.task = Task { [self] in
+            call.task = Task(executorPreference: loop) { [self] in
                 let outcome: CallOutcome
                 do {
                     try await handler(request, context, sink)
@@ -274,7 +275,7 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
                     outcome = .failure(Self.rpcError(from: error))
                 }
                 sink.markFinished()
-                loop.execute { [self] in completeStream(streamID, outcome) }
+                loop.executeOnLoop { [self] in completeStream(streamID, outcome) }
             }
         }
     }

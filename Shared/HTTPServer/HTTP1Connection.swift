@@ -117,9 +117,12 @@ final class HTTP1Connection: ChannelHandler, DrainableConnection, @unchecked Sen
         let keepAlive = parsed.keepAlive
         let responder = self.responder
         let loop = self.loop
-        Task {
+        // The responder runs on this connection's loop (see EventLoop's TaskExecutor conformance).
+        Task(executorPreference: loop) {
             let response = await responder.respond(to: request)
-            loop.execute { [self] in complete(response, keepAlive: keepAlive, headRequest: request.method == "HEAD") }
+            loop.executeOnLoop { [self] in
+                complete(response, keepAlive: keepAlive, headRequest: request.method == "HEAD")
+            }
         }
     }
 

@@ -151,9 +151,9 @@ final class HTTP2Connection: HTTP2SessionDelegate, DrainableConnection, @uncheck
         let responder = self.responder
         let loop = self.loop
         let headRequest = method == "HEAD"
-        Task {
+        Task(executorPreference: loop) {
             let response = await responder.respond(to: request)
-            loop.execute { [self] in send(streamID, response, headRequest: headRequest) }
+            loop.executeOnLoop { [self] in send(streamID, response, headRequest: headRequest) }
         }
     }
 

@@ -242,6 +242,27 @@ public final class EventLoop: @unchecked Sendable {
     }
 }
 
+/// A loop is also a task executor: a task started with `Task(executorPreference: loop)` runs its synchronous
+/// stretches on the loop thread, and resumes there after each suspension (a database reply, a backend's RPC
+/// response). A request then stays on the thread that read it and writes its response from there, instead of
+/// crossing to the global pool and back. Work that blocks belongs on a worker pool, as it would anyway.
+extension EventLoop: TaskExecutor {
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        if inEventLoop {
+            localTasks.append { job.runSynchronously(on: executor) }
+        } else {
+            execute { job.runSynchronously(on: executor) }
+        }
+    }
+
+    /// Runs `task` now when called on the loop thread, else hands it over like ``execute(_:)``.
+    public func executeOnLoop(_ task: @escaping Task) {
+        if inEventLoop { task() } else { execute(task) }
+    }
+}
+
 /// Something that gathers output during a loop turn and writes it once at the end.
 public protocol EndOfTurnFlushing: AnyObject {
     /// Called once per turn on the loop thread for each call of ``EventLoop/scheduleFlush(_:)``.

@@ -9,11 +9,16 @@ import WebAuthn
 // open-loop and measures latency from each ceremony's scheduled time, so queueing delay is counted.
 //
 // Usage: passkey-signin-load --url http://127.0.0.1:8080 --origin http://localhost:8080 --rp-id localhost
-//            [--connections 32] [--duration 10] [--rate 0]
+//            [--connections 32] [--duration 10] [--rate 0] [--report-cpu]
+// --report-cpu also prints the CPU seconds (user + system) this process used while the clock ran.
 
 var arguments: [String: String] = [:]
 var index = 1
 while index + 1 < CommandLine.arguments.count {
+    if CommandLine.arguments[index] == "--report-cpu" {
+        index += 1
+        continue
+    }
     arguments[String(CommandLine.arguments[index].drop(while: { $0 == "-" }))] = CommandLine.arguments[index + 1]
     index += 2
 }
@@ -23,6 +28,7 @@ let rpID = arguments["rp-id"] ?? "localhost"
 let connections = Int(arguments["connections"] ?? "32") ?? 32
 let duration = Double(arguments["duration"] ?? "10") ?? 10
 let rate = Double(arguments["rate"] ?? "0") ?? 0
+let reportCPU = CommandLine.arguments.contains("--report-cpu")
 let host = url.host ?? "127.0.0.1"
 let port = UInt16(url.port ?? 80)
 
@@ -98,6 +104,13 @@ for _ in 0..<connections {
     let connection = HTTPConnection(host: host, port: port)
     workers.append((connection, try makeAccount(connection)))
 }
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+let cpuBegan = cpuSeconds()
 let began = now()
 stopAt.withLock { $0 = began + duration }
 
@@ -158,3 +171,4 @@ print(
         format: "mode=%@ ceremonies=%d failures=%d seconds=%.1f ceremonies_per_second=%.0f p50_ms=%.2f p99_ms=%.2f",
         rate > 0 ? "rate-\(Int(rate))" : "saturation", sorted.count, final.failures, elapsed,
         Double(sorted.count) / elapsed, percentile(0.50), percentile(0.99)))
+if reportCPU { print(String(format: "load_generator_cpu_seconds %.3f", cpuSeconds() - cpuBegan)) }
