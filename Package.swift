@@ -21,10 +21,10 @@ let cryptoTargets: [Target] = [
 // MARK: - Domain, persistence and password hashing
 
 let persistenceTargets: [Target] = [
-    .target(name: "Domain", path: "Shared/Domain"),
+    .target(name: "Domain", dependencies: ["Encoding"], path: "Shared/Domain"),
     .target(name: "WorkerThreads", path: "Shared/WorkerThreads"),
     .testTarget(name: "WorkerThreadsTests", dependencies: ["WorkerThreads"], path: "Tests/WorkerThreadsTests"),
-    .target(name: "Postgres", dependencies: ["CLibPQ", "WorkerThreads"], path: "Shared/Postgres"),
+    .target(name: "Postgres", dependencies: ["CLibPQ", "Encoding", "WorkerThreads"], path: "Shared/Postgres"),
     .target(
         name: "PostgresStorage", dependencies: ["Domain", "Postgres"], path: "Shared/PostgresStorage",
         resources: [.copy("Migrations")]),
@@ -95,8 +95,8 @@ let serviceTargets: [Target] = [
     .target(
         name: "ServiceRuntime",
         dependencies: [
-            "Configuration", "Domain", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "NetworkIO", "Observability",
-            "Postgres", "PostgresStorage", "Protobuf", "ServiceContracts",
+            "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "NetworkIO",
+            "Observability", "Postgres", "PostgresStorage", "Protobuf", "ServiceContracts",
         ],
         path: "Shared/ServiceRuntime"),
     .target(
@@ -108,7 +108,7 @@ let serviceTargets: [Target] = [
         path: "Services/ChallengeService/Main"),
     .target(
         name: "VerificationServiceCore",
-        dependencies: ["Domain", "GRPC", "Observability", "ServiceContracts", "ServiceRuntime", "WebAuthn"],
+        dependencies: ["Domain", "Encoding", "GRPC", "Observability", "ServiceContracts", "ServiceRuntime", "WebAuthn"],
         path: "Services/VerificationService/Core"),
     .executableTarget(
         name: "verification-service",
@@ -153,7 +153,7 @@ let serviceTargets: [Target] = [
         name: "ServiceContracts", dependencies: ["Configuration", "Domain", "GRPC", "NetworkIO", "Protobuf"],
         path: "Shared/ServiceContracts"),
     .executableTarget(
-        name: "passkey-signin-load", dependencies: ["Encoding", "SoftwareAuthenticator", "WebAuthn"],
+        name: "passkey-signin-load", dependencies: ["Encoding", "JSON", "SoftwareAuthenticator", "WebAuthn"],
         path: "Tests/Benchmarks/SignInLoad"),
     .testTarget(
         name: "EndToEndTests",

@@ -1,3 +1,4 @@
+import Encoding
 import Foundation
 
 /// An account: the parent of its emails, password, passkeys and sessions (slide 13 of the talk).
@@ -33,7 +34,7 @@ public struct AccountEmail: Hashable, Sendable {
     }
 
     /// A new email row for `address`.
-    public init(id: UUID = UUID(), accountID: AccountID, address: EmailAddress, createdAt: Date) {
+    public init(id: UUID = UUID.randomV4(), accountID: AccountID, address: EmailAddress, createdAt: Date) {
         self.init(
             id: id, accountID: accountID, email: address.address, normalizedEmail: address.normalized,
             createdAt: createdAt)

@@ -1,3 +1,4 @@
+import Encoding
 import Foundation
 
 /// The identifier of an account (`accounts.id`).
@@ -5,32 +6,32 @@ public struct AccountID: Hashable, Sendable, Codable, CustomStringConvertible {
     public let rawValue: UUID
     public init(_ rawValue: UUID) { self.rawValue = rawValue }
     /// A new random identifier.
-    public static func random() -> AccountID { AccountID(UUID()) }
-    public var description: String { rawValue.uuidString.lowercased() }
+    public static func random() -> AccountID { AccountID(UUID.randomV4()) }
+    public var description: String { rawValue.lowercaseText }
 }
 
 /// The identifier of a single-use challenge row (registration or authentication).
 public struct ChallengeID: Hashable, Sendable, Codable, CustomStringConvertible {
     public let rawValue: UUID
     public init(_ rawValue: UUID) { self.rawValue = rawValue }
-    public static func random() -> ChallengeID { ChallengeID(UUID()) }
-    public var description: String { rawValue.uuidString.lowercased() }
+    public static func random() -> ChallengeID { ChallengeID(UUID.randomV4()) }
+    public var description: String { rawValue.lowercaseText }
 }
 
 /// The identifier of a passkey account registration in progress (`passkey_account_registrations.id`).
 public struct AccountRegistrationID: Hashable, Sendable, Codable, CustomStringConvertible {
     public let rawValue: UUID
     public init(_ rawValue: UUID) { self.rawValue = rawValue }
-    public static func random() -> AccountRegistrationID { AccountRegistrationID(UUID()) }
-    public var description: String { rawValue.uuidString.lowercased() }
+    public static func random() -> AccountRegistrationID { AccountRegistrationID(UUID.randomV4()) }
+    public var description: String { rawValue.lowercaseText }
 }
 
 /// The identifier of an authentication session (`authentication_sessions.id`), never the bearer token itself.
 public struct SessionID: Hashable, Sendable, Codable, CustomStringConvertible {
     public let rawValue: UUID
     public init(_ rawValue: UUID) { self.rawValue = rawValue }
-    public static func random() -> SessionID { SessionID(UUID()) }
-    public var description: String { rawValue.uuidString.lowercased() }
+    public static func random() -> SessionID { SessionID(UUID.randomV4()) }
+    public var description: String { rawValue.lowercaseText }
 }
 
 /// A WebAuthn credential ID: opaque bytes chosen by the authenticator, at most 1023 bytes.

@@ -77,6 +77,9 @@ public protocol PasskeyCredentialRepository: Sendable {
 public protocol AuthenticationSessionRepository: Sendable {
     /// Stores a new session.
     func add(_ session: AuthenticationSession) async throws
+    /// Stores a new session if its account exists, in one statement, and returns the account's display name; nil
+    /// (and nothing stored) when there is no such account.
+    func addIfAccountExists(_ session: AuthenticationSession) async throws -> String?
     /// The session whose token has this digest, live or not, or nil.
     func find(tokenDigest: [UInt8]) async throws -> AuthenticationSession?
     /// The account's sessions that are live at `now`, newest first.

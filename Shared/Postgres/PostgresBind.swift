@@ -1,3 +1,4 @@
+import Encoding
 import Foundation
 
 /// One bound parameter as libpq sends it: text or binary bytes with an optional type OID.
@@ -100,9 +101,9 @@ extension Bool: PostgresEncodable, PostgresDecodable {
 }
 
 extension UUID: PostgresEncodable, PostgresDecodable {
-    public var postgresBind: PostgresBind { .text(uuidString.lowercased(), typeOID: PostgresTypeOID.uuid) }
+    public var postgresBind: PostgresBind { .text(lowercaseText, typeOID: PostgresTypeOID.uuid) }
     public init(postgresText text: String) throws {
-        guard let value = UUID(uuidString: text) else { throw decodingError(UUID.self, text) }
+        guard let value = UUID(text: text) else { throw decodingError(UUID.self, text) }
         self = value
     }
 }

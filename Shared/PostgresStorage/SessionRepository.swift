@@ -21,6 +21,24 @@ public struct PostgresAuthenticationSessionRepository: AuthenticationSessionRepo
         }
     }
 
+    public func addIfAccountExists(_ session: AuthenticationSession) async throws -> String? {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                WITH account AS (SELECT id, display_name FROM accounts WHERE id = \(session.accountID.rawValue)),
+                     added AS (
+                         INSERT INTO authentication_sessions (\(unsafeSQL: Self.columns))
+                         SELECT \(session.id.rawValue), account.id, \(PostgresBytes(session.tokenDigest)),
+                                \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt),
+                                \(session.revokedAt)
+                         FROM account
+                         RETURNING account_id)
+                SELECT account.display_name FROM account JOIN added ON added.account_id = account.id
+                """
+            ).first.map { try $0.decode(String.self, "display_name") }
+        }
+    }
+
     public func find(tokenDigest: [UInt8]) async throws -> AuthenticationSession? {
         try await translatingErrors {
             try await pool.query(

@@ -1,4 +1,5 @@
 import Domain
+import Encoding
 import Foundation
 
 /// Reads identifiers from request fields, failing with `invalid_request` naming the field.
@@ -29,7 +30,7 @@ public enum RequestFields {
     }
 
     static func uuid(_ text: String, field: String) throws -> UUID {
-        guard text.utf8.count == 36, let value = UUID(uuidString: text) else {
+        guard text.utf8.count == 36, let value = UUID(text: text) else {
             throw DomainError(.invalidRequest, "\(field) is not a valid identifier")
         }
         return value

@@ -157,6 +157,17 @@ final class SessionRepositoryTests: StorageTestCase {
         await assertEqual(try await storage.sessions.liveSessions(of: account.id, at: Date().addingTimeInterval(7200)), [])
     }
 
+    func testSessionForAnExistingAccountIsAddedInOneStatementWithTheAccountsName() async throws {
+        let account = try await storedPasswordAccount()
+        let session = makeSession(for: account, method: .passkey)
+        await assertEqual(try await storage.sessions.addIfAccountExists(session), account.displayName)
+        await assertEqual(try await storage.sessions.find(tokenDigest: session.tokenDigest), session)
+
+        let orphan = makeSession(for: makeAccount())  // never stored
+        await assertNil(try await storage.sessions.addIfAccountExists(orphan))
+        await assertNil(try await storage.sessions.find(tokenDigest: orphan.tokenDigest))
+    }
+
     func testDuplicateTokenDigestIsRejected() async throws {
         let account = try await storedPasswordAccount()
         let session = makeSession(for: account)

@@ -107,10 +107,12 @@ public struct SessionUseCases: Sendable {
 
     /// Issues a session for an account that proved itself elsewhere (a verified passkey). Throws `notFound`.
     public func createSession(accountID: AccountID, method: AuthenticationMethod) async throws -> IssuedSession {
-        guard let account = try await accounts.account(id: accountID) else {
+        let (token, session) = newSession(accountID: accountID, method: method)
+        // One round trip: the session is stored only if the account exists, and the insert returns its name.
+        guard let displayName = try await sessions.addIfAccountExists(session) else {
             throw DomainError(.notFound, "no such account")
         }
-        return try await issueSession(accountID: accountID, displayName: account.displayName, method: method)
+        return IssuedSession(token: token, session: session, displayName: displayName)
     }
 
     /// The live session a bearer token names, with its account's display name. Throws `unauthenticated`.
@@ -147,13 +149,18 @@ public struct SessionUseCases: Sendable {
     private func issueSession(accountID: AccountID, displayName: String, method: AuthenticationMethod) async throws
         -> IssuedSession
     {
+        let (token, session) = newSession(accountID: accountID, method: method)
+        try await sessions.add(session)
+        return IssuedSession(token: token, session: session, displayName: displayName)
+    }
+
+    private func newSession(accountID: AccountID, method: AuthenticationMethod) -> (String, AuthenticationSession) {
         let (token, digest) = SessionTokens.issue(random: random)
         let now = clock()
         let session = AuthenticationSession(
             id: .random(), accountID: accountID, tokenDigest: digest, authenticationMethod: method, createdAt: now,
             expiresAt: now.addingTimeInterval(sessionLifetime), revokedAt: nil)
-        try await sessions.add(session)
-        return IssuedSession(token: token, session: session, displayName: displayName)
+        return (token, session)
     }
 
     private func hashingCall<T>(_ body: () async throws -> T) async throws -> T {

@@ -1,4 +1,5 @@
 import Domain
+import Encoding
 import Foundation
 import ServiceContracts
 import ServiceRuntime
@@ -60,7 +61,7 @@ public struct RemoteChallengeConsumer: ChallengeConsumer {
         let consumed = try await service.call(
             ChallengeServiceMethods.consumeAccountRegistration, request, as: ConsumedAccountRegistration.self)
         guard let handle = UserHandle(consumed.userHandle),
-            let accountID = UUID(uuidString: consumed.prospectiveAccountID)
+            let accountID = UUID(text: consumed.prospectiveAccountID)
         else { throw DomainError(.unavailable, "challenge-service sent a malformed registration") }
         return PendingAccountRegistration(
             prospectiveAccountID: AccountID(accountID), userHandle: handle,

@@ -1,4 +1,5 @@
 import Domain
+import Encoding
 import Foundation
 import Observability
 import WebAuthn
@@ -103,10 +104,15 @@ public struct PasskeyCeremonies: Sendable {
     /// another account, and every failed check are `invalidCredentials` (with the WebAuthn reason where one
     /// applies).
     public func finishAuthentication(challengeID: ChallengeID, response: AuthenticationResponse) async throws -> SignIn {
+        let credentialID = CredentialID(response.credentialID)
+        // Finding the credential does not depend on the challenge, so both round trips run at once; a failed
+        // consumption still decides the outcome first.
+        async let lookup: PasskeyCredentialWithOwner? = {
+            guard let credentialID else { return nil }
+            return try await passkeys.find(credentialID: credentialID)
+        }()
         let challenge = try await challenges.consumeAuthentication(challengeID: challengeID)
-        guard let credentialID = CredentialID(response.credentialID),
-            let stored = try await passkeys.find(credentialID: credentialID)
-        else {
+        guard let credentialID, let stored = try await lookup else {
             logger.info("audit.sign_in_failed", ["method": "passkey", "reason": "unknown_credential"])
             throw DomainError(.invalidCredentials, "the passkey is not registered")
         }
@@ -195,7 +201,7 @@ public struct PasskeyCeremonies: Sendable {
             throw DomainError(.verificationFailed, "credential ID is too long", reason: "credential_id_too_long")
         }
         return PasskeyCredential(
-            id: UUID(), credentialID: credentialID, accountID: accountID, publicKey: verified.credentialPublicKey,
+            id: UUID.randomV4(), credentialID: credentialID, accountID: accountID, publicKey: verified.credentialPublicKey,
             algorithm: verified.algorithm, signCount: verified.signCount, backupEligible: verified.backupEligible,
             backedUp: verified.backedUp, uvInitialized: verified.userVerified,
             transports: Array(verified.transports.prefix(16)), aaguid: Self.uuid(verified.aaguid),

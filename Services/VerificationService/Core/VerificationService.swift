@@ -1,4 +1,5 @@
 import Domain
+import Encoding
 import Foundation
 import GRPC
 import ServiceContracts
@@ -85,7 +86,7 @@ public struct VerificationService: Sendable {
         var info = PasskeyCredentialInfo()
         info.credentialID = credential.credentialID.bytes
         info.name = credential.name
-        info.aaguid = credential.aaguid.uuidString.lowercased()
+        info.aaguid = credential.aaguid.lowercaseText
         info.createdAtUnixMilliseconds = credential.createdAt.unixMilliseconds
         info.lastUsedAtUnixMilliseconds = credential.lastUsedAt?.unixMilliseconds ?? 0
         info.backupEligible = credential.backupEligible

@@ -1,5 +1,6 @@
 import Encoding
 import Foundation
+import JSON
 import SoftwareAuthenticator
 import Synchronization
 import WebAuthn
@@ -32,11 +33,13 @@ let reportCPU = CommandLine.arguments.contains("--report-cpu")
 let host = url.host ?? "127.0.0.1"
 let port = UInt16(url.port ?? 80)
 
-func json(_ bytes: [UInt8]) -> [String: Any] {
-    (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] ?? [:]
-}
+// The load generator's own CPU counts against the machine's budget, so it uses the package's JSON reader and
+// writer rather than Foundation's.
+func json(_ bytes: [UInt8]) -> JSONObject { (try? JSONReader.parse(bytes))?.objectValue ?? JSONObject() }
 
-func body(_ object: [String: Any]) -> [UInt8] { Array(try! JSONSerialization.data(withJSONObject: object)) }
+func text(_ object: JSONObject, _ key: String) -> String { object[key]?.stringValue ?? "" }
+
+func body(_ object: JSONObject) -> [UInt8] { JSONWriter.serialize(.object(object)) }
 
 /// One worker's account: a passkey account made through the API.
 func makeAccount(_ connection: HTTPConnection) throws -> SoftwareAuthenticator {
@@ -44,17 +47,18 @@ func makeAccount(_ connection: HTTPConnection) throws -> SoftwareAuthenticator {
     let start = json(
         try connection.post(
             "/v1/passkeys/account-registrations",
-            body(["email": "load-\(UUID().uuidString.prefix(12))@example.com", "displayName": "Load"])
+            body(["email": .string("load-\(UUID.randomV4().lowercaseText.prefix(12))@example.com"), "displayName": "Load"])
         ).body)
-    authenticator.userHandle = Base64URL.decode(start["userID"] as? String ?? "") ?? []
+    authenticator.userHandle = Base64URL.decode(text(start, "userID")) ?? []
     let registration = authenticator.makeRegistration(
-        challenge: Base64URL.decode(start["challenge"] as? String ?? "") ?? [], rpID: rpID, origin: origin)
+        challenge: Base64URL.decode(text(start, "challenge")) ?? [], rpID: rpID, origin: origin)
     let finish = try connection.post(
         "/v1/passkeys/account-registrations/finish",
         body([
-            "registrationID": start["registrationID"] ?? "", "credentialID": Base64URL.encode(registration.credentialID),
-            "clientDataJSON": Base64URL.encode(registration.clientDataJSON),
-            "attestationObject": Base64URL.encode(registration.attestationObject),
+            "registrationID": .string(text(start, "registrationID")),
+            "credentialID": .string(Base64URL.encode(registration.credentialID)),
+            "clientDataJSON": .string(Base64URL.encode(registration.clientDataJSON)),
+            "attestationObject": .string(Base64URL.encode(registration.attestationObject)),
         ]))
     guard finish.status == 201 else {
         FileHandle.standardError.write(Data("account creation failed: \(finish.status) \(String(decoding: finish.body, as: UTF8.self))\n".utf8))
@@ -70,14 +74,16 @@ func ceremony(_ connection: HTTPConnection, _ authenticator: inout SoftwareAuthe
     }
     let options = json(start.body)
     let assertion = authenticator.makeAssertion(
-        challenge: Base64URL.decode(options["challenge"] as? String ?? "") ?? [], rpID: rpID, origin: origin)
+        challenge: Base64URL.decode(text(options, "challenge")) ?? [], rpID: rpID, origin: origin)
     let finish = try? connection.post(
         "/v1/passkeys/authentications/finish",
         body([
-            "challengeID": options["challengeID"] ?? "", "credentialID": Base64URL.encode(assertion.credentialID),
-            "clientDataJSON": Base64URL.encode(assertion.clientDataJSON),
-            "authenticatorData": Base64URL.encode(assertion.authenticatorData),
-            "signature": Base64URL.encode(assertion.signature), "userHandle": Base64URL.encode(assertion.userHandle ?? []),
+            "challengeID": .string(text(options, "challengeID")),
+            "credentialID": .string(Base64URL.encode(assertion.credentialID)),
+            "clientDataJSON": .string(Base64URL.encode(assertion.clientDataJSON)),
+            "authenticatorData": .string(Base64URL.encode(assertion.authenticatorData)),
+            "signature": .string(Base64URL.encode(assertion.signature)),
+            "userHandle": .string(Base64URL.encode(assertion.userHandle ?? [])),
         ]))
     return finish?.status == 200
 }

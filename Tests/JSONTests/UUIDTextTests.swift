@@ -1,0 +1,54 @@
+import Encoding
+import Foundation
+import XCTest
+
+final class UUIDTextTests: XCTestCase {
+    func testRandomUUIDsAreVersion4WithTheRFCVariantAndDistinct() {
+        var seen = Set<UUID>()
+        for _ in 0..<1_000 {
+            let id = UUID.randomV4()
+            XCTAssertEqual(id.uuid.6 >> 4, 4, "version nibble")
+            XCTAssertEqual(id.uuid.8 >> 6, 0b10, "variant bits")
+            seen.insert(id)
+        }
+        XCTAssertEqual(seen.count, 1_000)
+    }
+
+    func testTextMatchesFoundationLowercased() {
+        for _ in 0..<200 {
+            let id = UUID()
+            XCTAssertEqual(id.lowercaseText, id.uuidString.lowercased())
+        }
+        let fixed = UUID(uuid: (0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF))
+        XCTAssertEqual(fixed.lowercaseText, "00010203-0405-0607-0809-aabbccddeeff")
+    }
+
+    func testParsesBothCasesAndRoundTrips() {
+        for _ in 0..<200 {
+            let id = UUID.randomV4()
+            XCTAssertEqual(UUID(text: id.lowercaseText), id)
+            XCTAssertEqual(UUID(text: id.uuidString), id)
+            XCTAssertEqual(UUID(text: Substring(id.lowercaseText)), id)
+        }
+    }
+
+    func testRejectsEverythingButTheCanonicalForm() {
+        let valid = "00010203-0405-0607-0809-aabbccddeeff"
+        var candidates = [
+            "", "0", valid.dropLast().description, valid + "0", valid.replacingOccurrences(of: "-", with: ""),
+            "{" + valid + "}", " " + valid.dropFirst(), "00010203x0405-0607-0809-aabbccddeeff",
+            "0001020-30405-0607-0809-aabbccddeeff", "g0010203-0405-0607-0809-aabbccddeeff",
+            "00010203-0405-0607-0809-aabbccddeefé",
+        ]
+        // Every single-character change to a non-hex, non-dash character, at every position.
+        // Stricter than Foundation's sscanf-based parser, which lets leading whitespace through.
+        for index in 0..<36 {
+            var characters = Array(valid)
+            characters[index] = "z"
+            candidates.append(String(characters))
+        }
+        for candidate in candidates {
+            XCTAssertNil(UUID(text: candidate), candidate)
+        }
+    }
+}
