@@ -24,7 +24,7 @@ let persistenceTargets: [Target] = [
     .target(name: "Domain", dependencies: ["Encoding"], path: "Shared/Domain"),
     .target(name: "WorkerThreads", path: "Shared/WorkerThreads"),
     .testTarget(name: "WorkerThreadsTests", dependencies: ["WorkerThreads"], path: "Tests/WorkerThreadsTests"),
-    .target(name: "Postgres", dependencies: ["CLibPQ", "Encoding", "WorkerThreads"], path: "Shared/Postgres"),
+    .target(name: "Postgres", dependencies: ["CLibPQ", "Encoding", "NetworkIO", "WorkerThreads"], path: "Shared/Postgres"),
     .target(
         name: "PostgresStorage", dependencies: ["Domain", "Postgres"], path: "Shared/PostgresStorage",
         resources: [.copy("Migrations")]),
@@ -43,7 +43,8 @@ let persistenceTargets: [Target] = [
     .target(name: "HTTP1", dependencies: ["HTTPMessages"], path: "Shared/HTTP1"),
     .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "HTTPMessages"], path: "Tests/HTTP1Tests"),
     .testTarget(name: "DomainTests", dependencies: ["Domain"], path: "Tests/DomainTests"),
-    .testTarget(name: "PostgresTests", dependencies: ["Postgres", "PostgresTestSupport"], path: "Tests/PostgresTests"),
+    .testTarget(
+        name: "PostgresTests", dependencies: ["NetworkIO", "Postgres", "PostgresTestSupport"], path: "Tests/PostgresTests"),
     .testTarget(
         name: "PostgresStorageTests", dependencies: ["PostgresStorage", "Postgres", "Domain", "PostgresTestSupport"],
         path: "Tests/PostgresStorageTests"),

@@ -110,7 +110,8 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
         let cancellation = CallCancellation()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], Error>) in
-                loop.execute { [self] in
+                // From a task running on this connection's own loop, the call starts at once, on this thread.
+                loop.executeOnLoop { [self] in
                     let id = nextCallID
                     nextCallID += 1
                     cancellation.callID.store(id, ordering: .relaxed)

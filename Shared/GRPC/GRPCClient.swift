@@ -36,11 +36,19 @@ public struct GRPCClientConfiguration: Sendable {
 /// A gRPC client for one service with one or more backend addresses: one HTTP/2 connection per address,
 /// multiplexed calls, reconnection with backoff, and round-robin over the healthy addresses.
 ///
+/// A call made from a task that runs on an event loop (a request handler of a server in this process) goes over
+/// connections owned by that same loop, opened on its first call there: the request is written and the response
+/// read on the caller's own thread, with no hand-off to the client's loops and back. Other callers use the
+/// client's own loops.
+///
 /// A call is retried on another address only when it is marked idempotent or when it provably never reached
 /// a server (connection refused, REFUSED_STREAM, or above the last stream ID of a GOAWAY).
 public final class GRPCClient: Sendable {
     private let group: EventLoopGroup
+    private let addresses: [SocketAddress]
     private let connections: [ClientConnection]
+    /// Connections owned by callers' loops, one per address, by loop.
+    private let callerLoopConnections = Mutex<[ObjectIdentifier: [ClientConnection]]>([:])
     private let configuration: GRPCClientConfiguration
     private let nextIndex = Atomic<Int>(0)
     private let closed = Atomic<Bool>(false)
@@ -49,6 +57,7 @@ public final class GRPCClient: Sendable {
     public init(addresses: [SocketAddress], configuration: GRPCClientConfiguration = GRPCClientConfiguration()) throws {
         guard !addresses.isEmpty else { throw RPCError(code: .invalidArgument, message: "no addresses given") }
         self.configuration = configuration
+        self.addresses = addresses
         let group = try EventLoopGroup(threadCount: configuration.threadCount, name: "grpc-client")
         self.group = group
         connections = addresses.map { ClientConnection(address: $0, loop: group.next(), configuration: configuration) }
@@ -59,7 +68,20 @@ public final class GRPCClient: Sendable {
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         for connection in connections { connection.shutdown() }
+        for connection in callerLoopConnections.withLock({ $0.values.flatMap { $0 } }) { connection.shutdown() }
         group.shutdown()
+    }
+
+    /// The connections for a call from the current thread: those of the caller's loop when it runs one.
+    private func connectionsForCaller() -> [ClientConnection] {
+        guard let loop = EventLoop.current, !group.loops.contains(where: { $0 === loop }) else { return connections }
+        return callerLoopConnections.withLock { table in
+            if let existing = table[ObjectIdentifier(loop)] { return existing }
+            let created = addresses.map { ClientConnection(address: $0, loop: loop, configuration: configuration) }
+            table[ObjectIdentifier(loop)] = created
+            for connection in created { connection.start() }
+            return created
+        }
     }
 
     deinit {
@@ -79,11 +101,12 @@ public final class GRPCClient: Sendable {
         }
         let deadlineNanoseconds = monotonicNanoseconds() &+ deadline.wholeNanoseconds
         let framed = GRPCMessageFramer.frame(request.serializedBytes())
+        let connections = connectionsForCaller()
         var excluded: Set<Int> = []
         var attempt = 0
         while true {
             attempt += 1
-            let index = pick(excluding: excluded)
+            let index = pick(from: connections, excluding: excluded)
             do {
                 let bytes = try await connections[index].unary(
                     path: path, framedRequest: framed, metadata: metadata, deadline: deadlineNanoseconds)
@@ -103,7 +126,7 @@ public final class GRPCClient: Sendable {
     }
 
     /// The next address in turn, preferring connected ones, then ones not backing off.
-    private func pick(excluding excluded: Set<Int>) -> Int {
+    private func pick(from connections: [ClientConnection], excluding excluded: Set<Int>) -> Int {
         let start = nextIndex.wrappingAdd(1, ordering: .relaxed).oldValue
         let count = connections.count
         for wanted in [ClientConnection.Health.ready, .connecting] {

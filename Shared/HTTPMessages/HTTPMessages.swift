@@ -3,27 +3,27 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
     public private(set) var fields: [(name: String, value: String)]
 
     public init(_ fields: [(String, String)] = []) {
-        self.fields = fields.map { (name: $0.0.lowercased(), value: $0.1) }
+        self.fields = fields.map { (name: lowercasedName($0.0), value: $0.1) }
     }
 
-    public mutating func add(_ name: String, _ value: String) { fields.append((name: name.lowercased(), value: value)) }
+    public mutating func add(_ name: String, _ value: String) { fields.append((name: lowercasedName(name), value: value)) }
 
     /// Replaces every field called `name` with one.
     public mutating func set(_ name: String, _ value: String) {
-        let lowered = name.lowercased()
+        let lowered = lowercasedName(name)
         fields.removeAll { $0.name == lowered }
         fields.append((name: lowered, value: value))
     }
 
     /// The first value of `name`.
     public subscript(name: String) -> String? {
-        let lowered = name.lowercased()
+        let lowered = lowercasedName(name)
         return fields.first { $0.name == lowered }?.value
     }
 
     /// Every value of `name`.
     public func values(_ name: String) -> [String] {
-        let lowered = name.lowercased()
+        let lowered = lowercasedName(name)
         return fields.filter { $0.name == lowered }.map(\.value)
     }
 
@@ -32,6 +32,14 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
         lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
     }
+}
+
+/// A field name in lowercase. Names are ASCII tokens and usually lowercase already, so that case returns the name
+/// itself without the Unicode-aware `lowercased()`.
+@inline(__always)
+func lowercasedName(_ name: String) -> String {
+    if name.utf8.allSatisfy({ $0 < 0x80 && !($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }) { return name }
+    return name.lowercased()
 }
 
 /// An HTTP request as the gateway's routes see it, whichever protocol carried it.

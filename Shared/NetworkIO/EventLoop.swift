@@ -39,6 +39,13 @@ extension Duration {
     }
 }
 
+/// The thread-specific slot that names the loop a thread runs (see ``EventLoop/current``).
+private let currentLoopKey: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key, nil)
+    return key
+}()
+
 /// A single-threaded epoll loop on a thread it owns: file-descriptor readiness, timers, cross-thread tasks
 /// (woken through an eventfd) and an end-of-turn flush phase so that each connection writes once per turn.
 ///
@@ -166,9 +173,17 @@ public final class EventLoop: @unchecked Sendable {
         execute {}
     }
 
+    /// The loop running on the calling thread, or nil off every loop thread.
+    public static var current: EventLoop? {
+        guard let pointer = pthread_getspecific(currentLoopKey) else { return nil }
+        return Unmanaged<EventLoop>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
     /// Runs the loop on the calling thread until ``stop()``.
     public func run() {
         threadID.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .relaxed)
+        pthread_setspecific(currentLoopKey, Unmanaged.passUnretained(self).toOpaque())
+        defer { pthread_setspecific(currentLoopKey, nil) }
         let capacity: Int32 = 256
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: Int(capacity))
         defer { events.deallocate() }

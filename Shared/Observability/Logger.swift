@@ -109,9 +109,33 @@ func formatTimestamp(_ date: Date) -> String {
     var seconds = time_t(milliseconds / 1000)
     var parts = tm()
     gmtime_r(&seconds, &parts)
-    return String(
-        format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
-        parts.tm_hour, parts.tm_min, parts.tm_sec, Int32(milliseconds % 1000))
+    var text: [UInt8] = []
+    text.reserveCapacity(24)
+    func digits(_ value: Int32, _ width: Int) {
+        var divisor: Int32 = 1
+        for _ in 1..<width { divisor *= 10 }
+        var remaining = value
+        while divisor > 0 {
+            text.append(UInt8(ascii: "0") + UInt8(remaining / divisor % 10))
+            remaining %= divisor
+            divisor /= 10
+        }
+    }
+    digits(parts.tm_year + 1900, 4)
+    text.append(UInt8(ascii: "-"))
+    digits(parts.tm_mon + 1, 2)
+    text.append(UInt8(ascii: "-"))
+    digits(parts.tm_mday, 2)
+    text.append(UInt8(ascii: "T"))
+    digits(parts.tm_hour, 2)
+    text.append(UInt8(ascii: ":"))
+    digits(parts.tm_min, 2)
+    text.append(UInt8(ascii: ":"))
+    digits(parts.tm_sec, 2)
+    text.append(UInt8(ascii: "."))
+    digits(Int32(milliseconds % 1000), 3)
+    text.append(UInt8(ascii: "Z"))
+    return String(decoding: text, as: UTF8.self)
 }
 
 /// Writes each line to a file descriptor with one `write` call, so lines from several threads never interleave.

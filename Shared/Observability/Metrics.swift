@@ -60,10 +60,10 @@ public final class MetricsRegistry: Sendable {
     ) {
         let key = Self.labelText(labels)
         families.withLock { families in
-            var family = families[name] ?? Family(kind: kind, help: help, buckets: buckets)
-            guard family.kind == kind else { return }
-            change(&family.series[key, default: Series()])
-            families[name] = family
+            if families[name] == nil { families[name] = Family(kind: kind, help: help, buckets: buckets) }
+            guard families[name]!.kind == kind else { return }
+            // Mutated in place: copying the family out and back would copy every one of its series.
+            change(&families[name]!.series[key, default: Series()])
         }
     }
 
@@ -100,6 +100,8 @@ public final class MetricsRegistry: Sendable {
 
     static func labelText(_ labels: KeyValuePairs<String, String>) -> String {
         labels.map { key, value in
+            let plain = !value.utf8.contains { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") || $0 == 0x0A }
+            if plain { return key + "=\"" + value + "\"" }
             var escaped = ""
             for character in value {
                 switch character {

@@ -87,41 +87,22 @@ public final class PostgresConnection {
             throw PostgresError(.connectionLost, errorMessage(of: handle))
         }
         defer { PQclear(result) }
-        switch PQresultStatus(result) {
-        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
-            return rows(of: result)
-        default:
-            let sqlState = field(result, "C")
-            let message = field(result, "M") ?? errorMessage(of: handle)
-            if PQstatus(handle) != CONNECTION_OK {
-                throw PostgresError(.connectionLost, message, sqlState: sqlState)
-            }
-            throw PostgresError(.server, message, sqlState: sqlState, constraint: field(result, "n"))
-        }
+        return try PostgresResult.outcome(result, connection: handle).get()
+    }
+
+    /// Hands the open libpq connection to a new owner (the pipelined path); this object is closed afterwards.
+    func detachHandle() -> OpaquePointer? {
+        defer { handle = nil }
+        return handle
     }
 
     private func executeWithBinds(_ handle: OpaquePointer, _ query: PostgresQuery) -> OpaquePointer? {
-        let binds = query.binds
-        let count = Int32(binds.count)
-        let types = binds.map { Oid($0.typeOID) }
-        let lengths = binds.map { Int32($0.bytes?.count ?? 0) }
-        let formats = binds.map { Int32($0.isBinary ? 1 : 0) }
-        // Text parameters must be NUL-terminated; binary ones are read by length.
-        let buffers: [UnsafeMutablePointer<CChar>?] = binds.map { bind in
-            guard let bytes = bind.bytes else { return nil }
-            let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
-            bytes.withUnsafeBytes { source in
-                if let base = source.baseAddress { memcpy(buffer, base, bytes.count) }
+        PostgresResult.withParameters(query.binds) { count, types, values, lengths, formats in
+            guard let name = preparedName(handle, query.sql, count, types) else {
+                return PQexecParams(handle, query.sql, count, types, values, lengths, formats, 0)
             }
-            buffer[bytes.count] = 0
-            return buffer
+            return PQexecPrepared(handle, name, count, values, lengths, formats, 0)
         }
-        defer { buffers.forEach { $0?.deallocate() } }
-        let values = buffers.map { UnsafePointer($0) }
-        guard let name = preparedName(handle, query.sql, count, types) else {
-            return PQexecParams(handle, query.sql, count, types, values, lengths, formats, 0)
-        }
-        return PQexecPrepared(handle, name, count, values, lengths, formats, 0)
     }
 
     /// The name of the prepared statement for `sql`, preparing it on first use; nil when it cannot be prepared
@@ -136,39 +117,9 @@ public final class PostgresConnection {
         prepared[sql] = name
         return name
     }
-
-    private func rows(of result: OpaquePointer) -> PostgresRows {
-        let rowCount = Int(PQntuples(result))
-        let columnCount = Int(PQnfields(result))
-        let columns = (0..<columnCount).map { String(cString: PQfname(result, Int32($0))) }
-        var cells: [[String?]] = []
-        cells.reserveCapacity(rowCount)
-        for row in 0..<rowCount {
-            var values: [String?] = []
-            values.reserveCapacity(columnCount)
-            for column in 0..<columnCount {
-                if PQgetisnull(result, Int32(row), Int32(column)) == 1 {
-                    values.append(nil)
-                } else {
-                    values.append(String(cString: PQgetvalue(result, Int32(row), Int32(column))))
-                }
-            }
-            cells.append(values)
-        }
-        let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
-        return PostgresRows(columns: columns, cells: cells, affectedRowCount: affected)
-    }
-
-    private func field(_ result: OpaquePointer, _ code: Character) -> String? {
-        guard let ascii = code.asciiValue, let value = PQresultErrorField(result, Int32(ascii)) else { return nil }
-        return String(cString: value)
-    }
 }
 
-private func errorMessage(of connection: OpaquePointer) -> String {
-    guard let message = PQerrorMessage(connection) else { return "unknown error" }
-    return String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines)
-}
+private func errorMessage(of connection: OpaquePointer) -> String { PostgresResult.errorMessage(of: connection) }
 
 private func withCStringArray<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
     let duplicates = strings.map { strdup($0) }

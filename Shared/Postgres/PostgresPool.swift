@@ -1,15 +1,27 @@
+import CLibPQ
+import NetworkIO
 import Synchronization
 import WorkerThreads
 
-/// A fixed-size pool of connections, each owned by a worker thread of its own.
+/// Connections to one database, in two kinds:
+/// - single statements (`query`) go over pipelined connections owned by event loops: the loop the caller runs on
+///   (a request handler on a server loop) or, off every loop, the pool's own. The statement is sent and its result
+///   read on that loop's thread, so a handler's query costs no thread switch, and concurrent statements share a
+///   connection without waiting for each other's round trips.
+/// - `withConnection` and `transaction` get a blocking connection on a worker thread of the pool's, for work that
+///   holds a connection across several statements.
 ///
-/// Callers `await`; the blocking libpq work runs on the pool's threads, never on Swift's cooperative pool.
-/// A connection found dead (terminated backend, restarted server) is replaced before the next statement runs on
-/// it; a statement that was running when its connection broke fails with `.connectionLost`.
+/// Callers `await` either way; libpq never blocks Swift's cooperative pool or an event loop. A connection found
+/// dead (terminated backend, restarted server) is replaced before the next statement runs on it; a statement that
+/// was running when its connection broke fails with `.connectionLost`.
 public final class PostgresPool: Sendable {
     public let configuration: PostgresConfiguration
     private let workers: BlockingWorkerPool<PostgresConnection?>
     private let statistics = Mutex(PoolStatistics())
+    /// The pool's own loop, for statements from threads that run no event loop.
+    private let ownLoops: EventLoopGroup?
+    private let pipelines = Mutex<[ObjectIdentifier: LoopConnections]>([:])
+    private let isShutDown = Atomic<Bool>(false)
 
     /// Pool use, for metrics.
     public struct PoolStatistics: Sendable {
@@ -25,6 +37,7 @@ public final class PostgresPool: Sendable {
     public init(configuration: PostgresConfiguration) {
         self.configuration = configuration
         self.workers = BlockingWorkerPool(name: "postgres", threadCount: configuration.poolSize) { nil }
+        self.ownLoops = try? EventLoopGroup(threadCount: 1, name: "postgres")
     }
 
     /// Current pool use.
@@ -58,10 +71,56 @@ public final class PostgresPool: Sendable {
         }
     }
 
-    /// Runs one statement.
+    /// Runs one statement, in a transaction of its own.
+    ///
+    /// Text with several `;`-separated statements runs on a blocking connection: a pipeline carries one statement
+    /// per message.
     @discardableResult
     public func query(_ query: PostgresQuery) async throws -> PostgresRows {
-        try await withConnection { try $0.execute(query) }
+        guard !isShutDown.load(ordering: .acquiring) else {
+            throw PostgresError(.poolClosed, "the pool is shut down")
+        }
+        guard !query.sql.contains(";"), let loop = EventLoop.current ?? ownLoops?.loops.first else {
+            return try await withConnection { try $0.execute(query) }
+        }
+        let connections = pipelineConnections(on: loop)
+        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<PostgresRows, PostgresError>, Never>) in
+            loop.executeOnLoop {
+                connections.submit(query) { continuation.resume(returning: $0) }
+            }
+        }
+        return try outcome.get()
+    }
+
+    private func pipelineConnections(on loop: EventLoop) -> LoopConnections {
+        pipelines.withLock { pipelines in
+            if let existing = pipelines[ObjectIdentifier(loop)] { return existing }
+            let created = LoopConnections(loop: loop, limit: configuration.poolSize) { [self] done in
+                Task.detached { [self] in done(await openDetached()) }
+            }
+            pipelines[ObjectIdentifier(loop)] = created
+            return created
+        }
+    }
+
+    /// Opens a connection on a worker thread and hands its libpq handle over for a pipeline.
+    private func openDetached() async -> Result<SendableHandle, PostgresError> {
+        do {
+            let handle = try await workers.run { [configuration] _ in
+                guard let handle = try PostgresConnection(configuration: configuration).detachHandle() else {
+                    throw PostgresError(.connectionFailed, "the connection closed while opening")
+                }
+                return SendableHandle(handle: handle)
+            }
+            statistics.withLock { $0.opened += 1 }
+            return .success(handle)
+        } catch let error as PostgresError {
+            return .failure(error)
+        } catch is BlockingWorkerPool<PostgresConnection?>.Failure {
+            return .failure(PostgresError(.poolClosed, "the pool is shut down"))
+        } catch {
+            return .failure(PostgresError(.connectionFailed, "\(error)"))
+        }
     }
 
     /// Runs `body` inside `BEGIN … COMMIT`; any error thrown rolls the transaction back and is rethrown.
@@ -90,6 +149,12 @@ public final class PostgresPool: Sendable {
 
     /// Stops the workers after the jobs already queued; later calls fail with `.poolClosed`.
     public func shutdown() {
+        isShutDown.store(true, ordering: .releasing)
+        let closed = PostgresError(.poolClosed, "the pool is shut down")
+        for connections in pipelines.withLock({ Array($0.values) }) {
+            connections.loop.executeOnLoop { connections.closeAll(closed) }
+        }
         workers.shutdown()
+        ownLoops?.shutdown()
     }
 }

@@ -16,6 +16,18 @@ final class LoggerTests: XCTestCase {
             ])
     }
 
+    func testTimestampsAreRFC3339UTCWithMilliseconds() {
+        let cases: [(TimeInterval, String)] = [
+            (1_795_984_459.2149, "2026-11-29T20:34:19.214Z"), (951_782_400.007, "2000-02-29T00:00:00.007Z"),
+            (4_102_444_799.999, "2099-12-31T23:59:59.999Z"),
+        ]
+        for (seconds, expected) in cases {
+            let sink = MemoryLogSink()
+            Logger(service: "s", sink: sink, clock: { Date(timeIntervalSince1970: seconds) }).info("e")
+            XCTAssertEqual(sink.lines, ["ts=\(expected) level=info service=s event=e"])
+        }
+    }
+
     func testLevelsBelowTheMinimumAreDropped() {
         let sink = MemoryLogSink()
         let logger = Logger(service: "s", minimumLevel: .warning, sink: sink)

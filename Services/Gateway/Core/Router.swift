@@ -22,13 +22,24 @@ public struct RoutePattern: Sendable, Equatable, CustomStringConvertible {
 
     /// The parameters when `path` matches (percent-decoded), or nil.
     public func match(_ path: String) -> [String: String]? {
-        let pieces = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        guard path.hasPrefix("/"), pieces.count == segments.count else { return nil }
+        guard path.utf8.first == UInt8(ascii: "/") else { return nil }
+        return match(pieces: Self.pieces(of: path))
+    }
+
+    /// A path's segments after its leading `/`, split on bytes: paths are matched exactly, byte for byte.
+    static func pieces(of path: String) -> [Substring] {
+        path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst().map {
+            Substring($0)
+        }
+    }
+
+    func match(pieces: [Substring]) -> [String: String]? {
+        guard pieces.count == segments.count else { return nil }
         var parameters: [String: String] = [:]
         for (segment, piece) in zip(segments, pieces) {
             switch segment {
             case .literal(let text):
-                guard piece == text else { return nil }
+                guard piece.utf8.elementsEqual(text.utf8) else { return nil }
             case .parameter(let name):
                 guard !piece.isEmpty, let decoded = percentDecoded(piece) else { return nil }
                 parameters[name] = decoded
@@ -66,27 +77,30 @@ public enum RouteMatch<Handler: Sendable>: Sendable {
 
 /// Method-and-path routing. `HEAD` is answered by the `GET` route of the same path.
 public struct Router<Handler: Sendable>: Sendable {
-    private var routes: [(method: String, pattern: RoutePattern, handler: Handler)] = []
+    private var routes: [(method: String, pattern: RoutePattern, name: String, handler: Handler)] = []
 
     /// An empty router.
     public init() {}
 
     /// Adds a route.
     public mutating func add(_ method: String, _ pattern: String, _ handler: Handler) {
-        routes.append((method, RoutePattern(pattern), handler))
+        let pattern = RoutePattern(pattern)
+        routes.append((method, pattern, "\(method) \(pattern)", handler))
     }
 
     /// Every route as `METHOD pattern`, in the order added.
-    public var routeNames: [String] { routes.map { "\($0.method) \($0.pattern)" } }
+    public var routeNames: [String] { routes.map(\.name) }
 
     /// Finds the route for `method` and `path`.
     public func match(method: String, path: String) -> RouteMatch<Handler> {
         let lookup = method == "HEAD" ? "GET" : method
+        guard path.utf8.first == UInt8(ascii: "/") else { return .notFound }
+        let pieces = RoutePattern.pieces(of: path)
         var allowed: [String] = []
         for route in routes {
-            guard let parameters = route.pattern.match(path) else { continue }
+            guard let parameters = route.pattern.match(pieces: pieces) else { continue }
             if route.method == lookup {
-                return .found(route.handler, route: "\(route.method) \(route.pattern)", parameters: parameters)
+                return .found(route.handler, route: route.name, parameters: parameters)
             }
             allowed.append(route.method)
             if route.method == "GET" { allowed.append("HEAD") }

@@ -1,0 +1,326 @@
+import CLibPQ
+import NetworkIO
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One libpq connection in pipeline mode, owned by one event loop: statements are sent without waiting for the
+/// ones before them, each followed by a sync point so that it is its own transaction and its failure touches no
+/// other, and results are read as the socket becomes readable, on the loop thread.
+///
+/// A statement submitted from a task running on the same loop therefore never leaves that thread: no worker
+/// thread to wake, no hop back. Everything here is confined to `loop`'s thread, which is what makes the
+/// `@unchecked Sendable` sound.
+final class PipelinedConnection: EventLoopSource, @unchecked Sendable {
+    typealias Completion = (Result<PostgresRows, PostgresError>) -> Void
+
+    /// What the server will answer next, in order.
+    private enum Item {
+        /// A `Parse` sent ahead of the first use of a statement on this connection.
+        case prepare(sql: String)
+        /// A statement whose caller waits.
+        case query(Waiter)
+        /// The sync point after each statement.
+        case sync
+    }
+
+    private final class Waiter {
+        let completion: Completion
+        var outcome: Result<PostgresRows, PostgresError>?
+        init(_ completion: @escaping Completion) { self.completion = completion }
+    }
+
+    let loop: EventLoop
+    private var handle: OpaquePointer?
+    private let socket: Int32
+    private var key: UInt64 = 0
+    private var items: [Item] = []
+    private var head = 0
+    private var prepared: [String: String] = [:]
+    /// A failed `Parse`, reported to the statement that followed it.
+    private var prepareFailure: PostgresError?
+    private var watchingWritable = false
+    private let onClose: (PipelinedConnection) -> Void
+    /// Statements sent whose results have not all arrived.
+    private(set) var inFlight = 0
+    private(set) var isClosed = false
+
+    /// Takes over an open connection (from ``PostgresConnection/detachHandle()``) on `loop`'s thread.
+    init(loop: EventLoop, handle: OpaquePointer, onClose: @escaping (PipelinedConnection) -> Void) throws(PostgresError) {
+        self.loop = loop
+        self.handle = handle
+        self.socket = PQsocket(handle)
+        self.onClose = onClose
+        guard socket >= 0, PQsetnonblocking(handle, 1) == 0, PQenterPipelineMode(handle) == 1 else {
+            let message = PostgresResult.errorMessage(of: handle)
+            PQfinish(handle)
+            self.handle = nil
+            throw PostgresError(.connectionFailed, "cannot switch the connection to pipeline mode: \(message)")
+        }
+        do {
+            key = try loop.register(fd: socket, events: EpollEvents.readable, source: self)
+        } catch {
+            PQfinish(handle)
+            self.handle = nil
+            throw PostgresError(.connectionFailed, "cannot watch the connection's socket: \(error)")
+        }
+    }
+
+    deinit {
+        if let handle { PQfinish(handle) }
+    }
+
+    /// Sends one statement; `completion` runs on the loop thread with its rows or error.
+    func submit(_ query: PostgresQuery, completion: @escaping Completion) {
+        guard let handle, !isClosed else {
+            completion(.failure(PostgresError(.connectionLost, "the connection is closed")))
+            return
+        }
+        var name = prepared[query.sql]
+        let sent = PostgresResult.withParameters(query.binds) { count, types, values, lengths, formats -> Bool in
+            if name == nil, prepared.count < PostgresConnection.maximumPreparedStatements {
+                let newName = "p\(prepared.count + 1)"
+                guard PQsendPrepare(handle, newName, query.sql, count, types) == 1 else { return false }
+                items.append(.prepare(sql: query.sql))
+                prepared[query.sql] = newName
+                name = newName
+            }
+            if let name {
+                return PQsendQueryPrepared(handle, name, count, values, lengths, formats, 0) == 1
+            }
+            return PQsendQueryParams(handle, query.sql, count, types, values, lengths, formats, 0) == 1
+        }
+        guard sent, PQpipelineSync(handle) == 1 else {
+            let error = PostgresError(.connectionLost, PostgresResult.errorMessage(of: handle))
+            close(error)
+            completion(.failure(error))
+            return
+        }
+        items.append(.query(Waiter(completion)))
+        items.append(.sync)
+        inFlight += 1
+        flush()
+    }
+
+    /// Fails every statement in flight with `error` and closes the connection.
+    func close(_ error: PostgresError) {
+        guard !isClosed else { return }
+        isClosed = true
+        loop.deregister(key: key, fd: socket)
+        if let handle { PQfinish(handle) }
+        handle = nil
+        let pending = items[head...]
+        items = []
+        head = 0
+        inFlight = 0
+        for item in pending {
+            if case .query(let waiter) = item { waiter.completion(.failure(error)) }
+        }
+        onClose(self)
+    }
+
+    func handleEvents(_ events: UInt32) {
+        guard let handle, !isClosed else { return }
+        if events & EpollEvents.writable != 0 { flush() }
+        if events & (EpollEvents.readable | EpollEvents.error | EpollEvents.hangUp) != 0 {
+            guard PQconsumeInput(handle) == 1 else {
+                close(PostgresError(.connectionLost, PostgresResult.errorMessage(of: handle)))
+                return
+            }
+            readResults(handle)
+            if !isClosed, PQstatus(handle) != CONNECTION_OK {
+                close(PostgresError(.connectionLost, PostgresResult.errorMessage(of: handle)))
+            }
+        }
+    }
+
+    private func flush() {
+        guard let handle else { return }
+        switch PQflush(handle) {
+        case 0:
+            if watchingWritable {
+                watchingWritable = false
+                loop.modify(key: key, fd: socket, events: EpollEvents.readable)
+            }
+        case 1:
+            if !watchingWritable {
+                watchingWritable = true
+                loop.modify(key: key, fd: socket, events: EpollEvents.readable | EpollEvents.writable)
+            }
+        default:
+            close(PostgresError(.connectionLost, PostgresResult.errorMessage(of: handle)))
+        }
+    }
+
+    /// Reads every result that has fully arrived and completes the statements they finish.
+    private func readResults(_ handle: OpaquePointer) {
+        while head < items.count, !isClosed, PQisBusy(handle) == 0 {
+            let result = PQgetResult(handle)
+            switch items[head] {
+            case .sync:
+                // The sync point's own result; no NULL follows it.
+                if let result { PQclear(result) }
+                advance()
+            case .prepare(let sql):
+                guard let result else {
+                    advance()
+                    continue
+                }
+                if PQresultStatus(result) != PGRES_COMMAND_OK {
+                    prepared[sql] = nil
+                    if case .failure(let error) = PostgresResult.outcome(result, connection: handle) {
+                        prepareFailure = error
+                    }
+                }
+                PQclear(result)
+            case .query(let waiter):
+                guard let result else {
+                    advance()
+                    inFlight -= 1
+                    let outcome =
+                        waiter.outcome ?? .failure(PostgresError(.connectionLost, "the statement returned nothing"))
+                    prepareFailure = nil
+                    waiter.completion(outcome)
+                    continue
+                }
+                if waiter.outcome == nil {
+                    if PQresultStatus(result) == PGRES_PIPELINE_ABORTED {
+                        waiter.outcome = .failure(
+                            prepareFailure ?? PostgresError(.server, "the statement was skipped after an error"))
+                    } else {
+                        waiter.outcome = PostgresResult.outcome(result, connection: handle)
+                    }
+                }
+                PQclear(result)
+            }
+        }
+        if head == items.count {
+            items.removeAll(keepingCapacity: true)
+            head = 0
+        }
+    }
+
+    private func advance() {
+        head += 1
+    }
+
+    /// Whether an idle connection is still open. A backend that was terminated while the connection sat idle
+    /// sends a FATAL notice and closes its socket, which the loop may not have read yet: read it now, so that the
+    /// next statement goes to a fresh connection instead of failing on this one.
+    func isOpenAfterIdle() -> Bool {
+        guard let handle, !isClosed else { return false }
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        if poll(&descriptor, 1, 0) > 0, PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK {
+            close(PostgresError(.connectionLost, PostgresResult.errorMessage(of: handle)))
+            return false
+        }
+        return true
+    }
+}
+
+/// The pipelined connections a pool keeps on one event loop. A statement goes to an idle connection; when every
+/// one is busy it waits for a new one while there are fewer than `limit` (so a slow statement never holds up
+/// another), and beyond that it is pipelined behind the least busy. Confined to `loop`'s thread.
+final class LoopConnections: @unchecked Sendable {
+    typealias Opener = @Sendable (_ done: @escaping @Sendable (Result<SendableHandle, PostgresError>) -> Void) -> Void
+
+    let loop: EventLoop
+    private let limit: Int
+    private let open: Opener
+    private var connections: [PipelinedConnection] = []
+    private var opening = 0
+    private var waiting: [(PostgresQuery, PipelinedConnection.Completion)] = []
+    private var closedError: PostgresError?
+
+    init(loop: EventLoop, limit: Int, open: @escaping Opener) {
+        self.loop = loop
+        self.limit = max(1, limit)
+        self.open = open
+    }
+
+    func submit(_ query: PostgresQuery, completion: @escaping PipelinedConnection.Completion) {
+        submit(query, mayOpen: true, completion: completion)
+    }
+
+    private func submit(_ query: PostgresQuery, mayOpen: Bool, completion: @escaping PipelinedConnection.Completion) {
+        if let closedError {
+            completion(.failure(closedError))
+            return
+        }
+        var chosen = connections.min { $0.inFlight < $1.inFlight }
+        // An idle connection may have been closed by the server meanwhile; such a one leaves the list.
+        while let idle = chosen, idle.inFlight == 0, !idle.isOpenAfterIdle() {
+            chosen = connections.min { $0.inFlight < $1.inFlight }
+        }
+        if let chosen, chosen.inFlight == 0 || !mayOpen || connections.count + opening >= limit {
+            chosen.submit(query, completion: completion)
+            return
+        }
+        waiting.append((query, completion))
+        // One connection on its way for each statement waiting, within the limit.
+        while opening < waiting.count && connections.count + opening < limit { openConnection() }
+    }
+
+    /// Closes every connection; statements in flight or waiting fail with `error`, later ones too.
+    func closeAll(_ error: PostgresError) {
+        closedError = error
+        for connection in connections { connection.close(error) }
+        connections = []
+        let pending = waiting
+        waiting = []
+        for (_, completion) in pending { completion(.failure(error)) }
+    }
+
+    private func openConnection() {
+        opening += 1
+        open { [self] result in
+            loop.execute { [self] in opened(result) }
+        }
+    }
+
+    private func opened(_ result: Result<SendableHandle, PostgresError>) {
+        opening -= 1
+        let connection: PipelinedConnection
+        do {
+            let handle = try result.get().handle
+            if let closedError {
+                PQfinish(handle)
+                throw closedError
+            }
+            connection = try PipelinedConnection(loop: loop, handle: handle) { [weak self] closed in
+                self?.connections.removeAll { $0 === closed }
+            }
+        } catch {
+            let failure = error as? PostgresError ?? PostgresError(.connectionFailed, "\(error)")
+            if connections.isEmpty && opening == 0 {
+                let pending = waiting
+                waiting = []
+                for (_, completion) in pending { completion(.failure(failure)) }
+            } else {
+                // Not every waiting statement gets a connection of its own: pipeline the rest on the open ones.
+                redistributeExcess()
+            }
+            return
+        }
+        connections.append(connection)
+        if !waiting.isEmpty {
+            let (query, completion) = waiting.removeFirst()
+            connection.submit(query, completion: completion)
+        }
+        redistributeExcess()
+    }
+
+    /// Statements waiting beyond the connections still opening are pipelined on the open ones.
+    private func redistributeExcess() {
+        guard !connections.isEmpty, waiting.count > opening else { return }
+        let excess = waiting.suffix(waiting.count - opening)
+        waiting.removeLast(excess.count)
+        for (query, completion) in excess { submit(query, mayOpen: false, completion: completion) }
+    }
+}
+
+/// A libpq connection handle in transit from the thread that opened it to the loop that will own it.
+struct SendableHandle: @unchecked Sendable {
+    let handle: OpaquePointer
+}

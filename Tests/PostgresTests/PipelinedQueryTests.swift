@@ -1,0 +1,89 @@
+import Foundation
+import NetworkIO
+import Postgres
+import PostgresTestSupport
+import XCTest
+
+/// Single statements travel over pipelined connections owned by event loops (see `PostgresPool`).
+final class PipelinedQueryTests: DatabaseTestCase {
+    func testManyMoreConcurrentStatementsThanConnectionsAllCompleteAndAFailureTouchesNoOther() async throws {
+        let pool = database.makePool(size: 2)
+        defer { pool.shutdown() }
+        let outcomes = try await withThrowingTaskGroup(of: (Int, Result<Int, PostgresError>).self) { group in
+            for index in 0..<300 {
+                group.addTask {
+                    do {
+                        // Every tenth statement divides by zero: SQLSTATE 22012, for that statement alone.
+                        let row = try await pool.query(
+                            "SELECT \(index)::int / \(index % 10 == 0 ? 0 : 1)::int AS n"
+                        ).first
+                        return (index, .success(try row!.decode(Int.self, "n")))
+                    } catch let error as PostgresError {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        XCTAssertEqual(outcomes.count, 300)
+        for (index, outcome) in outcomes {
+            switch outcome {
+            case .success(let value):
+                XCTAssertNotEqual(index % 10, 0)
+                XCTAssertEqual(value, index)
+            case .failure(let error):
+                XCTAssertEqual(index % 10, 0, "\(error)")
+                XCTAssertEqual(error.sqlState, "22012")
+            }
+        }
+        XCTAssertLessThanOrEqual(pool.currentStatistics.opened, 2, "pipelining, not more connections")
+    }
+
+    func testAStatementThatCannotBePreparedReportsItsOwnErrorAndTheConnectionCarriesOn() async throws {
+        let pool = database.makePool(size: 1)
+        defer { pool.shutdown() }
+        do {
+            try await pool.query("SELEC \(1)")
+            XCTFail("a syntax error was accepted")
+        } catch let error as PostgresError {
+            XCTAssertEqual(error.code, .server)
+            XCTAssertEqual(error.sqlState, "42601", "\(error)")
+        }
+        do {
+            try await pool.query("SELECT * FROM no_such_table WHERE id = \(1)")
+            XCTFail("an unknown table was accepted")
+        } catch let error as PostgresError {
+            XCTAssertEqual(error.sqlState, "42P01", "\(error)")
+        }
+        await assertEqual(try await pool.query("SELECT \(41)::int + 1 AS n").first?.decode(Int.self, "n"), 42)
+        XCTAssertEqual(pool.currentStatistics.opened, 1)
+    }
+
+    func testAStatementFromATaskOnAnEventLoopResumesOnThatLoop() async throws {
+        let pool = database.makePool(size: 1)
+        let loops = try EventLoopGroup(threadCount: 1, name: "caller")
+        defer {
+            pool.shutdown()
+            loops.shutdown()
+        }
+        let loop = loops.loops[0]
+        let resumedOnCallerLoop = try await Task(executorPreference: loop) {
+            let value = try await pool.query("SELECT \(7)::int AS n").first?.decode(Int.self, "n")
+            XCTAssertEqual(value, 7)
+            return EventLoop.current === loop
+        }.value
+        XCTAssertTrue(resumedOnCallerLoop)
+    }
+
+    func testAfterShutdownStatementsFailWithPoolClosed() async throws {
+        let pool = database.makePool(size: 1)
+        try await pool.query("SELECT \(1)::int AS n")
+        pool.shutdown()
+        do {
+            try await pool.query("SELECT \(1)::int AS n")
+            XCTFail("a closed pool ran a statement")
+        } catch let error as PostgresError {
+            XCTAssertEqual(error.code, .poolClosed, "\(error)")
+        }
+    }
+}
