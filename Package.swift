@@ -33,7 +33,7 @@ let persistenceTargets: [Target] = [
     .target(
         name: "PasswordHashing", dependencies: ["CArgon2", "Crypto", "WorkerThreads"], path: "Shared/PasswordHashing"),
     .testTarget(name: "PasswordHashingTests", dependencies: ["PasswordHashing"], path: "Tests/PasswordHashingTests"),
-    .target(name: "Observability", path: "Shared/Observability"),
+    .target(name: "Observability", dependencies: ["Encoding"], path: "Shared/Observability"),
     .testTarget(name: "ObservabilityTests", dependencies: ["Observability"], path: "Tests/ObservabilityTests"),
     .target(name: "Configuration", path: "Shared/Configuration"),
     .testTarget(name: "ConfigurationTests", dependencies: ["Configuration"], path: "Tests/ConfigurationTests"),

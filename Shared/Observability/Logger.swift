@@ -1,3 +1,4 @@
+import Encoding
 import Foundation
 import Synchronization
 
@@ -111,30 +112,13 @@ func formatTimestamp(_ date: Date) -> String {
     gmtime_r(&seconds, &parts)
     var text: [UInt8] = []
     text.reserveCapacity(24)
-    func digits(_ value: Int32, _ width: Int) {
-        var divisor: Int32 = 1
-        for _ in 1..<width { divisor *= 10 }
-        var remaining = value
-        while divisor > 0 {
-            text.append(UInt8(ascii: "0") + UInt8(remaining / divisor % 10))
-            remaining %= divisor
-            divisor /= 10
-        }
+    for (value, width, separator) in [
+        (parts.tm_year + 1900, 4, "-"), (parts.tm_mon + 1, 2, "-"), (parts.tm_mday, 2, "T"), (parts.tm_hour, 2, ":"),
+        (parts.tm_min, 2, ":"), (parts.tm_sec, 2, "."), (Int32(milliseconds % 1000), 3, "Z"),
+    ] as [(Int32, Int, Unicode.Scalar)] {
+        DecimalText.append(Int64(value), width: width, to: &text)
+        text.append(UInt8(ascii: separator))
     }
-    digits(parts.tm_year + 1900, 4)
-    text.append(UInt8(ascii: "-"))
-    digits(parts.tm_mon + 1, 2)
-    text.append(UInt8(ascii: "-"))
-    digits(parts.tm_mday, 2)
-    text.append(UInt8(ascii: "T"))
-    digits(parts.tm_hour, 2)
-    text.append(UInt8(ascii: ":"))
-    digits(parts.tm_min, 2)
-    text.append(UInt8(ascii: ":"))
-    digits(parts.tm_sec, 2)
-    text.append(UInt8(ascii: "."))
-    digits(Int32(milliseconds % 1000), 3)
-    text.append(UInt8(ascii: "Z"))
     return String(decoding: text, as: UTF8.self)
 }
 

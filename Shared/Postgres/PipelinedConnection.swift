@@ -27,6 +27,7 @@ final class PipelinedConnection: EventLoopSource, @unchecked Sendable {
 
     private final class Waiter {
         let completion: Completion
+        let sentAt = monotonicNanoseconds()
         var outcome: Result<PostgresRows, PostgresError>?
         init(_ completion: @escaping Completion) { self.completion = completion }
     }
@@ -205,6 +206,14 @@ final class PipelinedConnection: EventLoopSource, @unchecked Sendable {
         head += 1
     }
 
+    /// When the oldest statement still in flight was sent (monotonic nanoseconds), or nil when none is.
+    var oldestInFlightSentAt: UInt64? {
+        for item in items[head...] {
+            if case .query(let waiter) = item { return waiter.sentAt }
+        }
+        return nil
+    }
+
     /// Whether an idle connection is still open. A backend that was terminated while the connection sat idle
     /// sends a FATAL notice and closes its socket, which the loop may not have read yet: read it now, so that the
     /// next statement goes to a fresh connection instead of failing on this one.
@@ -219,10 +228,17 @@ final class PipelinedConnection: EventLoopSource, @unchecked Sendable {
     }
 }
 
-/// The pipelined connections a pool keeps on one event loop. A statement goes to an idle connection; when every
-/// one is busy it waits for a new one while there are fewer than `limit` (so a slow statement never holds up
-/// another), and beyond that it is pipelined behind the least busy. Confined to `loop`'s thread.
+/// The pipelined connections a pool keeps on one event loop. A statement goes to an idle connection, or is
+/// pipelined behind the least busy one while that one is moving (its oldest statement was sent moments ago): few
+/// connections carrying many statements cost the server far less than many connections carrying one each. Behind
+/// a connection that is stuck on a slow statement, a statement instead waits for a new connection while there are
+/// fewer than `limit`, and only beyond that joins the least busy queue. Confined to `loop`'s thread.
 final class LoopConnections: @unchecked Sendable {
+    /// A connection whose oldest statement in flight is younger than this takes more statements behind it.
+    static let movingPipelineNanoseconds: UInt64 = 20_000_000
+    /// Never more statements than this in flight on one connection while another may be opened.
+    static let pipelineDepth = 32
+
     typealias Opener = @Sendable (_ done: @escaping @Sendable (Result<SendableHandle, PostgresError>) -> Void) -> Void
 
     let loop: EventLoop
@@ -248,18 +264,35 @@ final class LoopConnections: @unchecked Sendable {
             completion(.failure(closedError))
             return
         }
-        var chosen = connections.min { $0.inFlight < $1.inFlight }
-        // An idle connection may have been closed by the server meanwhile; such a one leaves the list.
-        while let idle = chosen, idle.inFlight == 0, !idle.isOpenAfterIdle() {
-            chosen = connections.min { $0.inFlight < $1.inFlight }
+        // The busiest connection that is still moving: statements gather on as few connections as keep up.
+        let now = monotonicNanoseconds()
+        if let moving = connections.filter({ isMoving($0, now: now) }).max(by: { $0.inFlight < $1.inFlight }) {
+            moving.submit(query, completion: completion)
+            return
         }
-        if let chosen, chosen.inFlight == 0 || !mayOpen || connections.count + opening >= limit {
-            chosen.submit(query, completion: completion)
+        // Else an idle one; one closed by the server meanwhile leaves the list on this check.
+        while let idle = connections.first(where: { $0.inFlight == 0 }) {
+            if idle.isOpenAfterIdle() {
+                idle.submit(query, completion: completion)
+                return
+            }
+            connections.removeAll { $0 === idle }
+        }
+        // Every connection is stuck behind a slow statement or full.
+        if let leastBusy = connections.min(by: { $0.inFlight < $1.inFlight }),
+            !mayOpen || connections.count + opening >= limit
+        {
+            leastBusy.submit(query, completion: completion)
             return
         }
         waiting.append((query, completion))
         // One connection on its way for each statement waiting, within the limit.
         while opening < waiting.count && connections.count + opening < limit { openConnection() }
+    }
+
+    private func isMoving(_ connection: PipelinedConnection, now: UInt64) -> Bool {
+        guard connection.inFlight < Self.pipelineDepth, let sentAt = connection.oldestInFlightSentAt else { return false }
+        return now &- sentAt < Self.movingPipelineNanoseconds
     }
 
     /// Closes every connection; statements in flight or waiting fail with `error`, later ones too.

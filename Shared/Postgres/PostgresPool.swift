@@ -80,7 +80,7 @@ public final class PostgresPool: Sendable {
         guard !isShutDown.load(ordering: .acquiring) else {
             throw PostgresError(.poolClosed, "the pool is shut down")
         }
-        guard !query.sql.contains(";"), let loop = EventLoop.current ?? ownLoops?.loops.first else {
+        guard !query.sql.utf8.contains(UInt8(ascii: ";")), let loop = EventLoop.current ?? ownLoops?.loops.first else {
             return try await withConnection { try $0.execute(query) }
         }
         let connections = pipelineConnections(on: loop)

@@ -1,3 +1,4 @@
+import Encoding
 import Foundation
 
 /// Formats and parses `timestamptz` text, assuming the session runs with `TimeZone = 'UTC'` and ISO DateStyle.
@@ -15,8 +16,16 @@ enum PostgresTimestamp {
         let hour = secondOfDay / 3600
         let minute = secondOfDay / 60 % 60
         let second = secondOfDay % 60
-        return String(
-            format: "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld.%06lldZ", year, month, day, hour, minute, second, micros)
+        var text: [UInt8] = []
+        text.reserveCapacity(27)
+        for (value, width, separator) in [
+            (year, 4, "-"), (month, 2, "-"), (day, 2, "T"), (hour, 2, ":"), (minute, 2, ":"), (second, 2, "."),
+            (micros, 6, "Z"),
+        ] as [(Int64, Int, Unicode.Scalar)] {
+            DecimalText.append(value, width: width, to: &text)
+            text.append(UInt8(ascii: separator))
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// Parses `YYYY-MM-DD HH:MM:SS[.ffffff]+00[:MM]`; nil when the text has another shape.

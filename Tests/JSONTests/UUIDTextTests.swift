@@ -52,3 +52,17 @@ final class UUIDTextTests: XCTestCase {
         }
     }
 }
+
+final class DecimalTextTests: XCTestCase {
+    func testZeroPaddedDigits() {
+        let cases: [(Int64, Int, String)] = [
+            (0, 1, "0"), (7, 2, "07"), (2026, 4, "2026"), (123_456, 6, "123456"), (42, 6, "000042"), (12345, 2, "12345"),
+            (-3, 4, "-0003"), (Int64.max, 1, "9223372036854775807"), (Int64.min, 1, "-9223372036854775808"),
+        ]
+        for (value, width, expected) in cases {
+            var output: [UInt8] = Array("x".utf8)
+            DecimalText.append(value, width: width, to: &output)
+            XCTAssertEqual(String(decoding: output, as: UTF8.self), "x" + expected)
+        }
+    }
+}

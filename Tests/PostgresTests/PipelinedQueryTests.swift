@@ -39,6 +39,19 @@ final class PipelinedQueryTests: DatabaseTestCase {
         XCTAssertLessThanOrEqual(pool.currentStatistics.opened, 2, "pipelining, not more connections")
     }
 
+    func testAStatementDoesNotWaitBehindASlowOneWhileAnotherConnectionCanOpen() async throws {
+        let pool = database.makePool(size: 2)
+        defer { pool.shutdown() }
+        try await pool.query("SELECT \(1)::int AS warm")  // one connection open and idle
+        async let slow = pool.query("SELECT pg_sleep(0.8)")
+        try await Task.sleep(for: .milliseconds(100))  // the slow statement is now the oldest in flight
+        let started = Date()
+        await assertEqual(try await pool.query("SELECT \(5)::int AS n").first?.decode(Int.self, "n"), 5)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 0.5, "it went to a second connection")
+        _ = try await slow
+        XCTAssertEqual(pool.currentStatistics.opened, 2)
+    }
+
     func testAStatementThatCannotBePreparedReportsItsOwnErrorAndTheConnectionCarriesOn() async throws {
         let pool = database.makePool(size: 1)
         defer { pool.shutdown() }
