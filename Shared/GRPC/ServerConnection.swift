@@ -19,7 +19,7 @@ final class ResponseSink: Sendable {
     /// Queues a serialized message; false once the call is over.
     func send(_ message: [UInt8]) -> Bool {
         guard !finished.load(ordering: .relaxed) else { return false }
-        loop.execute { [self] in connection?.sendStreamMessage(streamID: streamID, message: message) }
+        loop.executeOnLoop { [self] in connection?.sendStreamMessage(streamID: streamID, message: message) }
         return true
     }
 
@@ -275,7 +275,8 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
                     outcome = .failure(Self.rpcError(from: error))
                 }
                 sink.markFinished()
-                loop.executeOnLoop { [self] in completeStream(streamID, outcome) }
+                // Queued behind any message a writer on another thread handed over before the handler returned.
+                loop.execute { [self] in completeStream(streamID, outcome) }
             }
         }
     }
