@@ -63,8 +63,10 @@ public protocol PasskeyCredentialRepository: Sendable {
     func find(credentialID: CredentialID) async throws -> PasskeyCredentialWithOwner?
     /// An account's passkeys, oldest first.
     func credentials(of accountID: AccountID) async throws -> [PasskeyCredential]
-    /// Records a successful sign-in in one statement; returns false when the passkey no longer exists.
-    func recordUse(credentialID: CredentialID, _ usage: PasskeyUsage) async throws -> Bool
+    /// Records a successful sign-in in one statement, only if the stored sign count is still
+    /// `expectedSignCount` (the one the sign-in was checked against); returns false when the passkey no longer
+    /// exists or its count has moved meanwhile.
+    func recordUse(credentialID: CredentialID, expectedSignCount: UInt32, _ usage: PasskeyUsage) async throws -> Bool
     /// Renames an account's passkey; nil when the account has no such passkey.
     func rename(credentialID: CredentialID, of accountID: AccountID, to name: String) async throws
         -> PasskeyCredential?

@@ -46,6 +46,40 @@ final class ResilienceTests: XCTestCase {
         }
     }
 
+    /// Each replica keeps the credentials it used; a stale one must never decide a sign-in.
+    func testReplicasWithStaleCredentialCachesStillEnforceCountersAndRemoval() async throws {
+        let stack = try await Stack(verificationReplicas: 2)
+        defer { Task { await stack.tearDown() } }
+        let flows = Flows(client: GatewayClient(baseURL: stack.gatewayURL))
+        var authenticator = SoftwareAuthenticator(keepsZeroCounter: false)
+        let created = try await flows.createPasskeyAccount(authenticator: &authenticator, email: flows.uniqueEmail())
+        XCTAssertEqual(created.status, 201, created.text)
+        // Calls alternate between the replicas, so each one's cached count falls behind the other's updates.
+        for attempt in 0..<8 {
+            let signedIn = try await flows.signInWithPasskey(&authenticator)
+            XCTAssertEqual(signedIn.status, 200, "sign-in \(attempt): \(signedIn.text)")
+        }
+        // A counter that went backwards is refused by whichever replica takes it.
+        var cloned = authenticator
+        cloned.signCount = 2
+        for _ in 0..<2 {
+            let replayed = try await flows.signInWithPasskey(&cloned)
+            XCTAssertEqual(replayed.status, 401, replayed.text)
+            XCTAssertEqual(replayed.json["reason"] as? String, "sign_count_regressed", replayed.text)
+        }
+        await assertEqual(try await flows.signInWithPasskey(&authenticator).status, 200)
+        // Removed through one replica (after adding another, as the last way to sign in stays); both must refuse it.
+        let signedIn = try await flows.signInWithPasskey(&authenticator)
+        let token = try XCTUnwrap(signedIn.json["accessToken"] as? String, signedIn.text)
+        try await flows.addPasskey(token: token, authenticator: SoftwareAuthenticator())
+        let passkeyID = Base64URL.encode(authenticator.credentialID)
+        let removed = try await flows.client.send("DELETE", "/v1/passkeys/\(passkeyID)", bearer: token)
+        XCTAssertEqual(removed.status, 204, removed.text)
+        for _ in 0..<2 {
+            await assertEqual(try await flows.signInWithPasskey(&authenticator).status, 401)
+        }
+    }
+
     func testPasswordSignInIsRateLimitedPerEmail() async throws {
         let stack = try await Stack(environment: ["PASSKEY_RATE_LIMIT_PASSWORD_PER_EMAIL": "10/m"])
         defer { Task { await stack.tearDown() } }

@@ -38,8 +38,15 @@ final class PasskeyCredentialRepositoryTests: StorageTestCase {
         passkey.cloneWarning = true
         try await storage.passkeyCredentials.add(passkey)
         let usedAt = microsecondDate()
+        let stale = try await storage.passkeyCredentials.recordUse(
+            credentialID: passkey.credentialID, expectedSignCount: passkey.signCount + 1,
+            PasskeyUsage(signCount: 99, backedUp: false, cloneWarning: false, usedAt: usedAt))
+        XCTAssertFalse(stale, "a use checked against another sign count must not be recorded")
+        await assertEqual(
+            try await storage.passkeyCredentials.find(credentialID: passkey.credentialID)?.credential.signCount,
+            passkey.signCount)
         let updated = try await storage.passkeyCredentials.recordUse(
-            credentialID: passkey.credentialID,
+            credentialID: passkey.credentialID, expectedSignCount: passkey.signCount,
             PasskeyUsage(signCount: 99, backedUp: false, cloneWarning: false, usedAt: usedAt))
         XCTAssertTrue(updated)
         let stored = try await storage.passkeyCredentials.find(credentialID: passkey.credentialID)!.credential
@@ -48,7 +55,7 @@ final class PasskeyCredentialRepositoryTests: StorageTestCase {
         XCTAssertTrue(stored.cloneWarning, "a clone warning must not be cleared by a later sign-in")
         XCTAssertEqual(stored.lastUsedAt, usedAt)
         let missing = try await storage.passkeyCredentials.recordUse(
-            credentialID: CredentialID([1, 2, 3])!,
+            credentialID: CredentialID([1, 2, 3])!, expectedSignCount: 0,
             PasskeyUsage(signCount: 1, backedUp: false, cloneWarning: false, usedAt: usedAt))
         XCTAssertFalse(missing)
     }

@@ -19,6 +19,7 @@ public struct PasskeyCeremonies: Sendable {
     let origins: OriginPolicy
     let userVerification: UserVerificationRequirement
     let keys: PublicKeyCache
+    let credentials: CredentialCache
     let clock: @Sendable () -> Date
     let logger: Logger
 
@@ -27,7 +28,8 @@ public struct PasskeyCeremonies: Sendable {
         registrationVerifier: RegistrationVerifier = RegistrationVerifier(),
         authenticationVerifier: AuthenticationVerifier = AuthenticationVerifier(), relyingPartyID: String,
         origins: OriginPolicy, userVerification: UserVerificationRequirement = .preferred,
-        keys: PublicKeyCache = PublicKeyCache(), clock: @escaping @Sendable () -> Date = Date.init, logger: Logger
+        keys: PublicKeyCache = PublicKeyCache(), credentials: CredentialCache = CredentialCache(),
+        clock: @escaping @Sendable () -> Date = Date.init, logger: Logger
     ) {
         self.challenges = challenges
         self.accounts = accounts
@@ -38,6 +40,7 @@ public struct PasskeyCeremonies: Sendable {
         self.origins = origins
         self.userVerification = userVerification
         self.keys = keys
+        self.credentials = credentials
         self.clock = clock
         self.logger = logger
     }
@@ -103,57 +106,101 @@ public struct PasskeyCeremonies: Sendable {
     /// Verifies an assertion and records the passkey's use. Unknown or removed credentials, a userHandle of
     /// another account, and every failed check are `invalidCredentials` (with the WebAuthn reason where one
     /// applies).
+    ///
+    /// A credential this replica used recently is checked from `credentials` without reading its row; the use is
+    /// then recorded only if the stored sign count is still the one the check used, and otherwise the sign-in is
+    /// decided again from a fresh read (see `CredentialCache`).
     public func finishAuthentication(challengeID: ChallengeID, response: AuthenticationResponse) async throws -> SignIn {
         let credentialID = CredentialID(response.credentialID)
+        let cached = credentialID.flatMap { credentials.credential($0) }
         // Finding the credential does not depend on the challenge, so both round trips run at once; a failed
         // consumption still decides the outcome first.
         async let lookup: PasskeyCredentialWithOwner? = {
-            guard let credentialID else { return nil }
+            guard let credentialID, cached == nil else { return nil }
             return try await passkeys.find(credentialID: credentialID)
         }()
         let challenge = try await challenges.consumeAuthentication(challengeID: challengeID)
-        guard let credentialID, let stored = try await lookup else {
-            logger.info("audit.sign_in_failed", ["method": "passkey", "reason": "unknown_credential"])
-            throw DomainError(.invalidCredentials, "the passkey is not registered")
-        }
-        let accountID = stored.credential.accountID
-        let verified: VerifiedAuthentication
-        do {
-            // Discoverable sign-in: the user handle is required and must be the credential's account's.
-            guard response.userHandle != nil else {
-                throw WebAuthnError(.userHandleMismatch, "userHandle is required for discoverable sign-in")
+        var found = cached
+        if found == nil { found = try await lookup }
+        guard let credentialID, var stored = found else { throw unknownCredential() }
+        var fromCache = cached != nil
+        for attempt in 0..<2 {
+            if attempt > 0 {
+                credentials.remove(credentialID)
+                guard let fresh = try await passkeys.find(credentialID: credentialID) else { throw unknownCredential() }
+                stored = fresh
+                fromCache = false
             }
-            let publicKey = try keys.key(for: stored.credential.publicKey)
-            verified = try authenticationVerifier.verify(
-                response: response,
-                expectation: AuthenticationExpectation(
-                    challenge: challenge, relyingPartyID: relyingPartyID, origins: origins,
-                    userVerification: userVerification),
-                credential: StoredCredential(
-                    id: stored.credential.credentialID.bytes, publicKey: publicKey, userHandle: stored.userHandle.bytes,
-                    signCount: stored.credential.signCount, backupEligible: stored.credential.backupEligible))
-        } catch let error as WebAuthnError {
-            logger.info(
-                "audit.sign_in_failed",
-                ["method": "passkey", "reason": error.code.rawValue, "account.id": accountID.description])
-            throw DomainError(.invalidCredentials, "the passkey sign-in failed a check", reason: error.code.rawValue)
-        }
-        let recorded = try await passkeys.recordUse(
-            credentialID: credentialID,
-            PasskeyUsage(
+            let verified: VerifiedAuthentication
+            switch verifyAssertion(response, challenge: challenge, against: stored) {
+            case .success(let value):
+                verified = value
+            case .failure(let error):
+                // A cached count can be ahead of the stored one only if another replica lowered it; read again.
+                if fromCache && error.code == .signCountRegressed { continue }
+                logger.info(
+                    "audit.sign_in_failed",
+                    ["method": "passkey", "reason": error.code.rawValue,
+                     "account.id": stored.credential.accountID.description])
+                throw DomainError(.invalidCredentials, "the passkey sign-in failed a check", reason: error.code.rawValue)
+            }
+            let usage = PasskeyUsage(
                 signCount: verified.newSignCount, backedUp: verified.backedUp, cloneWarning: verified.possiblyCloned,
-                usedAt: clock()))
-        guard recorded else {
-            // Removed between lookup and update.
-            throw DomainError(.invalidCredentials, "the passkey is not registered")
+                usedAt: clock())
+            // Recorded only if the count is still the one checked: else another sign-in moved it (or the passkey
+            // is gone), and the decision is made again on what is stored now.
+            guard
+                try await passkeys.recordUse(
+                    credentialID: credentialID, expectedSignCount: stored.credential.signCount, usage)
+            else { continue }
+            stored.credential.signCount = verified.newSignCount
+            stored.credential.backedUp = verified.backedUp
+            stored.credential.cloneWarning = stored.credential.cloneWarning || verified.possiblyCloned
+            credentials.store(stored)
+            let accountID = stored.credential.accountID
+            if verified.possiblyCloned {
+                logger.warning("audit.passkey_clone_warning", ["account.id": accountID.description])
+            }
+            logger.info("audit.sign_in_succeeded", ["method": "passkey", "account.id": accountID.description])
+            return SignIn(
+                accountID: accountID, credentialID: credentialID, userVerified: verified.userVerified,
+                cloneWarning: verified.possiblyCloned)
         }
-        if verified.possiblyCloned {
-            logger.warning("audit.passkey_clone_warning", ["account.id": accountID.description])
+        credentials.remove(credentialID)
+        logger.info(
+            "audit.sign_in_failed",
+            ["method": "passkey", "reason": "concurrent_use", "account.id": stored.credential.accountID.description])
+        throw DomainError(.invalidCredentials, "the passkey was used by another sign-in at the same moment; try again")
+    }
+
+    private func unknownCredential() -> DomainError {
+        logger.info("audit.sign_in_failed", ["method": "passkey", "reason": "unknown_credential"])
+        return DomainError(.invalidCredentials, "the passkey is not registered")
+    }
+
+    /// §7.2 for one stored credential. Discoverable sign-in: the user handle is required and must be the
+    /// credential's account's.
+    private func verifyAssertion(
+        _ response: AuthenticationResponse, challenge: [UInt8], against stored: PasskeyCredentialWithOwner
+    ) -> Result<VerifiedAuthentication, WebAuthnError> {
+        guard response.userHandle != nil else {
+            return .failure(WebAuthnError(.userHandleMismatch, "userHandle is required for discoverable sign-in"))
         }
-        logger.info("audit.sign_in_succeeded", ["method": "passkey", "account.id": accountID.description])
-        return SignIn(
-            accountID: accountID, credentialID: credentialID, userVerified: verified.userVerified,
-            cloneWarning: verified.possiblyCloned)
+        do {
+            let publicKey = try keys.key(for: stored.credential.publicKey)
+            return .success(
+                try authenticationVerifier.verify(
+                    response: response,
+                    expectation: AuthenticationExpectation(
+                        challenge: challenge, relyingPartyID: relyingPartyID, origins: origins,
+                        userVerification: userVerification),
+                    credential: StoredCredential(
+                        id: stored.credential.credentialID.bytes, publicKey: publicKey,
+                        userHandle: stored.userHandle.bytes, signCount: stored.credential.signCount,
+                        backupEligible: stored.credential.backupEligible)))
+        } catch {
+            return .failure(error)
+        }
     }
 
     public func credentials(of accountID: AccountID) async throws -> [PasskeyCredential] {
@@ -175,6 +222,7 @@ public struct PasskeyCeremonies: Sendable {
 
     /// Removes one of the account's passkeys, never its last way to sign in.
     public func remove(credentialID: CredentialID, of accountID: AccountID) async throws {
+        credentials.remove(credentialID)
         try await passkeys.remove(credentialID: credentialID, of: accountID)
         logger.info("audit.passkey_removed", ["account.id": accountID.description])
     }
