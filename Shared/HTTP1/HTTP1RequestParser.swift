@@ -276,8 +276,13 @@ public struct HTTP1RequestParser: Sendable {
             }
             headers.add(String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
         }
-        let connection = headers.values("connection").joined(separator: ",").lowercased()
-            .split(separator: ",").map { $0.trimmingCharacters(in: " \t") }
+        let connectionFields = headers.values("connection")
+        let connection =
+            connectionFields.isEmpty
+            ? []
+            : connectionFields.joined(separator: ",").lowercased().split(separator: ",").map {
+                $0.trimmingCharacters(in: " \t")
+            }
         let keepAlive = version == "HTTP/1.1" ? !connection.contains("close") : connection.contains("keep-alive")
         if version == "HTTP/1.1" && headers["host"] == nil { throw HTTP1ParseError.badRequest("missing Host header") }
         return Head(
@@ -299,6 +304,13 @@ public struct HTTP1RequestParser: Sendable {
             return nil
         }
         guard let first = lengths.first else { return 0 }
+        // The usual case, one plain number, without splitting and trimming.
+        if lengths.count == 1, (1...18).contains(first.utf8.count),
+            first.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let length = Int(first)
+        {
+            guard length <= limits.maximumBodyBytes else { throw HTTP1ParseError(status: 413, reason: "body too large") }
+            return length
+        }
         let values = Set(lengths.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: " \t") } })
         guard values.count == 1, first.utf8.count <= 18, first.allSatisfy(\.isASCII),
             let value = values.first, !value.isEmpty, value.allSatisfy(\.isNumber), let length = Int(value)

@@ -80,8 +80,9 @@ public struct Logger: Sendable {
 
     /// Quotes a value when it has spaces, quotes, `=` or control characters; escapes so one event stays one line.
     static func quote(_ value: String) -> String {
-        let needsQuotes = value.isEmpty || value.unicodeScalars.contains {
-            $0 == " " || $0 == "\"" || $0 == "=" || $0 == "\\" || $0.value < 0x20 || $0.value == 0x7F
+        let needsQuotes = value.isEmpty || value.utf8.contains {
+            $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\\")
+                || $0 < 0x20 || $0 == 0x7F
         }
         guard needsQuotes else { return value }
         var quoted = "\""

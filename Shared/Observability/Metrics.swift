@@ -60,10 +60,12 @@ public final class MetricsRegistry: Sendable {
     ) {
         let key = Self.labelText(labels)
         families.withLock { families in
-            if families[name] == nil { families[name] = Family(kind: kind, help: help, buckets: buckets) }
-            guard families[name]!.kind == kind else { return }
-            // Mutated in place: copying the family out and back would copy every one of its series.
-            change(&families[name]!.series[key, default: Series()])
+            // Mutated in place, with one lookup: copying the family out and back would copy all of its series.
+            func update(_ family: inout Family) {
+                guard family.kind == kind else { return }
+                change(&family.series[key, default: Series()])
+            }
+            update(&families[name, default: Family(kind: kind, help: help, buckets: buckets)])
         }
     }
 
@@ -99,9 +101,22 @@ public final class MetricsRegistry: Sendable {
     }
 
     static func labelText(_ labels: KeyValuePairs<String, String>) -> String {
-        labels.map { key, value in
+        var text = ""
+        text.reserveCapacity(labels.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 4 })
+        for (index, (key, value)) in labels.enumerated() {
             let plain = !value.utf8.contains { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") || $0 == 0x0A }
-            if plain { return key + "=\"" + value + "\"" }
+            guard plain else { return escapedLabelText(labels) }
+            if index > 0 { text += "," }
+            text += key
+            text += "=\""
+            text += value
+            text += "\""
+        }
+        return text
+    }
+
+    private static func escapedLabelText(_ labels: KeyValuePairs<String, String>) -> String {
+        labels.map { key, value in
             var escaped = ""
             for character in value {
                 switch character {
