@@ -7,6 +7,11 @@ import Synchronization
 
 /// Accepts TCP connections on every loop of a group (one `SO_REUSEPORT` socket per loop, so the kernel spreads
 /// connections over the cores) and gives each accepted ``Channel`` a handler made by the caller.
+///
+/// `SO_REUSEPORT` would also let another process of the same user bind the same port and silently take a share of
+/// its connections (a second replica given the same address, or an old process left running after a deploy). So
+/// the port is first claimed with a plain socket: when anything else listens there, binding fails with "address
+/// in use", as it would without `SO_REUSEPORT`.
 public final class TCPListener: Sendable {
     /// Makes the protocol handler for a newly accepted channel, on that channel's loop.
     public typealias HandlerFactory = @Sendable (Channel) -> ChannelHandler
@@ -24,6 +29,7 @@ public final class TCPListener: Sendable {
     ) throws {
         var acceptors: [Acceptor] = []
         var bound = address
+        if address.port != 0 { try Self.checkPortIsFree(address) }
         do {
             for loop in group.loops {
                 let fd = try Self.bindSocket(bound, backlog: backlog)
@@ -45,6 +51,20 @@ public final class TCPListener: Sendable {
     public func close() {
         for acceptor in acceptors {
             acceptor.loop.execute { acceptor.stop() }
+        }
+    }
+
+    /// Binds (and releases) a socket without `SO_REUSEPORT`: fails with EADDRINUSE when anything listens there.
+    private static func checkPortIsFree(_ address: SocketAddress) throws {
+        let family = address.isIPv6 ? AF_INET6 : AF_INET
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw NetworkError(.system, "socket failed", errno: errno) }
+        defer { Glibc.close(fd) }
+        var one: Int32 = 1
+        // SO_REUSEADDR only lets the bind through connections in TIME_WAIT, never past a listener.
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        guard try address.withSockAddr({ bind(fd, $0, $1) }) == 0 else {
+            throw NetworkError(.system, "bind on \(address) failed", errno: errno)
         }
     }
 

@@ -57,6 +57,28 @@ final class NetworkIOTests: XCTestCase {
         XCTAssertEqual(fired.withLock { $0 }, [1, 2, 3])
     }
 
+    func testAPortInUseIsRefusedEvenThoughTheListenerUsesReusePort() throws {
+        let group = try EventLoopGroup(threadCount: 2)
+        defer { group.shutdown() }
+        let first = try TCPListener(group: group, address: SocketAddress(host: "127.0.0.1", port: 0)) { _ in
+            IgnoringHandler()
+        }
+        let taken = first.localAddress
+        XCTAssertNotEqual(taken.port, 0)
+        XCTAssertThrowsError(
+            try TCPListener(group: group, address: taken) { _ in IgnoringHandler() },
+            "a second listener silently shared the port")
+        first.close()
+        // Closing happens on the loops; the port is free again soon after.
+        var second: TCPListener?
+        for _ in 0..<50 where second == nil {
+            second = try? TCPListener(group: group, address: taken) { _ in IgnoringHandler() }
+            if second == nil { Thread.sleep(forTimeInterval: 0.02) }
+        }
+        XCTAssertNotNil(second, "the port was not released by close()")
+        second?.close()
+    }
+
     func testExecuteFromManyThreads() throws {
         let group = try EventLoopGroup(threadCount: 1)
         defer { group.shutdown() }
@@ -76,4 +98,11 @@ final class NetworkIOTests: XCTestCase {
         wait(for: [done], timeout: 10)
         XCTAssertEqual(count.withLock { $0 }, 4000)
     }
+}
+
+private final class IgnoringHandler: ChannelHandler {
+    func channelActive(_ channel: Channel) {}
+    func channelRead(_ channel: Channel, _ bytes: UnsafeRawBufferPointer) {}
+    func channelWillFlush(_ channel: Channel) {}
+    func channelInactive(_ channel: Channel, error: NetworkError?) {}
 }
