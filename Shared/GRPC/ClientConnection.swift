@@ -66,6 +66,8 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
     private var backoff: UInt64
     /// When the latest connection attempt began (monotonic nanoseconds).
     private var lastAttemptStarted: UInt64 = 0
+    /// An on-demand attempt is scheduled for calls that arrived just after an attempt failed.
+    private var probeScheduled = false
     private var waiting: [ClientCall] = []
     private var calls: [UInt64: ClientCall] = [:]
     private var callsByStream: [Int32: UInt64] = [:]
@@ -159,6 +161,17 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
             if now >= until || onDemand == true {
                 waiting.append(call)
                 connect()
+            } else if let probeAge = configuration.reconnectOnDemandAfterNanoseconds {
+                // The last attempt failed moments ago: the call waits for one more, made as soon as that one is
+                // old enough, so a service that came back in between is not refused by the call that finds it.
+                waiting.append(call)
+                if !probeScheduled {
+                    probeScheduled = true
+                    loop.scheduleTimer(afterNanoseconds: lastAttemptStarted &+ probeAge &- now) { [self] in
+                        probeScheduled = false
+                        if case .backoff = state { connect() }
+                    }
+                }
             } else {
                 finish(
                     call,
