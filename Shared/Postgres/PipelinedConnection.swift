@@ -43,15 +43,21 @@ final class PipelinedConnection: EventLoopSource, @unchecked Sendable {
     private var prepareFailure: PostgresError?
     private var watchingWritable = false
     private let onClose: (PipelinedConnection) -> Void
+    private let replyTimeoutNanoseconds: UInt64
+    private var replyTimer: TimerID?
     /// Statements sent whose results have not all arrived.
     private(set) var inFlight = 0
     private(set) var isClosed = false
 
     /// Takes over an open connection (from ``PostgresConnection/detachHandle()``) on `loop`'s thread.
-    init(loop: EventLoop, handle: OpaquePointer, onClose: @escaping (PipelinedConnection) -> Void) throws(PostgresError) {
+    init(
+        loop: EventLoop, handle: OpaquePointer, replyTimeoutNanoseconds: UInt64,
+        onClose: @escaping (PipelinedConnection) -> Void
+    ) throws(PostgresError) {
         self.loop = loop
         self.handle = handle
         self.socket = PQsocket(handle)
+        self.replyTimeoutNanoseconds = replyTimeoutNanoseconds
         self.onClose = onClose
         guard socket >= 0, PQsetnonblocking(handle, 1) == 0, PQenterPipelineMode(handle) == 1 else {
             let message = PostgresResult.errorMessage(of: handle)
@@ -101,13 +107,32 @@ final class PipelinedConnection: EventLoopSource, @unchecked Sendable {
         items.append(.query(Waiter(completion)))
         items.append(.sync)
         inFlight += 1
+        if replyTimer == nil { armReplyTimer(sentAt: monotonicNanoseconds()) }
         flush()
+    }
+
+    /// Watches the oldest statement in flight: with no reply by its deadline, the connection is given up.
+    private func armReplyTimer(sentAt: UInt64) {
+        let deadline = sentAt &+ replyTimeoutNanoseconds
+        let now = monotonicNanoseconds()
+        replyTimer = loop.scheduleTimer(afterNanoseconds: deadline > now ? deadline - now : 0) { [weak self] in
+            guard let self else { return }
+            replyTimer = nil
+            guard !isClosed, let oldest = oldestInFlightSentAt else { return }
+            if monotonicNanoseconds() &- oldest >= replyTimeoutNanoseconds {
+                close(PostgresError(.connectionLost, "the database sent no reply in time; the connection was dropped"))
+            } else {
+                armReplyTimer(sentAt: oldest)
+            }
+        }
     }
 
     /// Fails every statement in flight with `error` and closes the connection.
     func close(_ error: PostgresError) {
         guard !isClosed else { return }
         isClosed = true
+        if let replyTimer { loop.cancelTimer(replyTimer) }
+        replyTimer = nil
         loop.deregister(key: key, fd: socket)
         if let handle { PQfinish(handle) }
         handle = nil
@@ -243,15 +268,17 @@ final class LoopConnections: @unchecked Sendable {
 
     let loop: EventLoop
     private let limit: Int
+    private let replyTimeoutNanoseconds: UInt64
     private let open: Opener
     private var connections: [PipelinedConnection] = []
     private var opening = 0
     private var waiting: [(PostgresQuery, PipelinedConnection.Completion)] = []
     private var closedError: PostgresError?
 
-    init(loop: EventLoop, limit: Int, open: @escaping Opener) {
+    init(loop: EventLoop, limit: Int, replyTimeoutNanoseconds: UInt64, open: @escaping Opener) {
         self.loop = loop
         self.limit = max(1, limit)
+        self.replyTimeoutNanoseconds = replyTimeoutNanoseconds
         self.open = open
     }
 
@@ -321,7 +348,9 @@ final class LoopConnections: @unchecked Sendable {
                 PQfinish(handle)
                 throw closedError
             }
-            connection = try PipelinedConnection(loop: loop, handle: handle) { [weak self] closed in
+            connection = try PipelinedConnection(
+                loop: loop, handle: handle, replyTimeoutNanoseconds: replyTimeoutNanoseconds
+            ) { [weak self] closed in
                 self?.connections.removeAll { $0 === closed }
             }
         } catch {

@@ -10,16 +10,21 @@ public struct PostgresConfiguration: Sendable {
     public var statementTimeoutMilliseconds: Int
     /// Shown in `pg_stat_activity`.
     public var applicationName: String
+    /// A pipelined connection whose oldest statement has had no reply for this long is given up (its statements
+    /// fail with `.connectionLost`), so a server or network that hangs cannot hold callers forever. By default
+    /// two seconds past the statement timeout, by when the server should have cancelled the statement itself.
+    public var replyTimeoutMilliseconds: Int
 
     public init(
         url: String, poolSize: Int = 4, connectTimeoutSeconds: Int = 5, statementTimeoutMilliseconds: Int = 5_000,
-        applicationName: String = "passkey-server"
+        applicationName: String = "passkey-server", replyTimeoutMilliseconds: Int? = nil
     ) {
         self.url = url
         self.poolSize = max(1, poolSize)
         self.connectTimeoutSeconds = max(1, connectTimeoutSeconds)
         self.statementTimeoutMilliseconds = max(1, statementTimeoutMilliseconds)
         self.applicationName = applicationName
+        self.replyTimeoutMilliseconds = max(1, replyTimeoutMilliseconds ?? self.statementTimeoutMilliseconds + 2_000)
     }
 
     /// The URL with any password replaced by `***`, safe for messages and logs.

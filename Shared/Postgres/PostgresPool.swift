@@ -95,7 +95,10 @@ public final class PostgresPool: Sendable {
     private func pipelineConnections(on loop: EventLoop) -> LoopConnections {
         pipelines.withLock { pipelines in
             if let existing = pipelines[ObjectIdentifier(loop)] { return existing }
-            let created = LoopConnections(loop: loop, limit: configuration.poolSize) { [self] done in
+            let created = LoopConnections(
+                loop: loop, limit: configuration.poolSize,
+                replyTimeoutNanoseconds: UInt64(configuration.replyTimeoutMilliseconds) * 1_000_000
+            ) { [self] done in
                 Task.detached { [self] in done(await openDetached()) }
             }
             pipelines[ObjectIdentifier(loop)] = created

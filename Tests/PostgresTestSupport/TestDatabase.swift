@@ -30,10 +30,13 @@ public final class TestDatabase: Sendable {
     }
 
     /// A pool on the scratch database.
-    public func makePool(size: Int = 4, statementTimeoutMilliseconds: Int = 5_000) -> PostgresPool {
+    public func makePool(
+        size: Int = 4, statementTimeoutMilliseconds: Int = 5_000, replyTimeoutMilliseconds: Int? = nil
+    ) -> PostgresPool {
         PostgresPool(
             configuration: PostgresConfiguration(
-                url: url, poolSize: size, statementTimeoutMilliseconds: statementTimeoutMilliseconds))
+                url: url, poolSize: size, statementTimeoutMilliseconds: statementTimeoutMilliseconds,
+                replyTimeoutMilliseconds: replyTimeoutMilliseconds))
     }
 
     /// `serverURL` with its database name replaced; works for URLs and keyword/value strings.

@@ -52,6 +52,24 @@ final class PipelinedQueryTests: DatabaseTestCase {
         XCTAssertEqual(pool.currentStatistics.opened, 2)
     }
 
+    func testAConnectionThatSendsNoReplyInTimeIsGivenUpAndReplaced() async throws {
+        // The server would let the statement run for a minute; the pool waits for a reply only 300 ms.
+        let pool = database.makePool(size: 1, statementTimeoutMilliseconds: 60_000, replyTimeoutMilliseconds: 300)
+        defer { pool.shutdown() }
+        let started = Date()
+        do {
+            try await pool.query("SELECT pg_sleep(5)")
+            XCTFail("a statement with no reply was waited for")
+        } catch let error as PostgresError {
+            XCTAssertEqual(error.code, .connectionLost, "\(error)")
+        }
+        let waited = Date().timeIntervalSince(started)
+        XCTAssertGreaterThanOrEqual(waited, 0.25)
+        XCTAssertLessThan(waited, 2)
+        await assertEqual(try await pool.query("SELECT \(3)::int AS n").first?.decode(Int.self, "n"), 3)
+        XCTAssertEqual(pool.currentStatistics.opened, 2, "a fresh connection replaced the silent one")
+    }
+
     func testAStatementThatCannotBePreparedReportsItsOwnErrorAndTheConnectionCarriesOn() async throws {
         let pool = database.makePool(size: 1)
         defer { pool.shutdown() }
