@@ -35,7 +35,7 @@ let persistenceTargets: [Target] = [
     .testTarget(name: "PasswordHashingTests", dependencies: ["PasswordHashing"], path: "Tests/PasswordHashingTests"),
     .target(name: "Observability", dependencies: ["Encoding"], path: "Shared/Observability"),
     .testTarget(name: "ObservabilityTests", dependencies: ["Observability"], path: "Tests/ObservabilityTests"),
-    .target(name: "Configuration", path: "Shared/Configuration"),
+    .target(name: "Configuration", dependencies: ["Encoding"], path: "Shared/Configuration"),
     .testTarget(name: "ConfigurationTests", dependencies: ["Configuration"], path: "Tests/ConfigurationTests"),
     .target(name: "RateLimiting", path: "Shared/RateLimiting"),
     .testTarget(name: "RateLimitingTests", dependencies: ["RateLimiting"], path: "Tests/RateLimitingTests"),

@@ -1,3 +1,5 @@
+import Encoding
+
 /// A configuration value that cannot be used; the message names the variable.
 public struct ConfigurationError: Error, CustomStringConvertible, Equatable, Sendable {
     public let variable: String
@@ -88,13 +90,4 @@ public struct Rate: Sendable, Hashable {
     public var perSecond: Double { count / perSeconds }
     /// The burst allowed: a tenth of the per-period rate, at least 10.
     public var burst: Double { max(10, count / 10) }
-}
-
-extension String {
-    func trimmingWhitespace() -> String {
-        let scalars = unicodeScalars
-        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return "" }
-        let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })!
-        return String(scalars[first...last])
-    }
 }

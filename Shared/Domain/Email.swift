@@ -1,3 +1,5 @@
+import Encoding
+
 /// An email address as the user typed it, with the form used for lookups and uniqueness.
 public struct EmailAddress: Hashable, Sendable {
     /// The longest address accepted (RFC 5321's path limit).
@@ -18,15 +20,5 @@ public struct EmailAddress: Hashable, Sendable {
         guard !trimmed.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else { return nil }
         self.address = trimmed
         self.normalized = trimmed.lowercased()
-    }
-}
-
-extension String {
-    /// The string without leading and trailing Unicode whitespace and newlines.
-    func trimmingWhitespace() -> String {
-        let scalars = unicodeScalars
-        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return "" }
-        let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })!
-        return String(scalars[first...last])
     }
 }

@@ -53,7 +53,7 @@ extension UUID {
                     guard text[position] == UInt8(ascii: "-") else { return false }
                     position += 1
                 }
-                guard let high = hexValue(text[position]), let low = hexValue(text[position + 1]) else {
+                guard let high = Hex.value(of: text[position]), let low = Hex.value(of: text[position + 1]) else {
                     return false
                 }
                 output[index] = high << 4 | low
@@ -62,14 +62,5 @@ extension UUID {
             return true
         }
         return ok ? unsafeBitCast(bytes, to: uuid_t.self) : nil
-    }
-
-    private static func hexValue(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -1,3 +1,5 @@
+import Encoding
+
 /// Splits a gRPC request or response body into messages: each is a 1-byte compressed flag, a 4-byte big-endian
 /// length and the payload. Bytes may arrive in any split; a declared length over the limit is refused before
 /// anything is allocated for it.
@@ -158,7 +160,7 @@ public enum GRPCPercentEncoding {
         var index = 0
         while index < input.count {
             if input[index] == UInt8(ascii: "%"), index + 2 < input.count,
-                let high = hexValue(input[index + 1]), let low = hexValue(input[index + 2])
+                let high = Hex.value(of: input[index + 1]), let low = Hex.value(of: input[index + 2])
             {
                 output.append(high << 4 | low)
                 index += 3
@@ -168,15 +170,6 @@ public enum GRPCPercentEncoding {
             }
         }
         return String(decoding: output, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
 

@@ -187,10 +187,10 @@ final class PipelinedConnection: EventLoopSource, @unchecked Sendable {
             case .sync:
                 // The sync point's own result; no NULL follows it.
                 if let result { PQclear(result) }
-                advance()
+                head += 1
             case .prepare(let sql):
                 guard let result else {
-                    advance()
+                    head += 1
                     continue
                 }
                 if PQresultStatus(result) != PGRES_COMMAND_OK {
@@ -202,7 +202,7 @@ final class PipelinedConnection: EventLoopSource, @unchecked Sendable {
                 PQclear(result)
             case .query(let waiter):
                 guard let result else {
-                    advance()
+                    head += 1
                     inFlight -= 1
                     let outcome =
                         waiter.outcome ?? .failure(PostgresError(.connectionLost, "the statement returned nothing"))
@@ -225,10 +225,6 @@ final class PipelinedConnection: EventLoopSource, @unchecked Sendable {
             items.removeAll(keepingCapacity: true)
             head = 0
         }
-    }
-
-    private func advance() {
-        head += 1
     }
 
     /// When the oldest statement still in flight was sent (monotonic nanoseconds), or nil when none is.
@@ -293,8 +289,12 @@ final class LoopConnections: @unchecked Sendable {
         }
         // The busiest connection that is still moving: statements gather on as few connections as keep up.
         let now = monotonicNanoseconds()
-        if let moving = connections.filter({ isMoving($0, now: now) }).max(by: { $0.inFlight < $1.inFlight }) {
-            moving.submit(query, completion: completion)
+        var busiestMoving: PipelinedConnection?
+        for connection in connections where isMoving(connection, now: now) {
+            if connection.inFlight > busiestMoving?.inFlight ?? -1 { busiestMoving = connection }
+        }
+        if let busiestMoving {
+            busiestMoving.submit(query, completion: completion)
             return
         }
         // Else an idle one; one closed by the server meanwhile leaves the list on this check.

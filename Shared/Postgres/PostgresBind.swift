@@ -123,22 +123,13 @@ public struct PostgresBytes: PostgresEncodable, PostgresDecodable, Hashable {
         bytes.reserveCapacity((utf8.count - 2) / 2)
         var index = 2
         while index < utf8.count {
-            guard let high = hexValue(utf8[index]), let low = hexValue(utf8[index + 1]) else {
+            guard let high = Hex.value(of: utf8[index]), let low = Hex.value(of: utf8[index + 1]) else {
                 throw decodingError(PostgresBytes.self, text)
             }
             bytes.append(high << 4 | low)
             index += 2
         }
         self.bytes = bytes
-    }
-}
-
-private func hexValue(_ digit: UInt8) -> UInt8? {
-    switch digit {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): return digit - UInt8(ascii: "A") + 10
-    default: return nil
     }
 }
 

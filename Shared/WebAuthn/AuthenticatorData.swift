@@ -1,4 +1,6 @@
 import Crypto
+import Encoding
+import Foundation
 
 /// Authenticator data (WebAuthn §6.1), parsed strictly.
 public struct AuthenticatorData: Sendable {
@@ -139,28 +141,16 @@ public struct AAGUID: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses the textual UUID form ("xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", any case).
     public init?(_ text: String) {
-        let digits = Array(text.utf8.filter { $0 != UInt8(ascii: "-") })
-        guard digits.count == 32, text.utf8.count == 36 else { return nil }
-        var output: [UInt8] = []
-        for index in stride(from: 0, to: 32, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else {
-                return nil
-            }
-            output.append(byte)
-        }
-        bytes = output
+        guard let uuid = UUID(text: text) else { return nil }
+        bytes = withUnsafeBytes(of: uuid.uuid) { Array($0) }
     }
 
     /// The all-zero AAGUID that `none` attestation and many software authenticators report.
     public static let zero = AAGUID(bytes: [UInt8](repeating: 0, count: 16))
 
-    /// The canonical UUID text, lower case.
+    /// The canonical UUID text, lower case (plain hex for a value that is not 16 bytes).
     public var description: String {
-        let hex = bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
-            .joined()
-        let chars = Array(hex)
-        guard chars.count == 32 else { return hex }
-        let groups = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(chars[$0]) }
-        return groups.joined(separator: "-")
+        guard bytes.count == 16 else { return bytes.map { String(format: "%02x", $0) }.joined() }
+        return bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }.lowercaseText
     }
 }
