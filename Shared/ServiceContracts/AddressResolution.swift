@@ -7,7 +7,7 @@ public enum AddressResolution {
     /// The numeric address for `address`; a host name is looked up (IPv4 first). Throws a configuration error
     /// naming `variable` when it cannot be resolved.
     public static func resolve(_ address: ServiceAddress, variable: String) throws -> SocketAddress {
-        if let numeric = SocketAddress(parsing: address.description), isNumeric(numeric.host) { return numeric }
+        if isNumeric(address.host) { return SocketAddress(host: address.host, port: UInt16(address.port)) }
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var result: UnsafeMutablePointer<addrinfo>?
