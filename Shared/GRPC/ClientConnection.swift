@@ -70,7 +70,7 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
     private var probeScheduled = false
     private var waiting: [ClientCall] = []
     private var calls: [UInt64: ClientCall] = [:]
-    private var callsByStream: [Int32: UInt64] = [:]
+    private var callsByStream = StreamTable<UInt64>()
     private var nextCallID: UInt64 = 1
     private var goAwayLastStreamID: Int32 = .max
     private let baseHeaders: [HTTP2Header]

@@ -122,13 +122,13 @@ public final class GRPCServer: Sendable {
         configuration.logger.log(.info, "server.draining", ("connections", "\(connections.count)"))
         for handler in handlers { handler() }
         listener?.close()
-        for reference in connections { reference.connection?.beginDrain() }
+        for reference in connections { reference.connection.beginDrain() }
         let deadline = monotonicNanoseconds() &+ configuration.drainTimeoutNanoseconds
         while openConnections.load(ordering: .relaxed) > 0 && monotonicNanoseconds() < deadline {
             usleep(10_000)
         }
         let remaining = state.withLock { Array($0.connections.values) }
-        for reference in remaining { reference.connection?.forceClose() }
+        for reference in remaining { reference.connection.forceClose() }
         usleep(20_000)
         group?.shutdown()
         configuration.logger.log(.info, "server.stopped", ("forced", "\(remaining.count)"))
@@ -144,11 +144,11 @@ public final class GRPCServer: Sendable {
     }
 }
 
-/// A weak reference to a connection, kept in the server's table.
+/// A connection in the server's table, from accept until its `onClose` removes it. The reference is strong (a weak
+/// one would put every retain of the connection on the runtime's slow path) and only used to call `beginDrain` and
+/// `forceClose`, which hop to the connection's loop before touching its state.
 struct ServerConnectionRef: Sendable {
-    // Weak loads are atomic, and the reference is only used to call `beginDrain` and `forceClose`, which hop
-    // to the connection's loop before touching its state.
-    nonisolated(unsafe) weak var connection: ServerConnection?
+    let connection: ServerConnection
 
     init(_ connection: ServerConnection) { self.connection = connection }
 }

@@ -5,8 +5,9 @@ import Synchronization
 /// Delivers a streaming handler's messages to its stream on the connection's loop.
 final class ResponseSink: Sendable {
     private let loop: EventLoop
-    // Only dereferenced inside `loop.execute`, on the connection's own loop; weak loads are atomic.
-    nonisolated(unsafe) private weak var connection: ServerConnection?
+    // Only dereferenced on the connection's own loop. Strong: the call (and with it this sink) leaves the
+    // connection's table when the stream closes, which ends the cycle.
+    private let connection: ServerConnection
     private let streamID: Int32
     private let finished = Atomic<Bool>(false)
 
@@ -19,7 +20,7 @@ final class ResponseSink: Sendable {
     /// Queues a serialized message; false once the call is over.
     func send(_ message: [UInt8]) -> Bool {
         guard !finished.load(ordering: .relaxed) else { return false }
-        loop.executeOnLoop { [self] in connection?.sendStreamMessage(streamID: streamID, message: message) }
+        loop.executeOnLoop { [self] in connection.sendStreamMessage(streamID: streamID, message: message) }
         return true
     }
 
@@ -62,7 +63,7 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
     private let methods: [String: MethodKind]
     private let configuration: GRPCServerConfiguration
     private let peer: String
-    private var calls: [Int32: ServerCall] = [:]
+    private var calls = StreamTable<ServerCall>()
     private var draining = false
     private var closed = false
     var onClose: (@Sendable () -> Void)?
@@ -252,8 +253,10 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
             }
         case .unary(let handler):
             let loop = self.loop
-            // The handler runs on this connection's loop (see EventLoop's TaskExecutor conformance).
-            call.task = Task(executorPreference: loop) { [self] in
+            // The handler starts right here, on this connection's loop, and runs until it first suspends; it
+            // resumes on the same loop (see EventLoop's TaskExecutor conformance). A handler that finishes
+            // without suspending answers within this same loop turn.
+            let task = Task.immediate(executorPreference: loop) { [self] in
                 let outcome: CallOutcome
                 do {
                     outcome = .response(try await handler(request, context))
@@ -262,6 +265,7 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
                 }
                 loop.executeOnLoop { [self] in complete(streamID, outcome) }
             }
+            if !call.finished { call.task = task }
         case .serverStreaming(let handler):
             let sink = ResponseSink(loop: loop, connection: self, streamID: streamID)
             call.sink = sink

@@ -105,11 +105,12 @@ public final class HTTP2Session: ChannelHandler {
     public let role: Role
     /// The receiver of stream events; held strongly until the connection closes.
     public var delegate: HTTP2SessionDelegate?
-    /// The channel, once attached.
-    public private(set) weak var channel: Channel?
+    /// The channel, from `channelActive` until `channelInactive` (held strongly in between: a weak reference
+    /// would put every retain of the channel on the runtime's slow path).
+    public private(set) var channel: Channel?
     private var session: OpaquePointer?
     private let configuration: HTTP2Configuration
-    private var outputs: [Int32: StreamOutput] = [:]
+    private var outputs = StreamTable<StreamOutput>()
     // nghttp2 delivers one header block at a time (HEADERS and its CONTINUATIONs are never interleaved with
     // another stream's), so one buffer serves every stream.
     private var headerBlock = HTTP2HeaderBlock()
@@ -174,6 +175,7 @@ public final class HTTP2Session: ChannelHandler {
     }
 
     public func channelInactive(_ channel: Channel, error: NetworkError?) {
+        self.channel = nil
         outputs.removeAll()
         let delegate = self.delegate
         self.delegate = nil

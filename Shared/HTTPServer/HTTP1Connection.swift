@@ -15,7 +15,8 @@ import NetworkIO
 final class HTTP1Connection: ChannelHandler, DrainableConnection, @unchecked Sendable {
     private enum TimerKind { case none, idle, request }
 
-    private weak var channel: Channel?
+    /// Held strongly until the channel closes (a weak reference would slow every retain of the channel).
+    private var channel: Channel?
     private let loop: EventLoop
     private let configuration: HTTPServerConfiguration
     private let responder: any HTTPResponder
@@ -67,6 +68,7 @@ final class HTTP1Connection: ChannelHandler, DrainableConnection, @unchecked Sen
     func channelWillFlush(_ channel: Channel) {}
 
     func channelInactive(_ channel: Channel, error: NetworkError?) {
+        self.channel = nil
         cancelTimer()
         if let registryKey { registry.remove(registryKey) }
         registryKey = nil
@@ -178,9 +180,8 @@ final class HTTP1Connection: ChannelHandler, DrainableConnection, @unchecked Sen
         cancelTimer()
         timerKind = kind
         let duration = kind == .idle ? configuration.idleTimeout : configuration.requestTimeout
-        timer = loop.scheduleTimer(afterNanoseconds: duration.wholeNanoseconds) { [weak self] in
-            self?.timerFired(kind)
-        }
+        // Strong: the timer is cancelled when the channel closes (a weak capture would slow every retain of self).
+        timer = loop.scheduleTimer(afterNanoseconds: duration.wholeNanoseconds) { [self] in timerFired(kind) }
     }
 
     private func cancelTimer() {

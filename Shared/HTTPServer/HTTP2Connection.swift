@@ -22,7 +22,7 @@ final class HTTP2Connection: HTTP2SessionDelegate, DrainableConnection, @uncheck
     private let registry: ConnectionRegistry
     private let peer: String
     private var registryKey: Int?
-    private var streams: [Int32: Stream] = [:]
+    private var streams = StreamTable<Stream>()
     private var draining = false
     private var idleTimer: TimerID?
 

@@ -89,8 +89,10 @@ protocol DrainableConnection: AnyObject, Sendable {
 /// Tracks a server's open connections for draining; shared by every connection of the server.
 final class ConnectionRegistry: Sendable {
     private struct Entry: Sendable {
-        nonisolated(unsafe) weak var connection: (any DrainableConnection)?
-        // Only used to call `beginDrain` and `forceClose`, which hop to the connection's loop.
+        // Only used to call `beginDrain` and `forceClose`, which hop to the connection's loop. Strong (a weak
+        // reference would put every retain of the connection on the runtime's slow path): a connection removes
+        // its entry when it closes.
+        let connection: any DrainableConnection
     }
 
     private let entries = Mutex<(next: Int, open: [Int: Entry], draining: Bool)>((0, [:], false))
@@ -114,11 +116,11 @@ final class ConnectionRegistry: Sendable {
     func startDraining() -> [any DrainableConnection] {
         entries.withLock { state in
             state.draining = true
-            return state.open.values.compactMap(\.connection)
+            return state.open.values.map(\.connection)
         }
     }
 
-    func all() -> [any DrainableConnection] { entries.withLock { $0.open.values.compactMap(\.connection) } }
+    func all() -> [any DrainableConnection] { entries.withLock { $0.open.values.map(\.connection) } }
 }
 
 /// The gateway's HTTP server: HTTP/1.1 and HTTP/2 on one port (h2c with prior knowledge is detected by the
@@ -194,8 +196,9 @@ final class ProtocolDetector: ChannelHandler {
     }
 
     func channelActive(_ channel: Channel) {
+        // Held strongly until the timer fires or is cancelled (at hand-over or close); closing twice is harmless.
         timer = channel.loop.scheduleTimer(afterNanoseconds: configuration.requestTimeout.wholeNanoseconds) {
-            [weak channel] in channel?.close()
+            channel.close()
         }
     }
 

@@ -58,7 +58,7 @@ public final class EventLoop: @unchecked Sendable {
 
     private let epollFD: Int32
     private let wakeFD: Int32
-    private let incoming = Mutex<[Task]>([])
+    private let incoming = Mutex<(tasks: [Task], jobs: [UnownedJob])>(([], []))
     private let wakePending = Atomic<Bool>(false)
     private let stopRequested = Atomic<Bool>(false)
     private let threadID = Atomic<UInt>(0)
@@ -70,6 +70,8 @@ public final class EventLoop: @unchecked Sendable {
     private var nextTimerID: UInt64 = 1
     private var flushQueue: [EndOfTurnFlushing] = []
     private var localTasks: [() -> Void] = []
+    /// Swift concurrency jobs enqueued on the loop thread, run later in the same turn (no closure per job).
+    private var localJobs: [UnownedJob] = []
     /// A scratch buffer that sources may use to read from sockets during one callback.
     public let readBuffer: UnsafeMutableRawBufferPointer
     /// The loop's name, used in thread names and logs.
@@ -107,7 +109,11 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs `task` on the loop thread soon; callable from any thread.
     public func execute(_ task: @escaping Task) {
-        incoming.withLock { $0.append(task) }
+        incoming.withLock { $0.tasks.append(task) }
+        wake()
+    }
+
+    private func wake() {
         if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
             var one: UInt64 = 1
             _ = write(wakeFD, &one, 8)
@@ -212,7 +218,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     private func nextTimeoutMilliseconds() -> Int32 {
-        if !localTasks.isEmpty || !flushQueue.isEmpty { return 0 }
+        if !localTasks.isEmpty || !localJobs.isEmpty || !flushQueue.isEmpty { return 0 }
         guard let deadline = timers.peekDeadline() else { return -1 }
         let now = monotonicNanoseconds()
         if deadline <= now { return 0 }
@@ -223,12 +229,17 @@ public final class EventLoop: @unchecked Sendable {
         var value: UInt64 = 0
         _ = read(wakeFD, &value, 8)
         wakePending.store(false, ordering: .releasing)
-        let tasks = incoming.withLock { tasks -> [Task] in
-            let taken = tasks
-            tasks.removeAll(keepingCapacity: true)
+        let (tasks, jobs) = incoming.withLock { incoming -> ([Task], [UnownedJob]) in
+            let taken = incoming
+            incoming.tasks.removeAll(keepingCapacity: true)
+            incoming.jobs.removeAll(keepingCapacity: true)
             return taken
         }
         for task in tasks { task() }
+        if !jobs.isEmpty {
+            let executor = asUnownedTaskExecutor()
+            for job in jobs { job.runSynchronously(on: executor) }
+        }
     }
 
     private func runExpiredTimers() {
@@ -243,12 +254,18 @@ public final class EventLoop: @unchecked Sendable {
     private func runEndOfTurn() {
         // Tasks and flushes may schedule more of each other; run until both settle.
         var rounds = 0
-        while (!localTasks.isEmpty || !flushQueue.isEmpty) && rounds < 64 {
+        while (!localTasks.isEmpty || !localJobs.isEmpty || !flushQueue.isEmpty) && rounds < 64 {
             rounds += 1
-            while !localTasks.isEmpty {
+            while !localTasks.isEmpty || !localJobs.isEmpty {
                 let tasks = localTasks
                 localTasks.removeAll(keepingCapacity: true)
                 for task in tasks { task() }
+                if !localJobs.isEmpty {
+                    let jobs = localJobs
+                    localJobs.removeAll(keepingCapacity: true)
+                    let executor = asUnownedTaskExecutor()
+                    for job in jobs { job.runSynchronously(on: executor) }
+                }
             }
             let flushers = flushQueue
             flushQueue.removeAll(keepingCapacity: true)
@@ -264,11 +281,11 @@ public final class EventLoop: @unchecked Sendable {
 extension EventLoop: TaskExecutor {
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        let executor = asUnownedTaskExecutor()
         if inEventLoop {
-            localTasks.append { job.runSynchronously(on: executor) }
+            localJobs.append(job)
         } else {
-            execute { job.runSynchronously(on: executor) }
+            incoming.withLock { $0.jobs.append(job) }
+            wake()
         }
     }
 
