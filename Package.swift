@@ -40,7 +40,7 @@ let persistenceTargets: [Target] = [
     .target(name: "RateLimiting", path: "Shared/RateLimiting"),
     .testTarget(name: "RateLimitingTests", dependencies: ["RateLimiting"], path: "Tests/RateLimitingTests"),
     .target(name: "HTTPMessages", path: "Shared/HTTPMessages"),
-    .target(name: "HTTP1", dependencies: ["HTTPMessages"], path: "Shared/HTTP1"),
+    .target(name: "HTTP1", dependencies: ["Encoding", "HTTPMessages"], path: "Shared/HTTP1"),
     .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "HTTPMessages"], path: "Tests/HTTP1Tests"),
     .testTarget(name: "DomainTests", dependencies: ["Domain"], path: "Tests/DomainTests"),
     .testTarget(

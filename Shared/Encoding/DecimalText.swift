@@ -4,13 +4,23 @@ public enum DecimalText {
     /// Appends `value` with at least `width` digits, zero-padded on the left (after a `-` when negative).
     public static func append(_ value: Int64, width: Int, to output: inout [UInt8]) {
         if value < 0 { output.append(UInt8(ascii: "-")) }
-        var digits: [UInt8] = []
-        var remaining = value.magnitude
-        repeat {
-            digits.append(UInt8(ascii: "0") + UInt8(remaining % 10))
+        let magnitude = value.magnitude
+        var digitCount = 1
+        var scan = magnitude
+        while scan >= 10 {
+            scan /= 10
+            digitCount += 1
+        }
+        if digitCount < width { output.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - digitCount)) }
+        // Written in place from the last digit back, without a scratch array.
+        let start = output.count
+        output.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digitCount))
+        var remaining = magnitude
+        var index = start + digitCount - 1
+        while remaining > 0 {
+            output[index] = UInt8(ascii: "0") + UInt8(remaining % 10)
             remaining /= 10
-        } while remaining > 0
-        if digits.count < width { output.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - digits.count)) }
-        output.append(contentsOf: digits.reversed())
+            index -= 1
+        }
     }
 }

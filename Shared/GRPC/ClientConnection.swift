@@ -338,10 +338,20 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
         _ session: HTTP2Session, didReceiveHeaders block: HTTP2HeaderBlock, streamID: Int32, endStream: Bool
     ) {
         guard let id = callsByStream[streamID], let call = calls[id] else { return }
-        let headers = block.headers
+        // Read the few fields that decide the outcome as bytes; Strings are made only for an error's details.
+        var statusIndex: Int?
+        var messageIndex: Int?
+        for index in 0..<block.count {
+            if !call.headersReceived && block.nameEquals(at: index, ":status") {
+                call.httpStatus = block.withValueBytes(at: index, Self.decimal) ?? 0
+            } else if block.nameEquals(at: index, "grpc-status") {
+                statusIndex = index
+            } else if block.nameEquals(at: index, "grpc-message") {
+                messageIndex = index
+            }
+        }
         if !call.headersReceived {
             call.headersReceived = true
-            for header in headers where header.name == ":status" { call.httpStatus = Int(header.value) ?? 0 }
             if !endStream {
                 if call.httpStatus != 200 {
                     completeWithoutStatus(call)
@@ -349,16 +359,12 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
                 return
             }
         }
-        var status: GRPCStatusCode?
-        var message = ""
-        for header in headers {
-            if header.name == "grpc-status" { status = GRPCStatusCode(headerValue: header.value) }
-            if header.name == "grpc-message" { message = GRPCPercentEncoding.decode(header.value) }
-        }
-        guard let status else {
+        guard let statusIndex else {
             completeWithoutStatus(call)
             return
         }
+        let status =
+            block.withValueBytes(at: statusIndex, Self.decimal).flatMap(GRPCStatusCode.init(rawValue:)) ?? .unknown
         if status == .ok {
             if let response = call.response {
                 finish(call, .success(response))
@@ -371,7 +377,8 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
                             neverReachedServer: false)))
             }
         } else {
-            let metadata = Metadata(headers: headers.lazy.map { ($0.name, $0.value) })
+            let message = messageIndex.map { GRPCPercentEncoding.decode(block.value(at: $0)) } ?? ""
+            let metadata = Metadata(headers: block.headers.lazy.map { ($0.name, $0.value) })
             finish(
                 call,
                 .failure(
@@ -379,6 +386,17 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
                         error: RPCError(code: status, message: message, metadata: metadata), neverReachedServer: false))
             )
         }
+    }
+
+    /// A non-negative decimal of at most 9 digits (an HTTP or gRPC status), or nil.
+    private static func decimal(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        guard !bytes.isEmpty, bytes.count <= 9 else { return nil }
+        var value = 0
+        for byte in bytes {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        return value
     }
 
     private func completeWithoutStatus(_ call: ClientCall) {

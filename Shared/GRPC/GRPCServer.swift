@@ -73,7 +73,7 @@ public final class GRPCServer: Sendable {
     @discardableResult
     public func start() throws -> SocketAddress {
         let group = try EventLoopGroup(threadCount: configuration.threadCount, name: "grpc-server")
-        let methods = state.withLock { $0.methods }
+        let methods = MethodTable(state.withLock { $0.methods })
         let configuration = self.configuration
         let listener: TCPListener
         do {

@@ -60,7 +60,7 @@ private enum CallOutcome: Sendable {
 final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
     let session: HTTP2Session
     let loop: EventLoop
-    private let methods: [String: MethodKind]
+    private let methods: MethodTable
     private let configuration: GRPCServerConfiguration
     private let peer: String
     private var calls = StreamTable<ServerCall>()
@@ -75,7 +75,7 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
     private static let preparedResponseHeaders = HTTP2HeaderList(responseHeaders)
     private static let preparedOKTrailers = HTTP2HeaderList(okTrailers)
 
-    init(channel: Channel, methods: [String: MethodKind], configuration: GRPCServerConfiguration) {
+    init(channel: Channel, methods: MethodTable, configuration: GRPCServerConfiguration) {
         self.session = HTTP2Session(role: .server, configuration: configuration.http2)
         self.loop = channel.loop
         self.methods = methods
@@ -118,14 +118,14 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
         // Compare names as bytes and make Strings only for the fields used.
         var isPost = false
         var isGRPC = false
-        var path = ""
+        var pathIndex: Int?
         var timeout: String?
         var hasCustomMetadata = false
         for index in 0..<headers.count {
             if headers.nameEquals(at: index, ":method") {
                 isPost = headers.valueEquals(at: index, "POST")
             } else if headers.nameEquals(at: index, ":path") {
-                path = headers.value(at: index)
+                pathIndex = index
             } else if headers.nameEquals(at: index, "content-type") {
                 isGRPC =
                     headers.valueEquals(at: index, "application/grpc")
@@ -147,7 +147,8 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
                 endStream: true)
             return
         }
-        guard let kind = methods[path] else {
+        guard let (path, kind) = pathIndex.flatMap({ headers.withValueBytes(at: $0, methods.find) }) else {
+            let path = pathIndex.map { headers.value(at: $0) } ?? ""
             sendTrailersOnly(streamID, RPCError(code: .unimplemented, message: "Method not found: \(path)"))
             return
         }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import NetworkIO
 import Protobuf
 
@@ -47,6 +50,34 @@ enum MethodKind: Sendable {
     case inlineUnary(@Sendable ([UInt8], ServerContext) throws -> [UInt8])
     /// Runs asynchronously and writes any number of responses.
     case serverStreaming(@Sendable ([UInt8], ServerContext, ResponseSink) async throws -> Void)
+}
+
+/// The methods a server serves, found from the bytes of a request's `:path` without making a `String` or
+/// hashing it: the handful of methods a service has are told apart by length first, then compared.
+struct MethodTable: Sendable {
+    private struct Entry: Sendable {
+        let pathBytes: [UInt8]
+        let path: String
+        let kind: MethodKind
+    }
+
+    private let entries: [Entry]
+
+    init(_ methods: [String: MethodKind]) {
+        entries = methods.map { Entry(pathBytes: Array($0.key.utf8), path: $0.key, kind: $0.value) }
+            .sorted { $0.path < $1.path }
+    }
+
+    /// The registered path (shared, not copied) and its method.
+    func find(_ path: UnsafeRawBufferPointer) -> (path: String, kind: MethodKind)? {
+        for entry in entries where entry.pathBytes.count == path.count {
+            let equal = entry.pathBytes.withUnsafeBytes { candidate in
+                path.count == 0 || memcmp(candidate.baseAddress!, path.baseAddress!, path.count) == 0
+            }
+            if equal { return (entry.path, entry.kind) }
+        }
+        return nil
+    }
 }
 
 /// A method a ``GRPCServer`` serves.

@@ -13,7 +13,10 @@ public struct HTTP2HeaderBlock {
         var valueLength: Int
     }
 
+    /// The field bytes, in `storage[0..<used]`; the array is kept at its grown size between blocks so that
+    /// appending is a bounds check and a copy.
     var storage: [UInt8] = []
+    var used = 0
     var fields: [Field] = []
 
     /// An empty block.
@@ -28,15 +31,23 @@ public struct HTTP2HeaderBlock {
     public var count: Int { fields.count }
 
     mutating func removeAll() {
-        storage.removeAll(keepingCapacity: true)
+        used = 0
         fields.removeAll(keepingCapacity: true)
     }
 
     mutating func append(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
-        let nameStart = storage.count
-        storage.append(contentsOf: name)
-        let valueStart = storage.count
-        storage.append(contentsOf: value)
+        let nameStart = used
+        let valueStart = used + name.count
+        let end = valueStart + value.count
+        if end > storage.count {
+            storage.append(contentsOf: repeatElement(0, count: max(end, 2 * storage.count, 256) - storage.count))
+        }
+        storage.withUnsafeMutableBufferPointer { bytes in
+            let base = bytes.baseAddress!
+            if let source = name.baseAddress { (base + nameStart).update(from: source, count: name.count) }
+            if let source = value.baseAddress { (base + valueStart).update(from: source, count: value.count) }
+        }
+        used = end
         fields.append(
             Field(nameStart: nameStart, nameLength: name.count, valueStart: valueStart, valueLength: value.count))
     }
@@ -57,6 +68,14 @@ public struct HTTP2HeaderBlock {
     public func value(at index: Int) -> String {
         let field = fields[index]
         return String(decoding: storage[field.valueStart..<(field.valueStart + field.valueLength)], as: UTF8.self)
+    }
+
+    /// Calls `body` with the bytes of field `index`'s value, without making a `String`.
+    public func withValueBytes<R>(at index: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        let field = fields[index]
+        return storage.withUnsafeBytes { bytes in
+            body(UnsafeRawBufferPointer(rebasing: bytes[field.valueStart..<(field.valueStart + field.valueLength)]))
+        }
     }
 
     /// True when field `index` is named `name` (compared as bytes, without making a `String`).

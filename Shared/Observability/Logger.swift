@@ -5,6 +5,12 @@ import Synchronization
 /// Where log lines go. `main` chooses one; libraries only take a `Logger`.
 public protocol LogSink: Sendable {
     func write(_ line: String)
+    /// Writes one line given as UTF-8 bytes, without its newline; by default decoded and passed to `write(_:)`.
+    func writeLine(_ bytes: [UInt8])
+}
+
+extension LogSink {
+    public func writeLine(_ bytes: [UInt8]) { write(String(decoding: bytes, as: UTF8.self)) }
 }
 
 /// How important a log line is.
@@ -71,56 +77,91 @@ public struct Logger: Sendable {
     /// Logs one event with pairs built at run time (for example when some are optional).
     public func log(_ level: LogLevel, _ event: String, fields pairs: [(String, String)]) {
         guard level >= minimumLevel else { return }
-        var line = "ts=" + formatTimestamp(clock()) + " level=" + level.name
-        for (key, value) in metadata { line += " " + key + "=" + Self.quote(value) }
-        line += " event=" + Self.quote(event)
-        for (key, value) in pairs { line += " " + key + "=" + Self.quote(value) }
-        sink.write(line)
+        // Built as bytes: a line is made for every audit event, so on the request path.
+        var line: [UInt8] = []
+        line.reserveCapacity(160)
+        line.append(contentsOf: "ts=".utf8)
+        appendTimestamp(clock(), to: &line)
+        line.append(contentsOf: " level=".utf8)
+        line.append(contentsOf: level.name.utf8)
+        for (key, value) in metadata { Self.appendPair(key, value, to: &line) }
+        Self.appendPair("event", event, to: &line)
+        for (key, value) in pairs { Self.appendPair(key, value, to: &line) }
+        sink.writeLine(line)
+    }
+
+    private static func appendPair(_ key: String, _ value: String, to line: inout [UInt8]) {
+        line.append(UInt8(ascii: " "))
+        line.append(contentsOf: key.utf8)
+        line.append(UInt8(ascii: "="))
+        appendQuoted(value, to: &line)
     }
 
     /// Quotes a value when it has spaces, quotes, `=` or control characters; escapes so one event stays one line.
     static func quote(_ value: String) -> String {
+        var bytes: [UInt8] = []
+        appendQuoted(value, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func appendQuoted(_ value: String, to line: inout [UInt8]) {
         let needsQuotes = value.isEmpty || value.utf8.contains {
             $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\\")
                 || $0 < 0x20 || $0 == 0x7F
         }
-        guard needsQuotes else { return value }
-        var quoted = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": quoted += "\\\""
-            case "\\": quoted += "\\\\"
-            case "\n": quoted += "\\n"
-            case "\r": quoted += "\\r"
-            case "\t": quoted += "\\t"
+        guard needsQuotes else {
+            line.append(contentsOf: value.utf8)
+            return
+        }
+        line.append(UInt8(ascii: "\""))
+        // Bytes of multi-byte UTF-8 sequences are all >= 0x80 and pass through unchanged.
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): line.append(contentsOf: "\\\"".utf8)
+            case UInt8(ascii: "\\"): line.append(contentsOf: "\\\\".utf8)
+            case UInt8(ascii: "\n"): line.append(contentsOf: "\\n".utf8)
+            case UInt8(ascii: "\r"): line.append(contentsOf: "\\r".utf8)
+            case UInt8(ascii: "\t"): line.append(contentsOf: "\\t".utf8)
+            case 0..<0x20, 0x7F:
+                let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                line.append(contentsOf: "\\u00".utf8)
+                line.append(hex[Int(byte >> 4)])
+                line.append(hex[Int(byte & 0x0F)])
             default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
-                    quoted += String(format: "\\u%04x", scalar.value)
-                } else {
-                    quoted.unicodeScalars.append(scalar)
-                }
+                line.append(byte)
             }
         }
-        return quoted + "\""
+        line.append(UInt8(ascii: "\""))
     }
 }
 
 /// RFC 3339 UTC with milliseconds.
 func formatTimestamp(_ date: Date) -> String {
+    var text: [UInt8] = []
+    appendTimestamp(date, to: &text)
+    return String(decoding: text, as: UTF8.self)
+}
+
+/// Appends `date` as RFC 3339 UTC with milliseconds.
+func appendTimestamp(_ date: Date, to text: inout [UInt8]) {
     let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
     var seconds = time_t(milliseconds / 1000)
     var parts = tm()
     gmtime_r(&seconds, &parts)
-    var text: [UInt8] = []
-    text.reserveCapacity(24)
-    for (value, width, separator) in [
-        (parts.tm_year + 1900, 4, "-"), (parts.tm_mon + 1, 2, "-"), (parts.tm_mday, 2, "T"), (parts.tm_hour, 2, ":"),
-        (parts.tm_min, 2, ":"), (parts.tm_sec, 2, "."), (Int32(milliseconds % 1000), 3, "Z"),
-    ] as [(Int32, Int, Unicode.Scalar)] {
-        DecimalText.append(Int64(value), width: width, to: &text)
-        text.append(UInt8(ascii: separator))
-    }
-    return String(decoding: text, as: UTF8.self)
+    DecimalText.append(Int64(parts.tm_year + 1900), width: 4, to: &text)
+    text.append(UInt8(ascii: "-"))
+    DecimalText.append(Int64(parts.tm_mon + 1), width: 2, to: &text)
+    text.append(UInt8(ascii: "-"))
+    DecimalText.append(Int64(parts.tm_mday), width: 2, to: &text)
+    text.append(UInt8(ascii: "T"))
+    DecimalText.append(Int64(parts.tm_hour), width: 2, to: &text)
+    text.append(UInt8(ascii: ":"))
+    DecimalText.append(Int64(parts.tm_min), width: 2, to: &text)
+    text.append(UInt8(ascii: ":"))
+    DecimalText.append(Int64(parts.tm_sec), width: 2, to: &text)
+    text.append(UInt8(ascii: "."))
+    DecimalText.append(milliseconds % 1000, width: 3, to: &text)
+    text.append(UInt8(ascii: "Z"))
 }
 
 /// Writes each line to a file descriptor with one `write` call, so lines from several threads never interleave.
@@ -128,8 +169,11 @@ public struct FileDescriptorSink: LogSink {
     public let descriptor: Int32
     public init(_ descriptor: Int32) { self.descriptor = descriptor }
 
-    public func write(_ line: String) {
-        var bytes = Array((line + "\n").utf8)
+    public func write(_ line: String) { writeLine(Array(line.utf8)) }
+
+    public func writeLine(_ line: [UInt8]) {
+        var bytes = line
+        bytes.append(UInt8(ascii: "\n"))
         bytes.withUnsafeMutableBytes { buffer in
             var offset = 0
             while offset < buffer.count {
@@ -145,6 +189,7 @@ public struct FileDescriptorSink: LogSink {
 public struct StandardErrorSink: LogSink {
     public init() {}
     public func write(_ line: String) { FileDescriptorSink(2).write(line) }
+    public func writeLine(_ line: [UInt8]) { FileDescriptorSink(2).writeLine(line) }
 }
 
 /// Drops every line.

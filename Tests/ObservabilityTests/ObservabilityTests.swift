@@ -16,6 +16,18 @@ final class LoggerTests: XCTestCase {
             ])
     }
 
+    func testControlCharactersAreEscapedAndOtherTextPassesThrough() {
+        let sink = MemoryLogSink()
+        Logger(service: "s", sink: sink, clock: { Date(timeIntervalSince1970: 0) })
+            .info("e", ["bell": "a\u{07}b\u{7F}", "name": "Zoë 日本", "path": "a=b\\c\tx", "empty": ""])
+        XCTAssertEqual(
+            sink.lines,
+            [
+                "ts=1970-01-01T00:00:00.000Z level=info service=s event=e bell=\"a\\u0007b\\u007f\" "
+                    + "name=\"Zoë 日本\" path=\"a=b\\\\c\\tx\" empty=\"\""
+            ])
+    }
+
     func testTimestampsAreRFC3339UTCWithMilliseconds() {
         let cases: [(TimeInterval, String)] = [
             (1_795_984_459.2149, "2026-11-29T20:34:19.214Z"), (951_782_400.007, "2000-02-29T00:00:00.007Z"),
