@@ -7,8 +7,8 @@ import Foundation
 extension UUID {
     /// A new version 4 (random) UUID, from the system's CSPRNG (the standard library's getrandom path).
     public static func randomV4() -> UUID {
-        var generator = SystemRandomNumberGenerator()
-        var uuid = unsafeBitCast((generator.next() as UInt64, generator.next() as UInt64), to: uuid_t.self)
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &uuid) { IdentifierRandom.fill($0) }
         uuid.6 = (uuid.6 & 0x0F) | 0x40  // version 4
         uuid.8 = (uuid.8 & 0x3F) | 0x80  // RFC 4122 variant
         return UUID(uuid: uuid)

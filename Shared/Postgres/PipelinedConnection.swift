@@ -47,6 +47,10 @@ final class PipelinedConnection: EventLoopSource, @unchecked Sendable {
     private var replyTimer: TimerID?
     /// Statements sent whose results have not all arrived.
     private(set) var inFlight = 0
+    /// When the last statement completed (monotonic nanoseconds).
+    private var lastReplyAt: UInt64 = 0
+    /// An idle connection that answered within this long is not checked for a close before reuse.
+    static let recentReplyNanoseconds: UInt64 = 1_000_000_000
     private(set) var isClosed = false
 
     /// Takes over an open connection (from ``PostgresConnection/detachHandle()``) on `loop`'s thread.
@@ -204,6 +208,7 @@ final class PipelinedConnection: EventLoopSource, @unchecked Sendable {
                 guard let result else {
                     head += 1
                     inFlight -= 1
+                    lastReplyAt = monotonicNanoseconds()
                     let outcome =
                         waiter.outcome ?? .failure(PostgresError(.connectionLost, "the statement returned nothing"))
                     prepareFailure = nil
@@ -240,6 +245,9 @@ final class PipelinedConnection: EventLoopSource, @unchecked Sendable {
     /// next statement goes to a fresh connection instead of failing on this one.
     func isOpenAfterIdle() -> Bool {
         guard let handle, !isClosed else { return false }
+        // A connection that answered moments ago is taken as open without a syscall; a backend terminated in that
+        // window fails the next statement as a lost connection, as it would mid-statement anyway.
+        if monotonicNanoseconds() &- lastReplyAt < Self.recentReplyNanoseconds { return true }
         var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
         if poll(&descriptor, 1, 0) > 0, PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK {
             close(PostgresError(.connectionLost, PostgresResult.errorMessage(of: handle)))

@@ -1,5 +1,6 @@
 import Encoding
 import Foundation
+import Synchronization
 import XCTest
 
 final class UUIDTextTests: XCTestCase {
@@ -63,6 +64,27 @@ final class DecimalTextTests: XCTestCase {
             var output: [UInt8] = Array("x".utf8)
             DecimalText.append(value, width: width, to: &output)
             XCTAssertEqual(String(decoding: output, as: UTF8.self), "x" + expected)
+        }
+    }
+}
+
+final class IdentifierRandomTests: XCTestCase {
+    /// Draws from several threads at once across many refills: no value repeats, and every bit is set about half
+    /// the time (a stuck or zeroed buffer would fail both).
+    func testConcurrentDrawsAreDistinctAndEveryBitVaries() {
+        let perThread = 4_000
+        let draws = Mutex<[UInt64]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            let values = (0..<perThread).map { _ in IdentifierRandom.next() }
+            draws.withLock { $0.append(contentsOf: values) }
+        }
+        let results = draws.withLock { $0 }
+        XCTAssertEqual(results.count, 4 * perThread)
+        XCTAssertEqual(Set(results).count, results.count)
+        for bit in 0..<64 {
+            let ones = results.reduce(0) { $0 + Int(($1 >> UInt64(bit)) & 1) }
+            XCTAssertGreaterThan(ones, results.count * 45 / 100, "bit \(bit)")
+            XCTAssertLessThan(ones, results.count * 55 / 100, "bit \(bit)")
         }
     }
 }

@@ -206,8 +206,7 @@ public final class GatewayApplication: HTTPResponder {
         {
             return header
         }
-        var generator = SystemRandomNumberGenerator()
-        let value = generator.next() as UInt64
+        let value = IdentifierRandom.next()
         let text = String(value, radix: 16)
         return String(repeating: "0", count: 16 - text.count) + text
     }
