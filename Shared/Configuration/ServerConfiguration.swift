@@ -23,6 +23,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// nil: the run command starts a local Postgres and sets it.
     public var databaseURL: String?
     public var databasePoolSize: Int
+    /// Event-loop threads for a process's server (`EVENT_LOOP_THREADS`); nil means one per online core. Processes
+    /// that share a small machine do better with fewer each.
+    public var eventLoopThreads: Int?
     public var gatewayListen: ServiceAddress
     public var challengeServiceListen: ServiceAddress
     public var verificationServiceListen: ServiceAddress
@@ -82,6 +85,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         trustedProxies = env.list("PASSKEY_TRUSTED_PROXIES")
         databaseURL = env.raw("DATABASE_URL")
         databasePoolSize = try env.integer("DATABASE_POOL_SIZE", default: 8, range: 1...256)
+        eventLoopThreads = try env.raw("EVENT_LOOP_THREADS").map { _ in
+            try env.integer("EVENT_LOOP_THREADS", default: 1, range: 1...256)
+        }
         gatewayListen = try env.address("GATEWAY_LISTEN", default: "127.0.0.1:8080")
         challengeServiceListen = try env.address("CHALLENGE_SERVICE_LISTEN", default: "127.0.0.1:50051")
         verificationServiceListen = try env.address("VERIFICATION_SERVICE_LISTEN", default: "127.0.0.1:50052")

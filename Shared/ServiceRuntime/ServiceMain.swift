@@ -55,6 +55,7 @@ public enum ServiceMain {
         }
         var serverConfiguration = GRPCServerConfiguration(address: socketAddress)
         serverConfiguration.logger = logger
+        if let threads = configuration.eventLoopThreads { serverConfiguration.threadCount = threads }
         let server = GRPCServer(configuration: serverConfiguration)
         let health = HealthService()
         health.register(on: server)

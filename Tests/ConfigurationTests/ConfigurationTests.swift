@@ -5,6 +5,8 @@ final class ConfigurationTests: XCTestCase {
     func testDefaultsServeTheLocalStack() throws {
         let configuration = try ServerConfiguration(environment: [:])
         XCTAssertEqual(configuration.relyingPartyID, "localhost")
+        XCTAssertNil(configuration.eventLoopThreads, "one loop per core unless set")
+        XCTAssertEqual(try ServerConfiguration(environment: ["EVENT_LOOP_THREADS": "1"]).eventLoopThreads, 1)
         XCTAssertEqual(configuration.relyingPartyName, "Passkey Demo")
         XCTAssertEqual(configuration.origins, ["http://localhost:8080"])
         XCTAssertEqual(configuration.challengeLifetime, 300)
@@ -61,6 +63,8 @@ final class ConfigurationTests: XCTestCase {
             ("GATEWAY_LISTEN", "8080"),
             ("SESSION_SERVICE_ADDRESSES", "127.0.0.1:0"),
             ("DATABASE_POOL_SIZE", "1000"),
+            ("EVENT_LOOP_THREADS", "0"),
+            ("EVENT_LOOP_THREADS", "two"),
             ("GATEWAY_TLS_KEY", "/tmp/key.pem"),
         ]
         for (variable, value) in cases {

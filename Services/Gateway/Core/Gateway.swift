@@ -29,6 +29,7 @@ public final class Gateway: Sendable {
         let address =
             try listenAddress ?? AddressResolution.resolve(configuration.gatewayListen, variable: "GATEWAY_LISTEN")
         var serverConfiguration = HTTPServerConfiguration(address: address)
+        if let threads = configuration.eventLoopThreads { serverConfiguration.threadCount = threads }
         if let certificate = configuration.gatewayTLSCertificate, let key = configuration.gatewayTLSKey {
             do {
                 serverConfiguration.tls = try HTTPServerConfiguration.tls(certificatePath: certificate, keyPath: key)
