@@ -48,7 +48,7 @@ final class PipelinedConnection: EventLoopSource, @unchecked Sendable {
     /// Statements sent whose results have not all arrived.
     private(set) var inFlight = 0
     /// When the last statement completed (monotonic nanoseconds).
-    private var lastReplyAt: UInt64 = 0
+    private(set) var lastReplyAt: UInt64 = 0
     /// An idle connection that answered within this long is not checked for a close before reuse.
     static let recentReplyNanoseconds: UInt64 = 1_000_000_000
     private(set) var isClosed = false
@@ -257,13 +257,13 @@ final class PipelinedConnection: EventLoopSource, @unchecked Sendable {
     }
 }
 
-/// The pipelined connections a pool keeps on one event loop. A statement goes to an idle connection, or is
-/// pipelined behind the least busy one while that one is moving (its oldest statement was sent moments ago): few
-/// connections carrying many statements cost the server far less than many connections carrying one each. Behind
+/// The pipelined connections a pool keeps on one event loop. A statement is pipelined behind the busiest connection
+/// that is moving (its oldest statement was sent, or its latest reply arrived, moments ago), else goes to an idle
+/// one: few connections carrying many statements cost the server far less than many connections carrying one each. Behind
 /// a connection that is stuck on a slow statement, a statement instead waits for a new connection while there are
 /// fewer than `limit`, and only beyond that joins the least busy queue. Confined to `loop`'s thread.
 final class LoopConnections: @unchecked Sendable {
-    /// A connection whose oldest statement in flight is younger than this takes more statements behind it.
+    /// A connection whose oldest statement in flight, or latest reply, is younger than this takes more statements.
     static let movingPipelineNanoseconds: UInt64 = 20_000_000
     /// Never more statements than this in flight on one connection while another may be opened.
     static let pipelineDepth = 32
@@ -325,9 +325,12 @@ final class LoopConnections: @unchecked Sendable {
         while opening < waiting.count && connections.count + opening < limit { openConnection() }
     }
 
+    /// Moving: its oldest statement was sent moments ago, or a reply arrived moments ago. Under load a deep pipeline
+    /// keeps answering, and is not stuck however long its oldest statement has waited; opening connections then
+    /// would only add work for a server that is already busy.
     private func isMoving(_ connection: PipelinedConnection, now: UInt64) -> Bool {
         guard connection.inFlight < Self.pipelineDepth, let sentAt = connection.oldestInFlightSentAt else { return false }
-        return now &- sentAt < Self.movingPipelineNanoseconds
+        return now &- max(sentAt, connection.lastReplyAt) < Self.movingPipelineNanoseconds
     }
 
     /// Closes every connection; statements in flight or waiting fail with `error`, later ones too.

@@ -52,6 +52,23 @@ final class PipelinedQueryTests: DatabaseTestCase {
         XCTAssertEqual(pool.currentStatistics.opened, 2)
     }
 
+    func testAPipelineThatKeepsAnsweringTakesMoreStatementsInsteadOfOpeningConnections() async throws {
+        let pool = database.makePool(size: 8)
+        defer { pool.shutdown() }
+        try await pool.query("SELECT \(1)::int AS warm")
+        // Statements arrive faster than the server finishes them (5 ms each), so a backlog builds and the oldest
+        // statement in flight waits far past the 20 ms after which a silent pipeline counts as stuck; but replies
+        // keep coming, so the connection is busy, not stuck, and no other connection is opened for it.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<40 {
+                group.addTask { try await pool.query("SELECT pg_sleep(0.005)") }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            try await group.waitForAll()
+        }
+        XCTAssertLessThanOrEqual(pool.currentStatistics.opened, 2, "a second one only after a stall of 20 ms")
+    }
+
     func testAConnectionThatSendsNoReplyInTimeIsGivenUpAndReplaced() async throws {
         // The server would let the statement run for a minute; the pool waits for a reply only 300 ms.
         let pool = database.makePool(size: 1, statementTimeoutMilliseconds: 60_000, replyTimeoutMilliseconds: 300)
