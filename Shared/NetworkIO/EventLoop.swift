@@ -165,8 +165,17 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Cancels a timer that has not fired yet; loop thread only.
     public func cancelTimer(_ timer: TimerID) {
-        timerActions[timer.value] = nil
+        guard timerActions.removeValue(forKey: timer.value) != nil else { return }
+        // A cancelled timer's heap entry would otherwise stay until its deadline: with a 60 s idle timeout re-armed
+        // for every request that is hundreds of thousands of dead entries on a busy loop. Dropping them whenever
+        // they are the majority keeps the heap within twice the live timers, at amortized constant cost.
+        if timers.count > 64 && timers.count > 2 * timerActions.count {
+            timers.removeAll { timerActions[$0] == nil }
+        }
     }
+
+    /// Heap entries for timers, live or cancelled; loop thread only (for tests).
+    var timerEntryCount: Int { timers.count }
 
     /// Asks for `flusher.flushAtEndOfTurn()` to be called once at the end of this loop turn.
     public func scheduleFlush(_ flusher: EndOfTurnFlushing) {
@@ -305,6 +314,8 @@ public protocol EndOfTurnFlushing: AnyObject {
 struct TimerHeap {
     private var items: [(deadline: UInt64, id: UInt64)] = []
 
+    var count: Int { items.count }
+
     func peekDeadline() -> UInt64? { items.first?.deadline }
 
     mutating func push(deadline: UInt64, id: UInt64) {
@@ -323,19 +334,30 @@ struct TimerHeap {
         let last = items.removeLast()
         if !items.isEmpty {
             items[0] = last
-            var parent = 0
-            while true {
-                let left = 2 * parent + 1
-                let right = left + 1
-                var smallest = parent
-                if left < items.count && items[left].deadline < items[smallest].deadline { smallest = left }
-                if right < items.count && items[right].deadline < items[smallest].deadline { smallest = right }
-                if smallest == parent { break }
-                items.swapAt(parent, smallest)
-                parent = smallest
-            }
+            siftDown(from: 0)
         }
         return top
+    }
+
+    /// Removes the entries whose ID `shouldRemove` names and restores the heap order.
+    mutating func removeAll(where shouldRemove: (UInt64) -> Bool) {
+        items.removeAll { shouldRemove($0.id) }
+        guard items.count > 1 else { return }
+        for index in stride(from: items.count / 2 - 1, through: 0, by: -1) { siftDown(from: index) }
+    }
+
+    private mutating func siftDown(from start: Int) {
+        var parent = start
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < items.count && items[left].deadline < items[smallest].deadline { smallest = left }
+            if right < items.count && items[right].deadline < items[smallest].deadline { smallest = right }
+            if smallest == parent { return }
+            items.swapAt(parent, smallest)
+            parent = smallest
+        }
     }
 }
 

@@ -1,4 +1,4 @@
-import NetworkIO
+@testable import NetworkIO
 import Synchronization
 import XCTest
 
@@ -55,6 +55,53 @@ final class NetworkIOTests: XCTestCase {
         }
         wait(for: [done], timeout: 5)
         XCTAssertEqual(fired.withLock { $0 }, [1, 2, 3])
+    }
+
+    /// Re-arming a long timer for every request, as connections do, must not leave a dead heap entry each time.
+    func testCancelledTimersDoNotAccumulateAndTheLiveOnesStillFireInOrder() throws {
+        let group = try EventLoopGroup(threadCount: 1)
+        defer { group.shutdown() }
+        let loop = group.next()
+        let fired = Mutex<[Int]>([])
+        let entries = Mutex<Int>(0)
+        let done = expectation(description: "timers")
+        loop.execute {
+            for round in 0..<10_000 {
+                let timer = loop.scheduleTimer(afterNanoseconds: 60_000_000_000) { fired.withLock { $0.append(-1) } }
+                if round % 1000 == 0 {
+                    let order = round / 1000
+                    loop.scheduleTimer(afterNanoseconds: UInt64(20 - order) * 2_000_000) {
+                        fired.withLock { $0.append(order) }
+                        if order == 0 { done.fulfill() }
+                    }
+                }
+                loop.cancelTimer(timer)
+            }
+            entries.withLock { $0 = loop.timerEntryCount }
+        }
+        wait(for: [done], timeout: 5)
+        XCTAssertLessThanOrEqual(entries.withLock { $0 }, 64, "dead entries were dropped")
+        XCTAssertEqual(fired.withLock { $0 }, Array((0..<10).reversed()))
+    }
+
+    func testTimerHeapPopsInDeadlineOrderAfterRemovals() {
+        var heap = TimerHeap()
+        var expected: [(UInt64, UInt64)] = []
+        for id in 1...500 as ClosedRange<UInt64> {
+            let deadline = UInt64.random(in: 0..<1_000)
+            heap.push(deadline: deadline, id: id)
+            if id % 3 != 0 { expected.append((deadline, id)) }
+        }
+        heap.removeAll { $0 % 3 == 0 }
+        XCTAssertEqual(heap.count, expected.count)
+        var deadlines: [UInt64] = []
+        var ids = Set<UInt64>()
+        while let deadline = heap.peekDeadline() {
+            deadlines.append(deadline)
+            ids.insert(heap.pop())
+        }
+        XCTAssertEqual(deadlines, expected.map(\.0).sorted())
+        XCTAssertEqual(ids, Set(expected.map(\.1)))
     }
 
     func testAPortInUseIsRefusedEvenThoughTheListenerUsesReusePort() throws {
