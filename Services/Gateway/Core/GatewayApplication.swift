@@ -25,75 +25,20 @@ public struct GatewaySettings: Sendable {
     public init() {}
 }
 
-/// Lets one log line per key through per interval, counting the ones held back.
-final class LogThrottle: Sendable {
-    private let interval: Double
-    private let state = Mutex<[String: (last: Double, suppressed: Int)]>([:])
-
-    init(interval: Double) { self.interval = interval }
-
-    /// The number of lines held back since the last one for `key`, or nil when this one is held back too.
-    func admit(_ key: String, at time: Double) -> Int? {
-        state.withLock { entries -> Int? in
-            if let entry = entries[key], time - entry.last < interval {
-                entries[key] = (entry.last, entry.suppressed + 1)
-                return nil
-            }
-            let suppressed = entries[key]?.suppressed ?? 0
-            entries[key] = (time, 0)
-            return suppressed
-        }
-    }
-}
-
-/// The wall clock in Unix milliseconds.
-public func unixMillisecondsNow() -> Int64 {
-    var spec = timespec()
-    clock_gettime(CLOCK_REALTIME, &spec)
-    return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
-}
-
-/// One request as a route handler sees it.
-public struct RequestContext: Sendable {
-    /// The request.
-    public let request: HTTPRequest
-    /// The route that matched, as `METHOD pattern`.
-    public let route: String
-    /// The path parameters, percent-decoded.
-    public let parameters: [String: String]
-    /// The request's ID (the client's `X-Request-ID` when well-formed, else a new one); echoed in the response.
-    public let requestID: String
-    /// The client address (see ``ClientAddressResolver``).
-    public let clientAddress: String
-
-    /// The JSON body: 415 when it is not JSON, 400 when it is not a JSON object; an empty body reads as `{}` when
-    /// `emptyAllowed`.
-    public func jsonBody(emptyAllowed: Bool = false) throws(APIProblem) -> JSONBody {
-        let contentType = request.headers["content-type"]
-        if request.body.isEmpty {
-            if let contentType, !isJSONContentType(contentType) { throw .unsupportedMediaType }
-            guard emptyAllowed else { throw .invalidRequest("A JSON body is required.") }
-            return try JSONBody(bytes: [], emptyAllowed: true)
-        }
-        guard isJSONContentType(contentType) else { throw .unsupportedMediaType }
-        return try JSONBody(bytes: request.body)
-    }
-}
-
 /// The gateway's routes: authenticates bearer tokens, calls the services, and maps their answers to the JSON of
 /// API.md. Every request ends in a response; failures are problem+json.
 public final class GatewayApplication: HTTPResponder {
-    private let configuration: ServerConfiguration
-    private let backends: any ServiceBackends
-    private let logger: Logger
+    let configuration: ServerConfiguration
+    let backends: any ServiceBackends
+    let logger: Logger
     private let webPage: WebPage
     /// The registry the gateway's metrics are recorded in (served at `/metrics`).
     public let metrics: MetricsRegistry
-    private let settings: GatewaySettings
+    let settings: GatewaySettings
     private let addressResolver: ClientAddressResolver
-    private let passwordPerEmail: TokenBucketLimiter?
-    private let passwordPerAddress: TokenBucketLimiter?
-    private let passkeyPerAddress: TokenBucketLimiter?
+    let passwordPerEmail: TokenBucketLimiter?
+    let passwordPerAddress: TokenBucketLimiter?
+    let passkeyPerAddress: TokenBucketLimiter?
     private let wellKnown: [String: [UInt8]]
     /// During an outage every request fails the same way: one line per service and status per second is enough.
     private let failureLog = LogThrottle(interval: 1)
@@ -284,274 +229,6 @@ public final class GatewayApplication: HTTPResponder {
         }
     }
 
-    // MARK: - Password accounts
-
-    private func createPasswordAccount(_ context: RequestContext) async throws -> HTTPResponse {
-        let body = try PasswordAccountBody(context.jsonBody())
-        var request = CreatePasswordAccountRequest()
-        request.email = body.email
-        request.password = body.password
-        request.displayName = body.displayName
-        let response = try await call(
-            .session, SessionServiceMethods.createPasswordAccount, request, CreatePasswordAccountResponse.self,
-            context: context)
-        audit("audit.account.created", context, accountID: response.accountID, [("method", "password")])
-        return Self.json(201, ["accountID": .string(response.accountID)])
-    }
-
-    private func signInWithPassword(_ context: RequestContext) async throws -> HTTPResponse {
-        let body = try PasswordSignInBody(context.jsonBody())
-        let emailKey = EmailAddress(body.email)?.normalized ?? body.email.lowercased()
-        try limit(passwordPerAddress, key: context.clientAddress, name: "password_per_address", context)
-        try limit(passwordPerEmail, key: emailKey, name: "password_per_email", context)
-        var request = SignInWithPasswordRequest()
-        request.email = body.email
-        request.password = body.password
-        do {
-            let issued = try await call(
-                .session, SessionServiceMethods.signInWithPassword, request, IssuedSession.self, context: context)
-            audit("audit.sign_in.succeeded", context, accountID: issued.accountID, [("method", "password")])
-            return Self.json(200, ResponseDocuments.session(issued))
-        } catch let problem as APIProblem {
-            if problem.status != 503 {
-                audit(
-                    "audit.sign_in.failed", context, accountID: nil,
-                    [("method", "password"), ("reason", problem.reason ?? problem.code)])
-            }
-            throw problem
-        }
-    }
-
-    // MARK: - Adding a passkey
-
-    private func beginRegistration(_ context: RequestContext) async throws -> HTTPResponse {
-        let session = try await authenticate(context)
-        let body = try RegistrationStartBody(context.jsonBody(emptyAllowed: true))
-        if body.mode == .conditional {
-            let age = settings.now() - session.createdAtUnixMilliseconds
-            // A little negative age is clock skew between the session service and this host, not a session from
-            // the future.
-            guard session.authenticationMethod == "password", age > -30_000,
-                age < settings.conditionalRegistrationWindowMilliseconds
-            else {
-                throw APIProblem(
-                    status: 403, code: DomainError.Code.forbidden.rawValue,
-                    detail: "Conditional registration needs a password sign-in from the last five minutes.")
-            }
-        }
-        var request = BeginRegistrationRequest()
-        request.accountID = session.accountID
-        request.mode = body.mode.rawValue
-        request.sessionAuthenticationMethod = session.authenticationMethod
-        request.sessionCreatedAtUnixMilliseconds = session.createdAtUnixMilliseconds
-        var response = try await call(
-            .challenge, ChallengeServiceMethods.beginRegistration, request, BeginRegistrationResponse.self,
-            context: context)
-        if response.timeoutMilliseconds <= 0 {
-            response.timeoutMilliseconds = milliseconds(configuration.challengeLifetime)
-        }
-        return Self.json(200, ResponseDocuments.registrationStart(response))
-    }
-
-    private func finishRegistration(_ context: RequestContext) async throws -> HTTPResponse {
-        try limit(passkeyPerAddress, key: context.clientAddress, name: "passkey_per_address", context)
-        let session = try await authenticate(context)
-        let body = try RegistrationFinishBody(context.jsonBody())
-        var request = FinishRegistrationRequest()
-        request.accountID = session.accountID
-        request.challengeID = body.challengeID
-        request.credential = body.credential
-        let info = try await call(
-            .verification, VerificationServiceMethods.finishRegistration, request, PasskeyCredentialInfo.self,
-            context: context, ceremony: .registration)
-        audit(
-            "audit.passkey.registered", context, accountID: session.accountID,
-            [
-                (
-                    "credential.id",
-                    Base64URL.encode(info.credentialID.isEmpty ? body.credential.credentialID : info.credentialID)
-                )
-            ])
-        return HTTPResponse(status: 204, headers: HTTPHeaders([("cache-control", "no-store")]))
-    }
-
-    // MARK: - Creating an account with a passkey
-
-    private func beginAccountRegistration(_ context: RequestContext) async throws -> HTTPResponse {
-        let body = try AccountRegistrationStartBody(context.jsonBody(emptyAllowed: true))
-        var request = BeginAccountRegistrationRequest()
-        request.email = body.email ?? ""
-        request.displayName = body.displayName ?? ""
-        var response = try await call(
-            .challenge, ChallengeServiceMethods.beginAccountRegistration, request,
-            BeginAccountRegistrationResponse.self, context: context)
-        if response.timeoutMilliseconds <= 0 {
-            response.timeoutMilliseconds = milliseconds(configuration.accountRegistrationLifetime)
-        }
-        return Self.json(200, ResponseDocuments.accountRegistrationStart(response))
-    }
-
-    private func finishAccountRegistration(_ context: RequestContext) async throws -> HTTPResponse {
-        try limit(passkeyPerAddress, key: context.clientAddress, name: "passkey_per_address", context)
-        let body = try AccountRegistrationFinishBody(context.jsonBody())
-        var request = FinishAccountRegistrationRequest()
-        request.registrationID = body.registrationID
-        request.email = body.email ?? ""
-        request.displayName = body.displayName ?? ""
-        request.credential = body.credential
-        let response = try await call(
-            .verification, VerificationServiceMethods.finishAccountRegistration, request,
-            FinishAccountRegistrationResponse.self, context: context, ceremony: .registration)
-        audit("audit.account.created", context, accountID: response.accountID, [("method", "passkey")])
-        audit(
-            "audit.passkey.registered", context, accountID: response.accountID,
-            [("credential.id", Base64URL.encode(body.credential.credentialID))])
-        return Self.json(201, ["accountID": .string(response.accountID)])
-    }
-
-    // MARK: - Signing in with a passkey
-
-    private func beginAuthentication(_ context: RequestContext) async throws -> HTTPResponse {
-        _ = try context.jsonBody(emptyAllowed: true)
-        var response = try await call(
-            .challenge, ChallengeServiceMethods.beginAuthentication, BeginAuthenticationRequest(),
-            BeginAuthenticationResponse.self, context: context)
-        if response.timeoutMilliseconds <= 0 {
-            response.timeoutMilliseconds = milliseconds(configuration.challengeLifetime)
-        }
-        return Self.json(200, ResponseDocuments.authenticationStart(response))
-    }
-
-    private func finishAuthentication(_ context: RequestContext) async throws -> HTTPResponse {
-        try limit(passkeyPerAddress, key: context.clientAddress, name: "passkey_per_address", context)
-        let body = try AuthenticationFinishBody(context.jsonBody())
-        var request = FinishAuthenticationRequest()
-        request.challengeID = body.challengeID
-        request.credential = body.credential
-        let verified: FinishAuthenticationResponse
-        do {
-            verified = try await call(
-                .verification, VerificationServiceMethods.finishAuthentication, request,
-                FinishAuthenticationResponse.self, context: context, ceremony: .authentication)
-        } catch let problem as APIProblem {
-            if problem.status != 503 {
-                audit(
-                    "audit.sign_in.failed", context, accountID: nil,
-                    [
-                        ("method", "passkey"), ("reason", problem.reason ?? problem.code),
-                        ("credential.id", Base64URL.encode(body.credential.credentialID)),
-                    ])
-            }
-            throw problem
-        }
-        var sessionRequest = CreateSessionRequest()
-        sessionRequest.accountID = verified.accountID
-        sessionRequest.authenticationMethod = "passkey"
-        let issued = try await call(
-            .session, SessionServiceMethods.createSession, sessionRequest, IssuedSession.self, context: context)
-        var fields = [("method", "passkey"), ("credential.id", Base64URL.encode(body.credential.credentialID))]
-        if verified.cloneWarning { fields.append(("clone_warning", "true")) }
-        audit("audit.sign_in.succeeded", context, accountID: verified.accountID, fields)
-        return Self.json(200, ResponseDocuments.session(issued))
-    }
-
-    // MARK: - The signed-in account
-
-    private func currentSession(_ context: RequestContext) async throws -> HTTPResponse {
-        let session = try await authenticate(context)
-        return Self.json(200, ResponseDocuments.currentSession(session))
-    }
-
-    private func signOut(_ context: RequestContext) async throws -> HTTPResponse {
-        let session = try await authenticate(context)
-        var request = RevokeSessionRequest()
-        request.accountID = session.accountID
-        request.sessionID = session.sessionID
-        _ = try await call(
-            .session, SessionServiceMethods.revokeSession, request, RevokeSessionResponse.self, context: context)
-        audit("audit.session.revoked", context, accountID: session.accountID, [("session.id", session.sessionID)])
-        return HTTPResponse(status: 204, headers: HTTPHeaders([("cache-control", "no-store")]))
-    }
-
-    private func listSessions(_ context: RequestContext) async throws -> HTTPResponse {
-        let session = try await authenticate(context)
-        var request = ListSessionsRequest()
-        request.accountID = session.accountID
-        request.currentSessionID = session.sessionID
-        let list = try await call(
-            .session, SessionServiceMethods.listSessions, request, ListSessionsResponse.self, context: context,
-            idempotent: true)
-        return Self.json(200, ResponseDocuments.sessions(list))
-    }
-
-    private func revokeSession(_ context: RequestContext) async throws -> HTTPResponse {
-        let session = try await authenticate(context)
-        let sessionID = context.parameters["sessionID"] ?? ""
-        var request = RevokeSessionRequest()
-        request.accountID = session.accountID
-        request.sessionID = sessionID
-        _ = try await call(
-            .session, SessionServiceMethods.revokeSession, request, RevokeSessionResponse.self, context: context)
-        audit("audit.session.revoked", context, accountID: session.accountID, [("session.id", sessionID)])
-        return HTTPResponse(status: 204, headers: HTTPHeaders([("cache-control", "no-store")]))
-    }
-
-    private func account(_ context: RequestContext) async throws -> HTTPResponse {
-        let session = try await authenticate(context)
-        var request = GetAccountRequest()
-        request.accountID = session.accountID
-        let summary = try await call(
-            .session, SessionServiceMethods.getAccount, request, AccountSummary.self, context: context,
-            idempotent: true)
-        return Self.json(200, ResponseDocuments.account(summary))
-    }
-
-    private func listPasskeys(_ context: RequestContext) async throws -> HTTPResponse {
-        let session = try await authenticate(context)
-        var request = ListCredentialsRequest()
-        request.accountID = session.accountID
-        let list = try await call(
-            .verification, VerificationServiceMethods.listCredentials, request, ListCredentialsResponse.self,
-            context: context, idempotent: true)
-        return Self.json(200, ResponseDocuments.passkeys(list))
-    }
-
-    private func renamePasskey(_ context: RequestContext) async throws -> HTTPResponse {
-        let session = try await authenticate(context)
-        let credentialID = try Self.credentialID(context)
-        let body = try RenamePasskeyBody(context.jsonBody())
-        var request = RenameCredentialRequest()
-        request.accountID = session.accountID
-        request.credentialID = credentialID
-        request.name = body.name
-        let info = try await call(
-            .verification, VerificationServiceMethods.renameCredential, request, PasskeyCredentialInfo.self,
-            context: context)
-        return Self.json(200, ResponseDocuments.passkey(info))
-    }
-
-    private func removePasskey(_ context: RequestContext) async throws -> HTTPResponse {
-        let session = try await authenticate(context)
-        let credentialID = try Self.credentialID(context)
-        var request = RemoveCredentialRequest()
-        request.accountID = session.accountID
-        request.credentialID = credentialID
-        _ = try await call(
-            .verification, VerificationServiceMethods.removeCredential, request, RemoveCredentialResponse.self,
-            context: context)
-        audit(
-            "audit.passkey.removed", context, accountID: session.accountID,
-            [("credential.id", Base64URL.encode(credentialID))])
-        return HTTPResponse(status: 204, headers: HTTPHeaders([("cache-control", "no-store")]))
-    }
-
-    private static func credentialID(_ context: RequestContext) throws(APIProblem) -> [UInt8] {
-        guard let text = context.parameters["credentialID"], let bytes = Base64URL.decode(text), !bytes.isEmpty else {
-            throw .invalidRequest("The credential ID in the path is not base64url.")
-        }
-        return bytes
-    }
-
     // MARK: - Operations
 
     private func readiness() async -> HTTPResponse {
@@ -573,10 +250,10 @@ public final class GatewayApplication: HTTPResponder {
     // MARK: - Helpers
 
     /// A lifetime from configuration (seconds) as the `timeout` of options, for a service that left it out.
-    private func milliseconds(_ seconds: Double) -> Int64 { Int64((seconds * 1000).rounded()) }
+    func milliseconds(_ seconds: Double) -> Int64 { Int64((seconds * 1000).rounded()) }
 
     /// Resolves the bearer token to its live session through ValidateSession; 401 when missing or not live.
-    private func authenticate(_ context: RequestContext) async throws -> SessionInfo {
+    func authenticate(_ context: RequestContext) async throws -> SessionInfo {
         guard let token = Self.bearerToken(context.request.headers["authorization"]) else {
             throw APIProblem.unauthenticated()
         }
@@ -602,7 +279,7 @@ public final class GatewayApplication: HTTPResponder {
         return String(token)
     }
 
-    private func limit(_ limiter: TokenBucketLimiter?, key: String, name: String, _ context: RequestContext) throws {
+    func limit(_ limiter: TokenBucketLimiter?, key: String, name: String, _ context: RequestContext) throws {
         guard let limiter else { return }
         if case .limited(let seconds) = limiter.attempt(key) {
             metrics.increment(
@@ -618,7 +295,7 @@ public final class GatewayApplication: HTTPResponder {
     }
 
     /// One call to a service, with metrics; a failure becomes the API problem apps see.
-    private func call<Request: ProtobufMessage, Response: ProtobufMessage>(
+    func call<Request: ProtobufMessage, Response: ProtobufMessage>(
         _ service: BackendService, _ path: String, _ request: Request, _ responseType: Response.Type,
         context: RequestContext, idempotent: Bool = false, ceremony: Ceremony? = nil
     ) async throws -> Response {
@@ -668,7 +345,7 @@ public final class GatewayApplication: HTTPResponder {
         }
     }
 
-    private func audit(_ event: String, _ context: RequestContext, accountID: String?, _ extra: [(String, String)]) {
+    func audit(_ event: String, _ context: RequestContext, accountID: String?, _ extra: [(String, String)]) {
         var fields = [
             ("request.id", context.requestID), ("route", context.route), ("client.address", context.clientAddress),
         ]

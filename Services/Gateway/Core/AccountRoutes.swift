@@ -1,0 +1,143 @@
+import Domain
+import Encoding
+import HTTPMessages
+import JSON
+import ServiceContracts
+
+/// Password accounts and what a signed-in account manages: its session, sessions and passkeys.
+extension GatewayApplication {
+    // MARK: - Password accounts
+
+    func createPasswordAccount(_ context: RequestContext) async throws -> HTTPResponse {
+        let body = try PasswordAccountBody(context.jsonBody())
+        var request = CreatePasswordAccountRequest()
+        request.email = body.email
+        request.password = body.password
+        request.displayName = body.displayName
+        let response = try await call(
+            .session, SessionServiceMethods.createPasswordAccount, request, CreatePasswordAccountResponse.self,
+            context: context)
+        audit("audit.account.created", context, accountID: response.accountID, [("method", "password")])
+        return Self.json(201, ["accountID": .string(response.accountID)])
+    }
+
+    func signInWithPassword(_ context: RequestContext) async throws -> HTTPResponse {
+        let body = try PasswordSignInBody(context.jsonBody())
+        let emailKey = EmailAddress(body.email)?.normalized ?? body.email.lowercased()
+        try limit(passwordPerAddress, key: context.clientAddress, name: "password_per_address", context)
+        try limit(passwordPerEmail, key: emailKey, name: "password_per_email", context)
+        var request = SignInWithPasswordRequest()
+        request.email = body.email
+        request.password = body.password
+        do {
+            let issued = try await call(
+                .session, SessionServiceMethods.signInWithPassword, request, IssuedSession.self, context: context)
+            audit("audit.sign_in.succeeded", context, accountID: issued.accountID, [("method", "password")])
+            return Self.json(200, ResponseDocuments.session(issued))
+        } catch let problem as APIProblem {
+            if problem.status != 503 {
+                audit(
+                    "audit.sign_in.failed", context, accountID: nil,
+                    [("method", "password"), ("reason", problem.reason ?? problem.code)])
+            }
+            throw problem
+        }
+    }
+
+    // MARK: - The signed-in account
+
+    func currentSession(_ context: RequestContext) async throws -> HTTPResponse {
+        let session = try await authenticate(context)
+        return Self.json(200, ResponseDocuments.currentSession(session))
+    }
+
+    func signOut(_ context: RequestContext) async throws -> HTTPResponse {
+        let session = try await authenticate(context)
+        var request = RevokeSessionRequest()
+        request.accountID = session.accountID
+        request.sessionID = session.sessionID
+        _ = try await call(
+            .session, SessionServiceMethods.revokeSession, request, RevokeSessionResponse.self, context: context)
+        audit("audit.session.revoked", context, accountID: session.accountID, [("session.id", session.sessionID)])
+        return HTTPResponse(status: 204, headers: HTTPHeaders([("cache-control", "no-store")]))
+    }
+
+    func listSessions(_ context: RequestContext) async throws -> HTTPResponse {
+        let session = try await authenticate(context)
+        var request = ListSessionsRequest()
+        request.accountID = session.accountID
+        request.currentSessionID = session.sessionID
+        let list = try await call(
+            .session, SessionServiceMethods.listSessions, request, ListSessionsResponse.self, context: context,
+            idempotent: true)
+        return Self.json(200, ResponseDocuments.sessions(list))
+    }
+
+    func revokeSession(_ context: RequestContext) async throws -> HTTPResponse {
+        let session = try await authenticate(context)
+        let sessionID = context.parameters["sessionID"] ?? ""
+        var request = RevokeSessionRequest()
+        request.accountID = session.accountID
+        request.sessionID = sessionID
+        _ = try await call(
+            .session, SessionServiceMethods.revokeSession, request, RevokeSessionResponse.self, context: context)
+        audit("audit.session.revoked", context, accountID: session.accountID, [("session.id", sessionID)])
+        return HTTPResponse(status: 204, headers: HTTPHeaders([("cache-control", "no-store")]))
+    }
+
+    func account(_ context: RequestContext) async throws -> HTTPResponse {
+        let session = try await authenticate(context)
+        var request = GetAccountRequest()
+        request.accountID = session.accountID
+        let summary = try await call(
+            .session, SessionServiceMethods.getAccount, request, AccountSummary.self, context: context,
+            idempotent: true)
+        return Self.json(200, ResponseDocuments.account(summary))
+    }
+
+    func listPasskeys(_ context: RequestContext) async throws -> HTTPResponse {
+        let session = try await authenticate(context)
+        var request = ListCredentialsRequest()
+        request.accountID = session.accountID
+        let list = try await call(
+            .verification, VerificationServiceMethods.listCredentials, request, ListCredentialsResponse.self,
+            context: context, idempotent: true)
+        return Self.json(200, ResponseDocuments.passkeys(list))
+    }
+
+    func renamePasskey(_ context: RequestContext) async throws -> HTTPResponse {
+        let session = try await authenticate(context)
+        let credentialID = try Self.credentialID(context)
+        let body = try RenamePasskeyBody(context.jsonBody())
+        var request = RenameCredentialRequest()
+        request.accountID = session.accountID
+        request.credentialID = credentialID
+        request.name = body.name
+        let info = try await call(
+            .verification, VerificationServiceMethods.renameCredential, request, PasskeyCredentialInfo.self,
+            context: context)
+        return Self.json(200, ResponseDocuments.passkey(info))
+    }
+
+    func removePasskey(_ context: RequestContext) async throws -> HTTPResponse {
+        let session = try await authenticate(context)
+        let credentialID = try Self.credentialID(context)
+        var request = RemoveCredentialRequest()
+        request.accountID = session.accountID
+        request.credentialID = credentialID
+        _ = try await call(
+            .verification, VerificationServiceMethods.removeCredential, request, RemoveCredentialResponse.self,
+            context: context)
+        audit(
+            "audit.passkey.removed", context, accountID: session.accountID,
+            [("credential.id", Base64URL.encode(credentialID))])
+        return HTTPResponse(status: 204, headers: HTTPHeaders([("cache-control", "no-store")]))
+    }
+
+    static func credentialID(_ context: RequestContext) throws(APIProblem) -> [UInt8] {
+        guard let text = context.parameters["credentialID"], let bytes = Base64URL.decode(text), !bytes.isEmpty else {
+            throw .invalidRequest("The credential ID in the path is not base64url.")
+        }
+        return bytes
+    }
+}

@@ -1,0 +1,36 @@
+import Glibc
+import HTTPMessages
+
+/// The wall clock in Unix milliseconds.
+public func unixMillisecondsNow() -> Int64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_REALTIME, &spec)
+    return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
+}
+
+/// One request as a route handler sees it.
+public struct RequestContext: Sendable {
+    /// The request.
+    public let request: HTTPRequest
+    /// The route that matched, as `METHOD pattern`.
+    public let route: String
+    /// The path parameters, percent-decoded.
+    public let parameters: [String: String]
+    /// The request's ID (the client's `X-Request-ID` when well-formed, else a new one); echoed in the response.
+    public let requestID: String
+    /// The client address (see ``ClientAddressResolver``).
+    public let clientAddress: String
+
+    /// The JSON body: 415 when it is not JSON, 400 when it is not a JSON object; an empty body reads as `{}` when
+    /// `emptyAllowed`.
+    public func jsonBody(emptyAllowed: Bool = false) throws(APIProblem) -> JSONBody {
+        let contentType = request.headers["content-type"]
+        if request.body.isEmpty {
+            if let contentType, !isJSONContentType(contentType) { throw .unsupportedMediaType }
+            guard emptyAllowed else { throw .invalidRequest("A JSON body is required.") }
+            return try JSONBody(bytes: [], emptyAllowed: true)
+        }
+        guard isJSONContentType(contentType) else { throw .unsupportedMediaType }
+        return try JSONBody(bytes: request.body)
+    }
+}
