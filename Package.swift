@@ -1,6 +1,14 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// Release-build flags for the modules on every request's path. Their state is loop-confined or local and accessed
+/// dozens of times per request: each runtime exclusivity check would be a thread-local lookup and a set insertion,
+/// and their small functions are worth inlining into the modules that call them. Debug builds, which the test suite
+/// runs, keep the exclusivity checks, so an overlapping access still traps there.
+let hotPathSettings: [SwiftSetting] = [
+    .unsafeFlags(["-enforce-exclusivity=unchecked", "-cross-module-optimization"], .when(configuration: .release))
+]
+
 // MARK: - C libraries: one system-library target each, with its pkg-config name and apt provider.
 
 let cLibraryTargets: [Target] = [
@@ -24,7 +32,9 @@ let persistenceTargets: [Target] = [
     .target(name: "Domain", dependencies: ["Encoding"], path: "Shared/Domain"),
     .target(name: "WorkerThreads", path: "Shared/WorkerThreads"),
     .testTarget(name: "WorkerThreadsTests", dependencies: ["WorkerThreads"], path: "Tests/WorkerThreadsTests"),
-    .target(name: "Postgres", dependencies: ["CLibPQ", "Encoding", "NetworkIO", "WorkerThreads"], path: "Shared/Postgres"),
+    .target(
+        name: "Postgres", dependencies: ["CLibPQ", "Encoding", "NetworkIO", "WorkerThreads"], path: "Shared/Postgres",
+        swiftSettings: hotPathSettings),
     .target(
         name: "PostgresStorage", dependencies: ["Domain", "Postgres"], path: "Shared/PostgresStorage",
         resources: [.copy("Migrations")]),
@@ -39,8 +49,9 @@ let persistenceTargets: [Target] = [
     .testTarget(name: "ConfigurationTests", dependencies: ["Configuration"], path: "Tests/ConfigurationTests"),
     .target(name: "RateLimiting", path: "Shared/RateLimiting"),
     .testTarget(name: "RateLimitingTests", dependencies: ["RateLimiting"], path: "Tests/RateLimitingTests"),
-    .target(name: "HTTPMessages", path: "Shared/HTTPMessages"),
-    .target(name: "HTTP1", dependencies: ["Encoding", "HTTPMessages"], path: "Shared/HTTP1"),
+    .target(name: "HTTPMessages", path: "Shared/HTTPMessages", swiftSettings: hotPathSettings),
+    .target(
+        name: "HTTP1", dependencies: ["Encoding", "HTTPMessages"], path: "Shared/HTTP1", swiftSettings: hotPathSettings),
     .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "HTTPMessages"], path: "Tests/HTTP1Tests"),
     .testTarget(name: "DomainTests", dependencies: ["Domain"], path: "Tests/DomainTests"),
     .testTarget(
@@ -67,10 +78,6 @@ let webAuthnTargets: [Target] = [
 
 // MARK: - RPC: event loop, HTTP/2, protobuf, gRPC, health
 
-/// The loop-confined networking code does dozens of class-property accesses per request, and in a release build
-/// each would be a runtime exclusivity check (a thread-local lookup and a set insertion). Debug builds, which the
-/// test suite runs, keep the checks, so an overlapping access still traps there.
-let hotPathSettings: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
 
 let rpcTargets: [Target] = [
     .target(name: "CNetworkIO", path: "Shared/CNetworkIO"),
@@ -133,12 +140,12 @@ let serviceTargets: [Target] = [
         name: "session-service",
         dependencies: ["Crypto", "PasswordHashing", "ServiceRuntime", "SessionServiceCore"],
         path: "Services/SessionService/Main"),
-    .target(name: "JSON", path: "Shared/JSON"),
-    .target(name: "Encoding", path: "Shared/Encoding"),
+    .target(name: "JSON", path: "Shared/JSON", swiftSettings: hotPathSettings),
+    .target(name: "Encoding", path: "Shared/Encoding", swiftSettings: hotPathSettings),
     .testTarget(name: "JSONTests", dependencies: ["JSON", "Encoding"], path: "Tests/JSONTests"),
     .target(
         name: "HTTPServer", dependencies: ["GRPC", "HTTP1", "HTTP2", "HTTPMessages", "NetworkIO"],
-        path: "Shared/HTTPServer"),
+        path: "Shared/HTTPServer", swiftSettings: hotPathSettings),
     .target(
         name: "GatewayCore",
         dependencies: [

@@ -113,19 +113,10 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], Error>) in
                 // From a task running on this connection's own loop, the call starts at once, on this thread.
-                loop.executeOnLoop { [self] in
-                    let id = nextCallID
-                    nextCallID += 1
-                    cancellation.callID.store(id, ordering: .relaxed)
-                    let call = ClientCall(
-                        id: id, path: path, framedRequest: framedRequest, metadata: metadata, deadline: deadline,
-                        maxMessageSize: configuration.maxReceiveMessageSize
-                    ) { result in
-                        continuation.resume(with: result.mapError { $0 as Error })
-                    }
-                    begin(call)
-                    // The task may have been cancelled before the call existed on the loop.
-                    if cancellation.requested.load(ordering: .relaxed) { cancel(id) }
+                if loop.inEventLoop {
+                    start(path, framedRequest, metadata, deadline, cancellation, continuation)
+                } else {
+                    loop.execute { [self] in start(path, framedRequest, metadata, deadline, cancellation, continuation) }
                 }
             }
         } onCancel: {
@@ -135,6 +126,24 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
                 if id != 0 { cancel(id) }
             }
         }
+    }
+
+    private func start(
+        _ path: String, _ framedRequest: [UInt8], _ metadata: Metadata, _ deadline: UInt64,
+        _ cancellation: CallCancellation, _ continuation: CheckedContinuation<[UInt8], Error>
+    ) {
+        let id = nextCallID
+        nextCallID += 1
+        cancellation.callID.store(id, ordering: .relaxed)
+        let call = ClientCall(
+            id: id, path: path, framedRequest: framedRequest, metadata: metadata, deadline: deadline,
+            maxMessageSize: configuration.maxReceiveMessageSize
+        ) { result in
+            continuation.resume(with: result.mapError { $0 as Error })
+        }
+        begin(call)
+        // The task may have been cancelled before the call existed on the loop.
+        if cancellation.requested.load(ordering: .relaxed) { cancel(id) }
     }
 
     private func begin(_ call: ClientCall) {

@@ -264,7 +264,12 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
                 } catch {
                     outcome = .failure(Self.rpcError(from: error))
                 }
-                loop.executeOnLoop { [self] in complete(streamID, outcome) }
+                // Inline on the loop (no closure to allocate); from elsewhere, handed over.
+                if loop.inEventLoop {
+                    complete(streamID, outcome)
+                } else {
+                    loop.execute { [self] in complete(streamID, outcome) }
+                }
             }
             if !call.finished { call.task = task }
         case .serverStreaming(let handler):

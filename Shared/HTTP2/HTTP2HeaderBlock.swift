@@ -6,18 +6,26 @@
 /// turns into `String`s only the fields it needs. Valid during the delegate call that hands it out; copy
 /// what must outlive it (``headers`` or ``value(forName:)``).
 public struct HTTP2HeaderBlock {
-    struct Field {
-        var nameStart: Int
-        var nameLength: Int
-        var valueStart: Int
-        var valueLength: Int
+    @usableFromInline struct Field {
+        @usableFromInline var nameStart: Int
+        @usableFromInline var nameLength: Int
+        @usableFromInline var valueStart: Int
+        @usableFromInline var valueLength: Int
+
+        @usableFromInline init(nameStart: Int, nameLength: Int, valueStart: Int, valueLength: Int) {
+            self.nameStart = nameStart
+            self.nameLength = nameLength
+            self.valueStart = valueStart
+            self.valueLength = valueLength
+        }
     }
 
     /// The field bytes, in `storage[0..<used]`; the array is kept at its grown size between blocks so that
     /// appending is a bounds check and a copy.
-    var storage: [UInt8] = []
+    // Inlinable lookups: a receiver compares every field's name against several constants per request.
+    @usableFromInline var storage: [UInt8] = []
     var used = 0
-    var fields: [Field] = []
+    @usableFromInline var fields: [Field] = []
 
     /// An empty block.
     public init() {}
@@ -28,7 +36,7 @@ public struct HTTP2HeaderBlock {
     }
 
     /// The number of fields.
-    public var count: Int { fields.count }
+    @inlinable public var count: Int { fields.count }
 
     mutating func removeAll() {
         used = 0
@@ -71,7 +79,7 @@ public struct HTTP2HeaderBlock {
     }
 
     /// Calls `body` with the bytes of field `index`'s value, without making a `String`.
-    public func withValueBytes<R>(at index: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+    @inlinable public func withValueBytes<R>(at index: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
         let field = fields[index]
         return storage.withUnsafeBytes { bytes in
             body(UnsafeRawBufferPointer(rebasing: bytes[field.valueStart..<(field.valueStart + field.valueLength)]))
@@ -79,12 +87,12 @@ public struct HTTP2HeaderBlock {
     }
 
     /// True when field `index` is named `name` (compared as bytes, without making a `String`).
-    public func nameEquals(at index: Int, _ name: StaticString) -> Bool {
+    @inlinable public func nameEquals(at index: Int, _ name: StaticString) -> Bool {
         let field = fields[index]
         return field.nameLength == name.utf8CodeUnitCount && bytesEqual(field.nameStart, name, name.utf8CodeUnitCount)
     }
 
-    private func bytesEqual(_ start: Int, _ expected: StaticString, _ length: Int) -> Bool {
+    @inlinable func bytesEqual(_ start: Int, _ expected: StaticString, _ length: Int) -> Bool {
         storage.withUnsafeBytes { bytes in
             guard let base = bytes.baseAddress, start + length <= bytes.count else { return length == 0 }
             return memcmp(base + start, expected.utf8Start, length) == 0
@@ -92,14 +100,14 @@ public struct HTTP2HeaderBlock {
     }
 
     /// True when field `index`'s name starts with `prefix`.
-    public func nameHasPrefix(at index: Int, _ prefix: StaticString) -> Bool {
+    @inlinable public func nameHasPrefix(at index: Int, _ prefix: StaticString) -> Bool {
         let field = fields[index]
         return field.nameLength >= prefix.utf8CodeUnitCount
             && bytesEqual(field.nameStart, prefix, prefix.utf8CodeUnitCount)
     }
 
     /// True when field `index`'s value is `value` (compared as bytes).
-    public func valueEquals(at index: Int, _ value: StaticString) -> Bool {
+    @inlinable public func valueEquals(at index: Int, _ value: StaticString) -> Bool {
         let field = fields[index]
         return field.valueLength == value.utf8CodeUnitCount
             && bytesEqual(field.valueStart, value, value.utf8CodeUnitCount)

@@ -85,8 +85,10 @@ public final class PostgresPool: Sendable {
         }
         let connections = pipelineConnections(on: loop)
         let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<PostgresRows, PostgresError>, Never>) in
-            loop.executeOnLoop {
+            if loop.inEventLoop {
                 connections.submit(query) { continuation.resume(returning: $0) }
+            } else {
+                loop.execute { connections.submit(query) { continuation.resume(returning: $0) } }
             }
         }
         return try outcome.get()
