@@ -14,29 +14,41 @@ public enum Base64URL {
     /// Decodes base64url or standard base64, with or without padding. Returns nil on any other character,
     /// misplaced padding, an impossible length, or non-zero unused bits.
     public static func decode<S: StringProtocol>(_ text: S) -> [UInt8]? {
-        var input = Array(text.utf8)
-        if input.count % 4 == 0, input.last == UInt8(ascii: "=") {
-            input.removeLast()
-            if input.last == UInt8(ascii: "=") { input.removeLast() }
+        if let decoded = text.utf8.withContiguousStorageIfAvailable({ decode(bytes: $0) }) { return decoded }
+        return Array(text.utf8).withUnsafeBufferPointer { decode(bytes: $0) }
+    }
+
+    private static func decode(bytes input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var count = input.count
+        if count % 4 == 0, count > 0, input[count - 1] == UInt8(ascii: "=") {
+            count -= 1
+            if input[count - 1] == UInt8(ascii: "=") { count -= 1 }
         }
-        if input.count % 4 == 1 { return nil }
-        var output: [UInt8] = []
-        output.reserveCapacity(input.count * 3 / 4)
-        var accumulator: UInt32 = 0
-        var bits = 0
-        let table = decodeTable
-        for char in input {
-            let value = table[Int(char)]
-            if value == 0xFF { return nil }
-            accumulator = (accumulator << 6) | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+        if count % 4 == 1 { return nil }
+        var valid = true
+        let output = [UInt8](unsafeUninitializedCapacity: count * 3 / 4) { output, written in
+            decodeTable.withUnsafeBufferPointer { table in
+                var accumulator: UInt32 = 0
+                var bits = 0
+                for index in 0..<count {
+                    let value = table[Int(input[index])]
+                    if value == 0xFF {
+                        valid = false
+                        break
+                    }
+                    accumulator = (accumulator << 6) | UInt32(value)
+                    bits += 6
+                    if bits >= 8 {
+                        bits -= 8
+                        output[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
+                        written += 1
+                    }
+                }
+                // Bits left over must be zero (a canonical encoding).
+                if valid, bits > 0, accumulator & ((1 << UInt32(bits)) - 1) != 0 { valid = false }
             }
         }
-        if bits > 0, accumulator & ((1 << UInt32(bits)) - 1) != 0 { return nil }
-        return output
+        return valid ? output : nil
     }
 
     /// Encodes as base64url without padding.

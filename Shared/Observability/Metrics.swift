@@ -101,18 +101,20 @@ public final class MetricsRegistry: Sendable {
     }
 
     static func labelText(_ labels: KeyValuePairs<String, String>) -> String {
-        var text = ""
-        text.reserveCapacity(labels.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 4 })
+        // Built as bytes: every metric update on the request path makes one of these keys.
+        var text: [UInt8] = []
+        text.reserveCapacity(64)
         for (index, (key, value)) in labels.enumerated() {
             let plain = !value.utf8.contains { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") || $0 == 0x0A }
             guard plain else { return escapedLabelText(labels) }
-            if index > 0 { text += "," }
-            text += key
-            text += "=\""
-            text += value
-            text += "\""
+            if index > 0 { text.append(UInt8(ascii: ",")) }
+            text.append(contentsOf: key.utf8)
+            text.append(UInt8(ascii: "="))
+            text.append(UInt8(ascii: "\""))
+            text.append(contentsOf: value.utf8)
+            text.append(UInt8(ascii: "\""))
         }
-        return text
+        return String(decoding: text, as: UTF8.self)
     }
 
     private static func escapedLabelText(_ labels: KeyValuePairs<String, String>) -> String {

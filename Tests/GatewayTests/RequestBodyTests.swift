@@ -302,5 +302,11 @@ final class RequestBodyTests: XCTestCase {
         XCTAssertFalse(isJSONContentType("text/plain"))
         XCTAssertFalse(isJSONContentType("application/x-www-form-urlencoded"))
         XCTAssertFalse(isJSONContentType("text/json+"))
+        XCTAssertTrue(isJSONContentType(" application / json ;charset=utf-8"))
+        XCTAssertFalse(isJSONContentType("application/+json"), "a suffix needs a subtype before it")
+        XCTAssertFalse(isJSONContentType(";application/json"), "parameters without a media type")
+        XCTAssertFalse(isJSONContentType("application/jsonp"))
+        XCTAssertFalse(isJSONContentType("application/json\u{212A}"))
+        XCTAssertFalse(isJSONContentType(""))
     }
 }

@@ -14,6 +14,13 @@ final class EncodingTests: XCTestCase {
         XCTAssertNil(Base64URL.decode("Y"))
         XCTAssertNil(Base64URL.decode("YR"))  // non-zero unused bits
         XCTAssertNil(Base64URL.decode("a b"))
+        XCTAssertEqual(Base64URL.decode("Zg=="), [0x66])
+        XCTAssertEqual(Base64URL.decode("Zm8="), [0x66, 0x6F])
+        XCTAssertEqual(Base64URL.decode("xZm8x".dropFirst().dropLast()), [0x66, 0x6F], "a substring")
+        XCTAssertNil(Base64URL.decode("Zg="), "padding that does not complete a quantum")
+        XCTAssertNil(Base64URL.decode("===="))
+        XCTAssertNil(Base64URL.decode("Zg==Zg=="), "padding inside")
+        XCTAssertNil(Base64URL.decode("Zh=="), "non-zero unused bits before padding")
         XCTAssertEqual(Base64URL.encode([0xFB, 0xFF]), "-_8")
         XCTAssertEqual(Base64URL.encodeStandard([0xFB, 0xFF]), "+/8=")
         for count in 0..<40 {

@@ -299,7 +299,9 @@ public final class GatewayApplication: HTTPResponder {
         _ service: BackendService, _ path: String, _ request: Request, _ responseType: Response.Type,
         context: RequestContext, idempotent: Bool = false, ceremony: Ceremony? = nil
     ) async throws -> Response {
-        let method = String(path.split(separator: "/").last ?? "")
+        // The method name after the path's last "/", found by byte: Character-wise splitting costs more than the rest
+        // of the call's bookkeeping.
+        let method = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[path.utf8.index(after: $0)...]) } ?? path
         let started = monotonicSeconds()
         func record(_ outcome: String) {
             metrics.increment(

@@ -318,9 +318,17 @@ public struct RenamePasskeyBody: Sendable, Equatable {
 /// Whether a `content-type` value names JSON (`application/json` or any `+json` type, parameters allowed).
 public func isJSONContentType(_ value: String?) -> Bool {
     guard let value else { return false }
-    let mediaType =
-        value.split(separator: ";", maxSplits: 1).first.map {
-            String($0).lowercased().filter { $0 != " " && $0 != "\t" }
-        } ?? ""
-    return mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json"))
+    // The media type before any parameters, without spaces and tabs, compared case-insensitively as ASCII bytes.
+    var mediaType: [UInt8] = []
+    for byte in value.utf8 {
+        if byte == UInt8(ascii: ";") { break }
+        if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") { continue }
+        mediaType.append(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte)
+    }
+    let application = Array("application/".utf8)
+    let json = Array("json".utf8)
+    let suffix = Array("+json".utf8)
+    guard mediaType.starts(with: application) else { return false }
+    let subtype = mediaType[application.count...]
+    return subtype.elementsEqual(json) || (subtype.count > suffix.count && subtype.suffix(suffix.count).elementsEqual(suffix))
 }

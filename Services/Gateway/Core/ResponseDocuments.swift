@@ -15,12 +15,18 @@ public enum ResponseDocuments {
         var seconds = time_t(unixMilliseconds >= 0 ? unixMilliseconds / 1000 : (unixMilliseconds - 999) / 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
+        var text: [UInt8] = []
+        text.reserveCapacity(20)
+        let fields: [(Int32, Int, UInt8)] = [
+            (parts.tm_year + 1900, 4, UInt8(ascii: "-")), (parts.tm_mon + 1, 2, UInt8(ascii: "-")),
+            (parts.tm_mday, 2, UInt8(ascii: "T")), (parts.tm_hour, 2, UInt8(ascii: ":")),
+            (parts.tm_min, 2, UInt8(ascii: ":")), (parts.tm_sec, 2, UInt8(ascii: "Z")),
+        ]
+        for (value, width, separator) in fields {
+            DecimalText.append(Int64(value), width: width, to: &text)
+            text.append(separator)
         }
-        return pad(parts.tm_year + 1900, 4) + "-" + pad(parts.tm_mon + 1, 2) + "-" + pad(parts.tm_mday, 2) + "T"
-            + pad(parts.tm_hour, 2) + ":" + pad(parts.tm_min, 2) + ":" + pad(parts.tm_sec, 2) + "Z"
+        return String(decoding: text, as: UTF8.self)
     }
 
     private static func credentialParameters() -> JSONValue {

@@ -39,13 +39,25 @@ public struct RoutePattern: Sendable, Equatable, CustomStringConvertible {
         for (segment, piece) in zip(segments, pieces) {
             switch segment {
             case .literal(let text):
-                guard piece.utf8.elementsEqual(text.utf8) else { return nil }
+                guard Self.bytesEqual(piece, text) else { return nil }
             case .parameter(let name):
                 guard !piece.isEmpty, let decoded = percentDecoded(piece) else { return nil }
                 parameters[name] = decoded
             }
         }
         return parameters
+    }
+}
+
+extension RoutePattern {
+    /// Byte-for-byte equality (no Unicode equivalence: a path matches only as written).
+    static func bytesEqual(_ piece: Substring, _ literal: String) -> Bool {
+        guard piece.utf8.count == literal.utf8.count else { return false }
+        return piece.utf8.withContiguousStorageIfAvailable { pieceBytes in
+            literal.utf8.withContiguousStorageIfAvailable { literalBytes in
+                pieceBytes.elementsEqual(literalBytes)
+            }
+        }.flatMap { $0 } ?? piece.utf8.elementsEqual(literal.utf8)
     }
 }
 
