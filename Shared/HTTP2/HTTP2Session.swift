@@ -508,15 +508,9 @@ func withNameValues<R>(_ headers: [HTTP2Header], _ body: (UnsafePointer<nghttp2_
             var offset = 0
             for (index, header) in headers.enumerated() {
                 let nameStart = offset
-                for byte in header.name.utf8 {
-                    storage[offset] = byte
-                    offset += 1
-                }
+                offset = copyUTF8(header.name, into: storage, at: offset)
                 let valueStart = offset
-                for byte in header.value.utf8 {
-                    storage[offset] = byte
-                    offset += 1
-                }
+                offset = copyUTF8(header.value, into: storage, at: offset)
                 nva[index] = nghttp2_nv(
                     name: storage.baseAddress! + nameStart, value: storage.baseAddress! + valueStart,
                     namelen: valueStart - nameStart, valuelen: offset - valueStart,
@@ -525,4 +519,20 @@ func withNameValues<R>(_ headers: [HTTP2Header], _ body: (UnsafePointer<nghttp2_
             return body(UnsafePointer(nva.baseAddress!), headers.count)
         }
     }
+}
+
+/// Copies `text`'s UTF-8 bytes into `storage` at `offset` (one `memcpy` for a native string); returns the end.
+private func copyUTF8(_ text: String, into storage: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
+    let copied = text.utf8.withContiguousStorageIfAvailable { bytes -> Int in
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return offset }
+        (storage.baseAddress! + offset).update(from: source, count: bytes.count)
+        return offset + bytes.count
+    }
+    if let copied { return copied }
+    var end = offset
+    for byte in text.utf8 {
+        storage[end] = byte
+        end += 1
+    }
+    return end
 }

@@ -38,7 +38,9 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
 /// itself without the Unicode-aware `lowercased()`.
 @inline(__always)
 func lowercasedName(_ name: String) -> String {
-    if name.utf8.allSatisfy({ $0 < 0x80 && !($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }) { return name }
+    let isLowercaseASCII: (UInt8) -> Bool = { $0 < 0x80 && !($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }
+    let plain = name.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isLowercaseASCII) }
+    if plain ?? name.utf8.allSatisfy(isLowercaseASCII) { return name }
     return name.lowercased()
 }
 
