@@ -72,13 +72,18 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral, Ex
 public struct JSONObject: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
     /// The members in order.
     public private(set) var members: [(key: String, value: JSONValue)] = []
-    private var positions: [String: Int] = [:]
+    /// Key positions, kept only once the object is large enough for hashing to beat a scan: the objects built for
+    /// every response have a handful of members, while a parsed object may have thousands (a duplicate check by
+    /// scanning would then be quadratic).
+    private var positions: [String: Int]?
+    private static let indexedFromCount = 16
 
     /// An empty object.
     public init() {}
 
     /// An object with `members` in order; a repeated key replaces the earlier value in its place.
     public init(_ members: [(String, JSONValue)]) {
+        self.members.reserveCapacity(members.count)
         for (key, value) in members { self[key] = value }
     }
 
@@ -90,31 +95,53 @@ public struct JSONObject: Sendable, Equatable, Sequence, ExpressibleByDictionary
     /// The keys in order.
     public var keys: [String] { members.map(\.key) }
 
+    private func position(of key: String) -> Int? {
+        if let positions { return positions[key] }
+        return members.firstIndex { $0.key == key }
+    }
+
+    private mutating func append(_ key: String, _ value: JSONValue) {
+        members.append((key, value))
+        if positions != nil {
+            positions![key] = members.count - 1
+        } else if members.count >= Self.indexedFromCount {
+            reindex()
+        }
+    }
+
+    private mutating func reindex() {
+        guard members.count >= Self.indexedFromCount else {
+            positions = nil
+            return
+        }
+        var index: [String: Int] = [:]
+        index.reserveCapacity(members.count)
+        for (position, member) in members.enumerated() { index[member.key] = position }
+        positions = index
+    }
+
     /// The value for `key`; setting a new key appends it, setting an existing key replaces its value in place,
     /// and setting nil removes the member.
     public subscript(key: String) -> JSONValue? {
-        get { positions[key].map { members[$0].value } }
+        get { position(of: key).map { members[$0].value } }
         set {
-            if let position = positions[key] {
+            if let position = position(of: key) {
                 if let newValue {
                     members[position].value = newValue
                 } else {
                     members.remove(at: position)
-                    positions = [:]
-                    for (index, member) in members.enumerated() { positions[member.key] = index }
+                    if positions != nil { reindex() }
                 }
             } else if let newValue {
-                positions[key] = members.count
-                members.append((key, newValue))
+                append(key, newValue)
             }
         }
     }
 
     /// Adds a member whose key is not yet present; returns false (and changes nothing) when it is.
     public mutating func insertNew(_ key: String, _ value: JSONValue) -> Bool {
-        guard positions[key] == nil else { return false }
-        positions[key] = members.count
-        members.append((key, value))
+        guard position(of: key) == nil else { return false }
+        append(key, value)
         return true
     }
 

@@ -60,3 +60,39 @@ final class JSONWriterTests: XCTestCase {
         }
     }
 }
+
+final class JSONObjectTests: XCTestCase {
+    /// Small objects are scanned and large ones indexed; both must find, replace, remove and refuse duplicates alike,
+    /// including across the size where the index is built and dropped.
+    func testLookupsReplacementsAndRemovalsAtEverySize() {
+        for size in [0, 1, 5, 15, 16, 17, 40, 300] {
+            var object = JSONObject()
+            for index in 0..<size { XCTAssertTrue(object.insertNew("k\(index)", .integer(index))) }
+            XCTAssertEqual(object.count, size)
+            for index in 0..<size {
+                XCTAssertEqual(object["k\(index)"], .integer(index), "size \(size)")
+                XCTAssertFalse(object.insertNew("k\(index)", .null), "duplicate at size \(size)")
+            }
+            XCTAssertNil(object["missing"])
+            if size > 2 {
+                object["k1"] = .string("replaced")
+                XCTAssertEqual(object.keys[1], "k1", "replaced in place")
+                XCTAssertEqual(object["k1"], .string("replaced"))
+                object["k0"] = nil
+                XCTAssertEqual(object.count, size - 1)
+                XCTAssertNil(object["k0"])
+                XCTAssertEqual(object["k\(size - 1)"], .integer(size - 1), "positions follow the removal")
+                XCTAssertEqual(object.keys.first, "k1")
+                object["k0"] = .boolean(true)
+                XCTAssertEqual(object.keys.last, "k0", "a new key goes last")
+            }
+        }
+    }
+
+    func testTheParserRefusesADuplicateAmongThousandsOfKeys() {
+        let members = (0..<5_000).map { "\"key\($0)\":\($0)" }
+        XCTAssertNoThrow(try JSONReader.parse(Array(("{" + members.joined(separator: ",") + "}").utf8)))
+        let duplicated = members + ["\"key4321\":0"]
+        XCTAssertThrowsError(try JSONReader.parse(Array(("{" + duplicated.joined(separator: ",") + "}").utf8)))
+    }
+}
