@@ -13,6 +13,9 @@ public final class MetricsRegistry: Sendable {
     private enum Kind: String { case counter, gauge, histogram }
 
     private struct Series {
+        /// The labels as exposed (`key="value",...`), made once when the series is created.
+        let labelText: String
+        let labels: [(key: String, value: String)]
         var value: Double = 0
         var bucketCounts: [UInt64] = []
         var count: UInt64 = 0
@@ -23,7 +26,8 @@ public final class MetricsRegistry: Sendable {
         let kind: Kind
         let help: String
         let buckets: [Double]
-        var series: [String: Series] = [:]
+        /// Series by a hash of their label pairs; a bucket also holds any series whose hash collides.
+        var series: [UInt64: [Series]] = [:]
     }
 
     private let families = Mutex<[String: Family]>([:])
@@ -58,12 +62,23 @@ public final class MetricsRegistry: Sendable {
         _ name: String, kind: Kind, help: String, labels: KeyValuePairs<String, String>, buckets: [Double],
         _ change: (inout Series) -> Void
     ) {
-        let key = Self.labelText(labels)
+        // Found by a hash of the label bytes and a comparison of the pairs: building the label text and hashing
+        // it as a String for every update cost more than the update itself.
+        let hash = Self.labelHash(labels)
         families.withLock { families in
-            // Mutated in place, with one lookup: copying the family out and back would copy all of its series.
+            // Mutated in place, with one lookup each: copying a family out and back would copy all of its series.
             func update(_ family: inout Family) {
                 guard family.kind == kind else { return }
-                change(&family.series[key, default: Series()])
+                func update(_ bucket: inout [Series]) {
+                    if let index = bucket.firstIndex(where: { Self.labels($0.labels, equal: labels) }) {
+                        change(&bucket[index])
+                    } else {
+                        var series = Series(labelText: Self.labelText(labels), labels: labels.map { ($0.key, $0.value) })
+                        change(&series)
+                        bucket.append(series)
+                    }
+                }
+                update(&family.series[hash, default: []])
             }
             update(&families[name, default: Family(kind: kind, help: help, buckets: buckets)])
         }
@@ -76,8 +91,8 @@ public final class MetricsRegistry: Sendable {
         for name in snapshot.keys.sorted() {
             let family = snapshot[name]!
             text += "# HELP \(name) \(family.help)\n# TYPE \(name) \(family.kind.rawValue)\n"
-            for labels in family.series.keys.sorted() {
-                let series = family.series[labels]!
+            for series in family.series.values.joined().sorted(by: { $0.labelText < $1.labelText }) {
+                let labels = series.labelText
                 switch family.kind {
                 case .counter, .gauge:
                     text += "\(name)\(braced(labels)) \(Self.number(series.value))\n"
@@ -98,6 +113,29 @@ public final class MetricsRegistry: Sendable {
     private func braced(_ labels: String, adding extra: String? = nil) -> String {
         let parts = [labels, extra ?? ""].filter { !$0.isEmpty }
         return parts.isEmpty ? "" : "{" + parts.joined(separator: ",") + "}"
+    }
+
+    /// FNV-1a over the label pairs' bytes, with separators so that different splits of the same bytes differ.
+    static func labelHash(_ labels: KeyValuePairs<String, String>) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func add(_ byte: UInt8) { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        for (key, value) in labels {
+            for byte in key.utf8 { add(byte) }
+            add(0xFF)
+            for byte in value.utf8 { add(byte) }
+            add(0xFE)
+        }
+        return hash
+    }
+
+    private static func labels(_ stored: [(key: String, value: String)], equal labels: KeyValuePairs<String, String>)
+        -> Bool
+    {
+        guard stored.count == labels.count else { return false }
+        for (index, pair) in labels.enumerated() where stored[index].key != pair.key || stored[index].value != pair.value {
+            return false
+        }
+        return true
     }
 
     static func labelText(_ labels: KeyValuePairs<String, String>) -> String {

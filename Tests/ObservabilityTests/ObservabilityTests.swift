@@ -52,6 +52,24 @@ final class LoggerTests: XCTestCase {
 }
 
 final class MetricsTests: XCTestCase {
+    /// Every label set is its own series, however its bytes could be regrouped, and counts land on the right one.
+    func testEachLabelSetCountsSeparately() {
+        let metrics = MetricsRegistry()
+        for round in 1...3 {
+            for index in 0..<200 {
+                metrics.increment("calls_total", help: "Calls.", labels: ["route": "r\(index)", "status": "200"])
+            }
+            metrics.increment("split_total", help: "Split.", labels: ["a": "bc"], by: Double(round))
+            metrics.increment("split_total", help: "Split.", labels: ["a": "b", "c": ""], by: 10)
+        }
+        let lines = metrics.exposition().split(separator: "\n")
+        XCTAssertTrue(lines.contains(#"calls_total{route="r0",status="200"} 3"#))
+        XCTAssertTrue(lines.contains(#"calls_total{route="r199",status="200"} 3"#))
+        XCTAssertEqual(lines.filter { $0.hasPrefix("calls_total{") }.count, 200)
+        XCTAssertTrue(lines.contains(#"split_total{a="bc"} 6"#))
+        XCTAssertTrue(lines.contains(#"split_total{a="b",c=""} 30"#))
+    }
+
     func testExpositionOfCountersGaugesAndHistograms() {
         let metrics = MetricsRegistry()
         metrics.increment("rpc_requests_total", help: "RPCs handled.", labels: ["method": "Begin", "code": "0"])
