@@ -28,13 +28,32 @@ public enum Base64URL {
         var valid = true
         let output = [UInt8](unsafeUninitializedCapacity: count * 3 / 4) { output, written in
             decodeTable.withUnsafeBufferPointer { table in
+                // Whole quanta first: four characters give three bytes; 0xFF in any slot marks a bad character.
+                var index = 0
+                while index + 4 <= count {
+                    let a = table[Int(input[index])]
+                    let b = table[Int(input[index + 1])]
+                    let c = table[Int(input[index + 2])]
+                    let d = table[Int(input[index + 3])]
+                    if (a | b | c | d) & 0xC0 != 0 {
+                        valid = false
+                        return
+                    }
+                    let block = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                    output[written] = UInt8(truncatingIfNeeded: block >> 16)
+                    output[written + 1] = UInt8(truncatingIfNeeded: block >> 8)
+                    output[written + 2] = UInt8(truncatingIfNeeded: block)
+                    written += 3
+                    index += 4
+                }
+                // Then the two or three characters of a final partial quantum.
                 var accumulator: UInt32 = 0
                 var bits = 0
-                for index in 0..<count {
+                while index < count {
                     let value = table[Int(input[index])]
                     if value == 0xFF {
                         valid = false
-                        break
+                        return
                     }
                     accumulator = (accumulator << 6) | UInt32(value)
                     bits += 6
@@ -43,9 +62,10 @@ public enum Base64URL {
                         output[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
                         written += 1
                     }
+                    index += 1
                 }
                 // Bits left over must be zero (a canonical encoding).
-                if valid, bits > 0, accumulator & ((1 << UInt32(bits)) - 1) != 0 { valid = false }
+                if bits > 0, accumulator & ((1 << UInt32(bits)) - 1) != 0 { valid = false }
             }
         }
         return valid ? output : nil

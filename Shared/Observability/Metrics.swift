@@ -118,14 +118,22 @@ public final class MetricsRegistry: Sendable {
     /// FNV-1a over the label pairs' bytes, with separators so that different splits of the same bytes differ.
     static func labelHash(_ labels: KeyValuePairs<String, String>) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        func add(_ byte: UInt8) { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
         for (key, value) in labels {
-            for byte in key.utf8 { add(byte) }
-            add(0xFF)
-            for byte in value.utf8 { add(byte) }
-            add(0xFE)
+            fnv1a(key, &hash)
+            hash = (hash ^ 0xFF) &* 0x0000_0100_0000_01b3
+            fnv1a(value, &hash)
+            hash = (hash ^ 0xFE) &* 0x0000_0100_0000_01b3
         }
         return hash
+    }
+
+    private static func fnv1a(_ text: String, _ hash: inout UInt64) {
+        let done: Void? = text.utf8.withContiguousStorageIfAvailable { bytes in
+            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        }
+        if done == nil {
+            for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        }
     }
 
     private static func labels(_ stored: [(key: String, value: String)], equal labels: KeyValuePairs<String, String>)
