@@ -1,5 +1,6 @@
-/// Zero-padded decimal digits written straight into a byte buffer: timestamps are formatted on every log line and
-/// every bound `timestamptz`, where `String(format:)` would go through Foundation's formatter each time.
+/// Decimal digits as bytes, both ways: zero-padded digits written straight into a byte buffer (timestamps are
+/// formatted on every log line and every bound `timestamptz`, where `String(format:)` would go through Foundation's
+/// formatter each time), and plain digits read from received bytes without making a `String`.
 public enum DecimalText {
     /// Appends `value` with at least `width` digits, zero-padded on the left (after a `-` when negative).
     public static func append(_ value: Int64, width: Int, to output: inout [UInt8]) {
@@ -22,5 +23,16 @@ public enum DecimalText {
             remaining /= 10
             index -= 1
         }
+    }
+
+    /// The value of 1 to 18 ASCII digits (no sign, no spaces); nil for anything else.
+    public static func parse<Digits: Collection<UInt8>>(_ digits: Digits) -> Int64? {
+        guard !digits.isEmpty, digits.count <= 18 else { return nil }
+        var value: Int64 = 0
+        for digit in digits {
+            guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int64(digit - UInt8(ascii: "0"))
+        }
+        return value
     }
 }

@@ -1,3 +1,4 @@
+import Encoding
 import Observability
 import HTTP2
 import NetworkIO
@@ -399,13 +400,7 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
 
     /// A non-negative decimal of at most 9 digits (an HTTP or gRPC status), or nil.
     private static func decimal(_ bytes: UnsafeRawBufferPointer) -> Int? {
-        guard !bytes.isEmpty, bytes.count <= 9 else { return nil }
-        var value = 0
-        for byte in bytes {
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-            value = value * 10 + Int(byte - UInt8(ascii: "0"))
-        }
-        return value
+        bytes.count <= 9 ? DecimalText.parse(bytes).map(Int.init) : nil
     }
 
     private func completeWithoutStatus(_ call: ClientCall) {

@@ -98,12 +98,9 @@ public enum GRPCTimeout {
     /// Parses a header value into nanoseconds; nil when malformed. Values too large saturate.
     public static func parse(_ text: String) -> UInt64? {
         let utf8 = Array(text.utf8)
-        guard utf8.count >= 2, utf8.count <= 9, let unit = utf8.last else { return nil }
-        var value: UInt64 = 0
-        for digit in utf8.dropLast() {
-            guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
-            value = value * 10 + UInt64(digit - UInt8(ascii: "0"))
-        }
+        guard utf8.count >= 2, utf8.count <= 9, let unit = utf8.last, let digits = DecimalText.parse(utf8.dropLast())
+        else { return nil }
+        let value = UInt64(digits)
         let multiplier: UInt64
         switch unit {
         case UInt8(ascii: "H"): multiplier = 3_600_000_000_000

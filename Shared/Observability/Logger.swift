@@ -81,7 +81,8 @@ public struct Logger: Sendable {
         var line: [UInt8] = []
         line.reserveCapacity(160)
         line.append(contentsOf: "ts=".utf8)
-        appendTimestamp(clock(), to: &line)
+        let milliseconds = Int64((clock().timeIntervalSince1970 * 1000).rounded(.down))
+        TimestampText.append(unixMicroseconds: milliseconds * 1000, fractionDigits: 3, to: &line)
         line.append(contentsOf: " level=".utf8)
         line.append(contentsOf: level.name.utf8)
         for (key, value) in metadata { Self.appendPair(key, value, to: &line) }
@@ -98,12 +99,6 @@ public struct Logger: Sendable {
     }
 
     /// Quotes a value when it has spaces, quotes, `=` or control characters; escapes so one event stays one line.
-    static func quote(_ value: String) -> String {
-        var bytes: [UInt8] = []
-        appendQuoted(value, to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
     private static func appendQuoted(_ value: String, to line: inout [UInt8]) {
         let needsQuotes = value.isEmpty || value.utf8.contains {
             $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\\")
@@ -133,35 +128,6 @@ public struct Logger: Sendable {
         }
         line.append(UInt8(ascii: "\""))
     }
-}
-
-/// RFC 3339 UTC with milliseconds.
-func formatTimestamp(_ date: Date) -> String {
-    var text: [UInt8] = []
-    appendTimestamp(date, to: &text)
-    return String(decoding: text, as: UTF8.self)
-}
-
-/// Appends `date` as RFC 3339 UTC with milliseconds.
-func appendTimestamp(_ date: Date, to text: inout [UInt8]) {
-    let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-    var seconds = time_t(milliseconds / 1000)
-    var parts = tm()
-    gmtime_r(&seconds, &parts)
-    DecimalText.append(Int64(parts.tm_year + 1900), width: 4, to: &text)
-    text.append(UInt8(ascii: "-"))
-    DecimalText.append(Int64(parts.tm_mon + 1), width: 2, to: &text)
-    text.append(UInt8(ascii: "-"))
-    DecimalText.append(Int64(parts.tm_mday), width: 2, to: &text)
-    text.append(UInt8(ascii: "T"))
-    DecimalText.append(Int64(parts.tm_hour), width: 2, to: &text)
-    text.append(UInt8(ascii: ":"))
-    DecimalText.append(Int64(parts.tm_min), width: 2, to: &text)
-    text.append(UInt8(ascii: ":"))
-    DecimalText.append(Int64(parts.tm_sec), width: 2, to: &text)
-    text.append(UInt8(ascii: "."))
-    DecimalText.append(milliseconds % 1000, width: 3, to: &text)
-    text.append(UInt8(ascii: "Z"))
 }
 
 /// Writes each line to a file descriptor with one `write` call, so lines from several threads never interleave.

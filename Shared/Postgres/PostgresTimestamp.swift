@@ -5,41 +5,15 @@ import Foundation
 enum PostgresTimestamp {
     /// `2026-11-29T18:08:11.123456Z`, rounded to whole microseconds.
     static func format(_ date: Date) -> String {
-        let totalMicros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
-        var seconds = totalMicros / 1_000_000
-        var micros = totalMicros % 1_000_000
-        if micros < 0 {
-            micros += 1_000_000
-            seconds -= 1
-        }
-        let (year, month, day, secondOfDay) = civil(fromUnixSeconds: seconds)
-        let hour = secondOfDay / 3600
-        let minute = secondOfDay / 60 % 60
-        let second = secondOfDay % 60
-        var text: [UInt8] = []
-        text.reserveCapacity(27)
-        for (value, width, separator) in [
-            (year, 4, "-"), (month, 2, "-"), (day, 2, "T"), (hour, 2, ":"), (minute, 2, ":"), (second, 2, "."),
-            (micros, 6, "Z"),
-        ] as [(Int64, Int, Unicode.Scalar)] {
-            DecimalText.append(value, width: width, to: &text)
-            text.append(UInt8(ascii: separator))
-        }
-        return String(decoding: text, as: UTF8.self)
+        TimestampText.string(
+            unixMicroseconds: Int64((date.timeIntervalSince1970 * 1_000_000).rounded()), fractionDigits: 6)
     }
 
     /// Parses `YYYY-MM-DD HH:MM:SS[.ffffff]+00[:MM]`; nil when the text has another shape.
     static func parse(_ text: String) -> Date? {
         let bytes = Array(text.utf8)
         func number(_ range: Range<Int>) -> Int64? {
-            guard range.upperBound <= bytes.count, !range.isEmpty else { return nil }
-            var value: Int64 = 0
-            for index in range {
-                let digit = bytes[index]
-                guard digit >= 48, digit <= 57 else { return nil }
-                value = value * 10 + Int64(digit - 48)
-            }
-            return value
+            range.upperBound <= bytes.count ? DecimalText.parse(bytes[range]) : nil
         }
         guard bytes.count >= 22, bytes[4] == 45, bytes[7] == 45, bytes[10] == 32 || bytes[10] == 84,
             bytes[13] == 58, bytes[16] == 58,
@@ -70,37 +44,8 @@ enum PostgresTimestamp {
             else { return nil }
             offsetSeconds += offsetMinutes * 60
         }
-        let days = daysFromCivil(year: year, month: month, day: day)
+        let days = TimestampText.daysFromCivil(year: year, month: month, day: day)
         let unixSeconds = days * 86_400 + hour * 3600 + minute * 60 + second - sign * offsetSeconds
         return Date(timeIntervalSince1970: Double(unixSeconds) + Double(micros) / 1_000_000)
-    }
-
-    // Howard Hinnant's days-from-civil algorithm (proleptic Gregorian calendar).
-    private static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    private static func civil(fromUnixSeconds seconds: Int64) -> (Int64, Int64, Int64, Int64) {
-        var days = seconds / 86_400
-        var secondOfDay = seconds % 86_400
-        if secondOfDay < 0 {
-            secondOfDay += 86_400
-            days -= 1
-        }
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        return (year, month, day, secondOfDay)
     }
 }

@@ -68,6 +68,28 @@ final class DecimalTextTests: XCTestCase {
     }
 }
 
+final class DecimalParsingAndTimestampTests: XCTestCase {
+    func testDigitsParseAndAnythingElseIsRefused() {
+        XCTAssertEqual(DecimalText.parse(Array("0".utf8)), 0)
+        XCTAssertEqual(DecimalText.parse(Array("007".utf8)), 7)
+        XCTAssertEqual(DecimalText.parse(Array("999999999999999999".utf8)), 999_999_999_999_999_999)
+        for bad in ["", "-1", "+1", " 1", "1 ", "1a", "0x1", "1234567890123456789"] {
+            XCTAssertNil(DecimalText.parse(Array(bad.utf8)), bad)
+        }
+    }
+
+    func testTimestampsWithAnyFractionAndBeforeTheEpoch() {
+        let micros: Int64 = 1_795_984_459_214_987
+        XCTAssertEqual(TimestampText.string(unixMicroseconds: micros, fractionDigits: 0), "2026-11-29T20:34:19Z")
+        XCTAssertEqual(TimestampText.string(unixMicroseconds: micros, fractionDigits: 3), "2026-11-29T20:34:19.214Z")
+        XCTAssertEqual(TimestampText.string(unixMicroseconds: micros, fractionDigits: 6), "2026-11-29T20:34:19.214987Z")
+        XCTAssertEqual(TimestampText.string(unixMicroseconds: -1, fractionDigits: 6), "1969-12-31T23:59:59.999999Z")
+        XCTAssertEqual(TimestampText.string(unixMicroseconds: 951_782_400_000_000, fractionDigits: 0), "2000-02-29T00:00:00Z")
+        XCTAssertEqual(TimestampText.daysFromCivil(year: 2000, month: 2, day: 29), 11_016)
+        XCTAssertEqual(TimestampText.daysFromCivil(year: 1969, month: 12, day: 31), -1)
+    }
+}
+
 final class IdentifierRandomTests: XCTestCase {
     /// Draws from several threads at once across many refills: no value repeats, and every bit is set about half
     /// the time (a stuck or zeroed buffer would fail both).

@@ -59,7 +59,7 @@ extension GatewayApplication {
         _ = try await call(
             .session, SessionServiceMethods.revokeSession, request, RevokeSessionResponse.self, context: context)
         audit("audit.session.revoked", context, accountID: session.accountID, [("session.id", session.sessionID)])
-        return HTTPResponse(status: 204, headers: HTTPHeaders([("cache-control", "no-store")]))
+        return Self.noContent
     }
 
     func listSessions(_ context: RequestContext) async throws -> HTTPResponse {
@@ -82,7 +82,7 @@ extension GatewayApplication {
         _ = try await call(
             .session, SessionServiceMethods.revokeSession, request, RevokeSessionResponse.self, context: context)
         audit("audit.session.revoked", context, accountID: session.accountID, [("session.id", sessionID)])
-        return HTTPResponse(status: 204, headers: HTTPHeaders([("cache-control", "no-store")]))
+        return Self.noContent
     }
 
     func account(_ context: RequestContext) async throws -> HTTPResponse {
@@ -131,7 +131,7 @@ extension GatewayApplication {
         audit(
             "audit.passkey.removed", context, accountID: session.accountID,
             [("credential.id", Base64URL.encode(credentialID))])
-        return HTTPResponse(status: 204, headers: HTTPHeaders([("cache-control", "no-store")]))
+        return Self.noContent
     }
 
     static func credentialID(_ context: RequestContext) throws(APIProblem) -> [UInt8] {

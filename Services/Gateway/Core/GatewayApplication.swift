@@ -356,6 +356,9 @@ public final class GatewayApplication: HTTPResponder {
         logger.log(.info, event, fields: fields)
     }
 
+    /// 204 for a change that worked; never cached.
+    static let noContent = HTTPResponse(status: 204, headers: HTTPHeaders([("cache-control", "no-store")]))
+
     static func json(_ status: Int, _ value: JSONValue) -> HTTPResponse {
         jsonResponse(status, bytes: value.serialized(), cacheable: false)
     }

@@ -57,7 +57,7 @@ extension GatewayApplication {
                     Base64URL.encode(info.credentialID.isEmpty ? body.credential.credentialID : info.credentialID)
                 )
             ])
-        return HTTPResponse(status: 204, headers: HTTPHeaders([("cache-control", "no-store")]))
+        return Self.noContent
     }
 
     // MARK: - Creating an account with a passkey

@@ -325,10 +325,8 @@ public func isJSONContentType(_ value: String?) -> Bool {
         if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") { continue }
         mediaType.append(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte)
     }
-    let application = Array("application/".utf8)
-    let json = Array("json".utf8)
-    let suffix = Array("+json".utf8)
-    guard mediaType.starts(with: application) else { return false }
-    let subtype = mediaType[application.count...]
-    return subtype.elementsEqual(json) || (subtype.count > suffix.count && subtype.suffix(suffix.count).elementsEqual(suffix))
+    guard mediaType.starts(with: "application/".utf8) else { return false }
+    let subtype = mediaType.dropFirst("application/".utf8.count)
+    return subtype.elementsEqual("json".utf8)
+        || (subtype.count > "+json".utf8.count && subtype.suffix("+json".utf8.count).elementsEqual("+json".utf8))
 }

@@ -1,5 +1,4 @@
 import Encoding
-import Glibc
 import JSON
 import ServiceContracts
 
@@ -12,21 +11,7 @@ public enum ResponseDocuments {
     /// because common app parsers (Foundation's `ISO8601DateFormatter` and `JSONDecoder`'s `.iso8601`) refuse a
     /// fraction.
     public static func timestamp(unixMilliseconds: Int64) -> String {
-        var seconds = time_t(unixMilliseconds >= 0 ? unixMilliseconds / 1000 : (unixMilliseconds - 999) / 1000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        var text: [UInt8] = []
-        text.reserveCapacity(20)
-        let fields: [(Int32, Int, UInt8)] = [
-            (parts.tm_year + 1900, 4, UInt8(ascii: "-")), (parts.tm_mon + 1, 2, UInt8(ascii: "-")),
-            (parts.tm_mday, 2, UInt8(ascii: "T")), (parts.tm_hour, 2, UInt8(ascii: ":")),
-            (parts.tm_min, 2, UInt8(ascii: ":")), (parts.tm_sec, 2, UInt8(ascii: "Z")),
-        ]
-        for (value, width, separator) in fields {
-            DecimalText.append(Int64(value), width: width, to: &text)
-            text.append(separator)
-        }
-        return String(decoding: text, as: UTF8.self)
+        TimestampText.string(unixMicroseconds: unixMilliseconds * 1000, fractionDigits: 0)
     }
 
     private static func credentialParameters() -> JSONValue {
