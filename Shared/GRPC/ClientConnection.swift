@@ -373,8 +373,7 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
             completeWithoutStatus(call)
             return
         }
-        let status =
-            block.withValueBytes(at: statusIndex, Self.decimal).flatMap(GRPCStatusCode.init(rawValue:)) ?? .unknown
+        let status = block.withValueBytes(at: statusIndex) { GRPCStatusCode(headerBytes: $0) }
         if status == .ok {
             if let response = call.response {
                 finish(call, .success(response))

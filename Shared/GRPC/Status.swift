@@ -1,3 +1,4 @@
+import Encoding
 /// The gRPC status codes (grpc/grpc `doc/statuscodes.md`).
 public enum GRPCStatusCode: Int, Sendable, CaseIterable, CustomStringConvertible {
     case ok = 0
@@ -20,7 +21,13 @@ public enum GRPCStatusCode: Int, Sendable, CaseIterable, CustomStringConvertible
 
     /// Parses a `grpc-status` value; anything unparseable or out of range is `unknown`.
     public init(headerValue: String) {
-        self = Int(headerValue).flatMap(GRPCStatusCode.init(rawValue:)) ?? .unknown
+        self.init(headerBytes: Array(headerValue.utf8))
+    }
+
+    /// Parses the bytes of a `grpc-status` value (at most 9 digits); anything else is `unknown`.
+    public init<Bytes: Collection<UInt8>>(headerBytes: Bytes) {
+        let number = headerBytes.count <= 9 ? DecimalText.parse(headerBytes) : nil
+        self = number.flatMap { GRPCStatusCode(rawValue: Int($0)) } ?? .unknown
     }
 
     public var description: String {

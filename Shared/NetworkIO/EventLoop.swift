@@ -69,7 +69,6 @@ public final class EventLoop: @unchecked Sendable {
     private var timerActions: [UInt64: () -> Void] = [:]
     private var nextTimerID: UInt64 = 1
     private var flushQueue: [EndOfTurnFlushing] = []
-    private var localTasks: [() -> Void] = []
     /// Swift concurrency jobs enqueued on the loop thread, run later in the same turn (no closure per job).
     private var localJobs: [UnownedJob] = []
     /// A scratch buffer that sources may use to read from sockets during one callback.
@@ -118,11 +117,6 @@ public final class EventLoop: @unchecked Sendable {
             var one: UInt64 = 1
             _ = write(wakeFD, &one, 8)
         }
-    }
-
-    /// Runs `task` later in this turn, from the loop thread, without a wakeup.
-    public func executeSoon(_ task: @escaping () -> Void) {
-        localTasks.append(task)
     }
 
     /// Registers a file descriptor; returns the key to use with ``modify(key:fd:events:)`` and ``deregister(key:fd:)``.
@@ -227,7 +221,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     private func nextTimeoutMilliseconds() -> Int32 {
-        if !localTasks.isEmpty || !localJobs.isEmpty || !flushQueue.isEmpty { return 0 }
+        if !localJobs.isEmpty || !flushQueue.isEmpty { return 0 }
         guard let deadline = timers.peekDeadline() else { return -1 }
         let now = monotonicNanoseconds()
         if deadline <= now { return 0 }
@@ -261,20 +255,15 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     private func runEndOfTurn() {
-        // Tasks and flushes may schedule more of each other; run until both settle.
+        // Resumed tasks and flushes may schedule more of each other; run until both settle.
         var rounds = 0
-        while (!localTasks.isEmpty || !localJobs.isEmpty || !flushQueue.isEmpty) && rounds < 64 {
+        while (!localJobs.isEmpty || !flushQueue.isEmpty) && rounds < 64 {
             rounds += 1
-            while !localTasks.isEmpty || !localJobs.isEmpty {
-                let tasks = localTasks
-                localTasks.removeAll(keepingCapacity: true)
-                for task in tasks { task() }
-                if !localJobs.isEmpty {
-                    let jobs = localJobs
-                    localJobs.removeAll(keepingCapacity: true)
-                    let executor = asUnownedTaskExecutor()
-                    for job in jobs { job.runSynchronously(on: executor) }
-                }
+            while !localJobs.isEmpty {
+                let jobs = localJobs
+                localJobs.removeAll(keepingCapacity: true)
+                let executor = asUnownedTaskExecutor()
+                for job in jobs { job.runSynchronously(on: executor) }
             }
             let flushers = flushQueue
             flushQueue.removeAll(keepingCapacity: true)
