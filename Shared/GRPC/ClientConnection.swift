@@ -71,7 +71,7 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
     private var probeScheduled = false
     private var waiting: [ClientCall] = []
     private var calls: [UInt64: ClientCall] = [:]
-    private var callsByStream = StreamTable<UInt64>()
+    private var callsByStream = StreamTable<ClientCall>()
     private var nextCallID: UInt64 = 1
     private var goAwayLastStreamID: Int32 = .max
     private let baseHeaders: [HTTP2Header]
@@ -213,7 +213,7 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
             return
         }
         call.streamID = streamID
-        callsByStream[streamID] = call.id
+        callsByStream[streamID] = call
         call.framedRequest.withUnsafeBytes { session.sendData(streamID: streamID, bytes: $0) }
         session.finishStream(streamID: streamID, trailers: nil as HTTP2HeaderList?)
     }
@@ -347,7 +347,7 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
     func http2Session(
         _ session: HTTP2Session, didReceiveHeaders block: HTTP2HeaderBlock, streamID: Int32, endStream: Bool
     ) {
-        guard let id = callsByStream[streamID], let call = calls[id] else { return }
+        guard let call = callsByStream[streamID] else { return }
         // Read the few fields that decide the outcome as bytes; Strings are made only for an error's details.
         var statusIndex: Int?
         var messageIndex: Int?
@@ -416,7 +416,7 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
     }
 
     func http2Session(_ session: HTTP2Session, didReceiveData bytes: UnsafeRawBufferPointer, streamID: Int32) {
-        guard let id = callsByStream[streamID], let call = calls[id] else { return }
+        guard let call = callsByStream[streamID] else { return }
         call.deframer.append(bytes)
         do {
             while let message = try call.deframer.next() {
@@ -437,12 +437,12 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
     }
 
     func http2Session(_ session: HTTP2Session, didReceiveEndStream streamID: Int32) {
-        guard let id = callsByStream[streamID], let call = calls[id] else { return }
+        guard let call = callsByStream[streamID] else { return }
         completeWithoutStatus(call)
     }
 
     func http2Session(_ session: HTTP2Session, streamDidClose streamID: Int32, errorCode: UInt32) {
-        guard let id = callsByStream[streamID], let call = calls[id] else { return }
+        guard let call = callsByStream[streamID] else { return }
         let refused = errorCode == HTTP2ErrorCode.refusedStream || streamID > goAwayLastStreamID
         finish(
             call,

@@ -475,9 +475,9 @@ public final class HTTP2HeaderList: @unchecked Sendable {
         var offset = 0
         for (index, header) in headers.enumerated() {
             let nameStart = offset
-            offset = storage[offset...].initialize(fromContentsOf: header.name.utf8)
+            offset = copyUTF8(header.name, into: storage, at: offset)
             let valueStart = offset
-            offset = storage[offset...].initialize(fromContentsOf: header.value.utf8)
+            offset = copyUTF8(header.value, into: storage, at: offset)
             nameValues[index] = nghttp2_nv(
                 name: storage.baseAddress! + nameStart, value: storage.baseAddress! + valueStart,
                 namelen: valueStart - nameStart, valuelen: offset - valueStart,
@@ -525,7 +525,7 @@ func withNameValues<R>(_ headers: [HTTP2Header], _ body: (UnsafePointer<nghttp2_
 private func copyUTF8(_ text: String, into storage: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
     let copied = text.utf8.withContiguousStorageIfAvailable { bytes -> Int in
         guard let source = bytes.baseAddress, bytes.count > 0 else { return offset }
-        (storage.baseAddress! + offset).update(from: source, count: bytes.count)
+        (storage.baseAddress! + offset).initialize(from: source, count: bytes.count)
         return offset + bytes.count
     }
     if let copied { return copied }
