@@ -1,0 +1,1173 @@
+"""The Kubernetes manifests in deploy/kubernetes, checked without a cluster.
+
+Each overlay (and the base) is rendered with `kubectl kustomize`, every object is validated against the Kubernetes
+1.30 OpenAPI schemas with kubernetes-validate in strict mode (an unknown field is an error), and the properties
+the system depends on are checked one test each. Every check is a plain function that returns the problems it
+found, so the negative tests at the end run the very same functions on objects with one thing broken.
+
+The configuration variables are listed here (REQUIRED_VARIABLES) rather than parsed out of ../shared/API.md at
+run time, so a change to API.md's table is a deliberate change to this list; test_variable_list_mirrors_api_md
+compares the two whenever API.md is beside the repository, as it is in CI.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import re
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import kubernetes_validate
+import pytest
+
+from conftest import KUBERNETES_DIR, OVERLAYS, REPO_ROOT, VALIDATION_COUNTS
+
+KUBERNETES_VERSION = "1.30.0"
+
+# Custom resources have no schema in kubernetes-validate; they are skipped in schema validation, and only these.
+CRD_KINDS = {("monitoring.coreos.com/v1", "ServiceMonitor")}
+
+GATEWAY = "gateway"
+GRPC_PORTS = {"challenge-service": 50051, "verification-service": 50052, "session-service": 50053}
+DEPLOYMENTS = [GATEWAY, *GRPC_PORTS]
+MIGRATE_JOB = "passkey-migrate"
+METRICS_PORT = 9090
+GATEWAY_PORT = 8080
+PRESTOP_SECONDS = 5
+DRAIN_SECONDS = 10
+IMAGES = {
+    "gateway": "passkey/gateway",
+    "challenge-service": "passkey/challenge-service",
+    "verification-service": "passkey/verification-service",
+    "session-service": "passkey/session-service",
+    MIGRATE_JOB: "passkey/migrate",
+    "postgres": "passkey/postgres",
+}
+PRODUCTION_REGISTRY = "registry.example.com/"
+DATABASE_SECRET = "passkey-database"
+NAME_LABEL = "app.kubernetes.io/name"
+PART_OF_LABEL = "app.kubernetes.io/part-of"
+
+# API.md's configuration table ("Configuration every deployment sets"), one entry per variable.
+API_MD_VARIABLES = [
+    "PASSKEY_RP_ID",
+    "PASSKEY_RP_NAME",
+    "PASSKEY_ORIGINS",
+    "PASSKEY_APPLE_APP_IDS",
+    "PASSKEY_ANDROID_APPS",
+    "PASSKEY_CHALLENGE_LIFETIME",
+    "PASSKEY_ACCOUNT_REGISTRATION_LIFETIME",
+    "PASSKEY_SESSION_LIFETIME",
+    "PASSKEY_RATE_LIMIT_PASSWORD_PER_EMAIL",
+    "PASSKEY_RATE_LIMIT_PASSWORD_PER_ADDRESS",
+    "PASSKEY_RATE_LIMIT_PASSKEY_PER_ADDRESS",
+    "PASSKEY_TRUSTED_PROXIES",
+    "DATABASE_URL",
+    "GATEWAY_LISTEN",
+    "CHALLENGE_SERVICE_LISTEN",
+    "VERIFICATION_SERVICE_LISTEN",
+    "SESSION_SERVICE_LISTEN",
+    "CHALLENGE_SERVICE_ADDRESSES",
+    "VERIFICATION_SERVICE_ADDRESSES",
+    "SESSION_SERVICE_ADDRESSES",
+]
+# The README's further variables that the manifests set.
+README_VARIABLES = ["METRICS_LISTEN", "EVENT_LOOP_THREADS", "DATABASE_POOL_SIZE"]
+# DATABASE_URL holds a password: it comes from the Secret, never from the ConfigMap.
+REQUIRED_VARIABLES = [name for name in API_MD_VARIABLES + README_VARIABLES if name != "DATABASE_URL"]
+# Values other parts of the system rely on, in every overlay.
+FIXED_VALUES = {
+    "GATEWAY_LISTEN": "0.0.0.0:8080",
+    "CHALLENGE_SERVICE_LISTEN": "0.0.0.0:50051",
+    "VERIFICATION_SERVICE_LISTEN": "0.0.0.0:50052",
+    "SESSION_SERVICE_LISTEN": "0.0.0.0:50053",
+    "CHALLENGE_SERVICE_ADDRESSES": "challenge-service:50051",
+    "VERIFICATION_SERVICE_ADDRESSES": "verification-service:50052",
+    "SESSION_SERVICE_ADDRESSES": "session-service:50053",
+    "METRICS_LISTEN": "0.0.0.0:9090",
+    "EVENT_LOOP_THREADS": "2",
+    "DATABASE_POOL_SIZE": "8",
+}
+
+# Every ingress connection the NetworkPolicies allow: (destination pods, port, source). A source is "anywhere",
+# "pod:<name label>" (same namespace) or "namespace:<name>".
+EXPECTED_EDGES = {
+    ("gateway", 8080, "anywhere"),
+    ("challenge-service", 50051, "pod:gateway"),
+    ("challenge-service", 50051, "pod:verification-service"),
+    ("challenge-service", METRICS_PORT, "namespace:monitoring"),
+    ("verification-service", 50052, "pod:gateway"),
+    ("verification-service", METRICS_PORT, "namespace:monitoring"),
+    ("session-service", 50053, "pod:gateway"),
+    ("session-service", METRICS_PORT, "namespace:monitoring"),
+    ("postgres", 5432, "pod:challenge-service"),
+    ("postgres", 5432, "pod:verification-service"),
+    ("postgres", 5432, "pod:session-service"),
+    ("postgres", 5432, f"pod:{MIGRATE_JOB}"),
+}
+
+ALL_OVERLAYS = list(OVERLAYS)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Helpers
+
+
+def objects_of(objects: list[dict], kind: str) -> list[dict]:
+    return [item for item in objects if item.get("kind") == kind]
+
+
+def named(objects: list[dict], kind: str, name: str) -> dict | None:
+    return next((item for item in objects_of(objects, kind) if item["metadata"].get("name") == name), None)
+
+
+def name_of(item: dict) -> str:
+    return item["metadata"]["name"]
+
+
+def pod_spec(workload: dict) -> dict:
+    return workload.get("spec", {}).get("template", {}).get("spec", {})
+
+
+def pod_labels(workload: dict) -> dict:
+    return workload.get("spec", {}).get("template", {}).get("metadata", {}).get("labels", {}) or {}
+
+
+def workloads(objects: list[dict], kinds=("Deployment", "StatefulSet", "Job")) -> list[dict]:
+    return [item for item in objects if item.get("kind") in kinds]
+
+
+def containers(workload: dict) -> list[dict]:
+    spec = pod_spec(workload)
+    return list(spec.get("initContainers", []) or []) + list(spec.get("containers", []) or [])
+
+
+def where(workload: dict, container: dict | None = None) -> str:
+    text = f"{workload['kind']}/{workload['metadata'].get('name')}"
+    return text + (f" container {container.get('name')}" if container is not None else "")
+
+
+def selector_matches(selector: dict, labels: dict) -> bool:
+    """Whether a label selector ({matchLabels, matchExpressions} or a Service's plain map) selects `labels`."""
+    if not selector:
+        return False
+    if "matchLabels" in selector or "matchExpressions" in selector:
+        match_labels, expressions = selector.get("matchLabels") or {}, selector.get("matchExpressions") or []
+    else:
+        match_labels, expressions = selector, []
+    if any(labels.get(key) != value for key, value in match_labels.items()):
+        return False
+    for expression in expressions:
+        key, operator, values = expression["key"], expression["operator"], expression.get("values", [])
+        if operator == "In" and labels.get(key) not in values:
+            return False
+        if operator == "NotIn" and labels.get(key) in values:
+            return False
+        if operator == "Exists" and key not in labels:
+            return False
+        if operator == "DoesNotExist" and key in labels:
+            return False
+    return True
+
+
+def container_port(container: dict, port) -> int | None:
+    """A probe's or Service's port (number or name) as the container's port number."""
+    if isinstance(port, int):
+        return port
+    for entry in container.get("ports", []) or []:
+        if entry.get("name") == port:
+            return entry.get("containerPort")
+    return None
+
+
+def config_map_of(objects: list[dict], workload: dict) -> dict | None:
+    for container in containers(workload):
+        for source in container.get("envFrom", []) or []:
+            name = (source.get("configMapRef") or {}).get("name")
+            if name:
+                return named(objects, "ConfigMap", name)
+    return None
+
+
+def env_entry(container: dict, name: str) -> dict | None:
+    return next((entry for entry in container.get("env", []) or [] if entry.get("name") == name), None)
+
+
+def parse_env_file(text: str) -> dict[str, str]:
+    values = {}
+    for line in text.splitlines():
+        if line.strip() and not line.startswith("#"):
+            key, _, value = line.partition("=")
+            values[key] = value
+    return values
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The checks. Each returns a list of problems; an empty list means the property holds.
+
+
+def validate_object(item: dict) -> list[str]:
+    """Strict schema validation against Kubernetes 1.30; CRD kinds are skipped (they have no schema here)."""
+    kind, api_version = item.get("kind"), item.get("apiVersion")
+    if (api_version, kind) in CRD_KINDS:
+        return []
+    label = f"{kind}/{(item.get('metadata') or {}).get('name')}"
+    try:
+        kubernetes_validate.validate(item, KUBERNETES_VERSION, strict=True)
+    except kubernetes_validate.ValidationError as error:
+        path = ".".join(str(part) for part in error.path)
+        return [f"{label}: {path}: {error.message}"]
+    except kubernetes_validate.SchemaNotFoundError as error:
+        return [f"{label}: {error.message} (not a known CRD either)"]
+    except (KeyError, TypeError) as error:
+        return [f"{label}: not a Kubernetes object ({error!r})"]
+    return []
+
+
+def check_schemas(objects: list[dict]) -> list[str]:
+    return [problem for item in objects for problem in validate_object(item)]
+
+
+def check_probes(objects: list[dict]) -> list[str]:
+    """Every long-running container (Deployments, StatefulSets) has liveness, readiness and startup probes."""
+    problems = []
+    for workload in workloads(objects, ("Deployment", "StatefulSet")):
+        for container in containers(workload):
+            for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+                if not container.get(probe):
+                    problems.append(f"{where(workload, container)} has no {probe}")
+    return problems
+
+
+def check_grpc_probes(objects: list[dict]) -> list[str]:
+    """The gRPC services are probed with the native gRPC health check on their gRPC port."""
+    problems = []
+    for name, port in GRPC_PORTS.items():
+        deployment = named(objects, "Deployment", name)
+        if deployment is None:
+            problems.append(f"no Deployment {name}")
+            continue
+        for container in containers(deployment):
+            for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+                grpc = (container.get(probe) or {}).get("grpc")
+                if not grpc:
+                    problems.append(f"{where(deployment, container)} {probe} is not a grpc probe")
+                elif grpc.get("port") != port:
+                    problems.append(f"{where(deployment, container)} {probe} probes port {grpc.get('port')}, not {port}")
+                elif grpc.get("service"):
+                    problems.append(f"{where(deployment, container)} {probe} asks for service {grpc['service']!r}")
+    return problems
+
+
+def check_gateway_probes(objects: list[dict]) -> list[str]:
+    """The gateway is probed over HTTP: /healthz for liveness and startup, /readyz for readiness, on 8080."""
+    deployment = named(objects, "Deployment", GATEWAY)
+    if deployment is None:
+        return ["no Deployment gateway"]
+    problems = []
+    expected = {"livenessProbe": "/healthz", "readinessProbe": "/readyz", "startupProbe": "/healthz"}
+    for container in containers(deployment):
+        for probe, path in expected.items():
+            http = (container.get(probe) or {}).get("httpGet")
+            if not http:
+                problems.append(f"{where(deployment, container)} {probe} is not an httpGet probe")
+                continue
+            if http.get("path") != path:
+                problems.append(f"{where(deployment, container)} {probe} asks {http.get('path')}, not {path}")
+            if container_port(container, http.get("port")) != GATEWAY_PORT:
+                problems.append(f"{where(deployment, container)} {probe} is not on port {GATEWAY_PORT}")
+    return problems
+
+
+def check_no_exec(objects: list[dict]) -> list[str]:
+    """The images have no shell: no exec probe or exec lifecycle hook anywhere."""
+    problems = []
+    for workload in workloads(objects, ("Deployment", "Job")):
+        for container in containers(workload):
+            for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+                if "exec" in (container.get(probe) or {}):
+                    problems.append(f"{where(workload, container)} {probe} uses exec")
+            for hook in ("preStop", "postStart"):
+                if "exec" in ((container.get("lifecycle") or {}).get(hook) or {}):
+                    problems.append(f"{where(workload, container)} {hook} uses exec")
+    return problems
+
+
+def check_resources(objects: list[dict]) -> list[str]:
+    """Every container requests CPU and memory and has a memory limit."""
+    problems = []
+    for workload in workloads(objects):
+        for container in containers(workload):
+            resources = container.get("resources") or {}
+            requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
+            for resource in ("cpu", "memory"):
+                if resource not in requests:
+                    problems.append(f"{where(workload, container)} requests no {resource}")
+            if "memory" not in limits:
+                problems.append(f"{where(workload, container)} has no memory limit")
+    return problems
+
+
+CONTAINER_SECURITY = {
+    "runAsNonRoot": True,
+    "runAsUser": 65532,
+    "runAsGroup": 65532,
+    "readOnlyRootFilesystem": True,
+    "allowPrivilegeEscalation": False,
+}
+
+
+def check_container_security(objects: list[dict]) -> list[str]:
+    problems = []
+    for workload in workloads(objects):
+        for container in containers(workload):
+            context = container.get("securityContext") or {}
+            for key, value in CONTAINER_SECURITY.items():
+                if context.get(key) != value:
+                    problems.append(f"{where(workload, container)} securityContext.{key} is {context.get(key)!r}")
+            if context.get("privileged"):
+                problems.append(f"{where(workload, container)} is privileged")
+            if (context.get("capabilities") or {}).get("drop") != ["ALL"]:
+                problems.append(f"{where(workload, container)} does not drop ALL capabilities")
+            if (context.get("capabilities") or {}).get("add"):
+                problems.append(f"{where(workload, container)} adds capabilities")
+            if (context.get("seccompProfile") or {}).get("type") != "RuntimeDefault":
+                problems.append(f"{where(workload, container)} seccompProfile is not RuntimeDefault")
+    return problems
+
+
+def check_pod_security(objects: list[dict]) -> list[str]:
+    problems = []
+    for workload in workloads(objects):
+        spec = pod_spec(workload)
+        context = spec.get("securityContext") or {}
+        for key in ("runAsNonRoot", "runAsUser", "runAsGroup"):
+            if context.get(key) != CONTAINER_SECURITY[key]:
+                problems.append(f"{where(workload)} pod securityContext.{key} is {context.get(key)!r}")
+        if (context.get("seccompProfile") or {}).get("type") != "RuntimeDefault":
+            problems.append(f"{where(workload)} pod seccompProfile is not RuntimeDefault")
+        if spec.get("automountServiceAccountToken") is not False:
+            problems.append(f"{where(workload)} mounts a service account token")
+        if spec.get("hostNetwork") or spec.get("hostPID") or spec.get("hostIPC"):
+            problems.append(f"{where(workload)} shares a host namespace")
+    return problems
+
+
+def check_headless_services(objects: list[dict]) -> list[str]:
+    """Each gRPC service has a headless Service of its own name that selects its pods and publishes ready ones
+    only, on the gRPC port."""
+    problems = []
+    for name, port in GRPC_PORTS.items():
+        service, deployment = named(objects, "Service", name), named(objects, "Deployment", name)
+        if service is None or deployment is None:
+            problems.append(f"{name}: Service or Deployment missing")
+            continue
+        spec = service.get("spec", {})
+        if spec.get("clusterIP") != "None":
+            problems.append(f"Service {name} is not headless (clusterIP {spec.get('clusterIP')!r})")
+        if spec.get("publishNotReadyAddresses"):
+            problems.append(f"Service {name} publishes pods that are not ready")
+        if spec.get("type", "ClusterIP") != "ClusterIP":
+            problems.append(f"Service {name} has type {spec.get('type')}")
+        if not selector_matches(spec.get("selector") or {}, pod_labels(deployment)):
+            problems.append(f"Service {name} selector {spec.get('selector')} does not select its Deployment's pods")
+        others = [item for item in workloads(objects) if item is not deployment
+                  and selector_matches(spec.get("selector") or {}, pod_labels(item))]
+        if others:
+            problems.append(f"Service {name} also selects {', '.join(where(item) for item in others)}")
+        container = containers(deployment)[0] if containers(deployment) else {}
+        grpc_ports = [entry for entry in spec.get("ports", []) or [] if entry.get("port") == port]
+        if not grpc_ports:
+            problems.append(f"Service {name} has no port {port}")
+        for entry in grpc_ports:
+            target = entry.get("targetPort", entry.get("port"))
+            if container_port(container, target) != port:
+                problems.append(f"Service {name} port {port} targets {target!r}, not the container's {port}")
+    return problems
+
+
+def check_hpa(objects: list[dict]) -> list[str]:
+    """An autoscaling/v2 HPA scales the verification-service Deployment on CPU utilization."""
+    hpas = [item for item in objects_of(objects, "HorizontalPodAutoscaler")
+            if item.get("apiVersion") == "autoscaling/v2"
+            and item["spec"].get("scaleTargetRef", {}).get("name") == "verification-service"]
+    if not hpas:
+        return ["no autoscaling/v2 HorizontalPodAutoscaler targets verification-service"]
+    problems = []
+    for hpa in hpas:
+        target = hpa["spec"]["scaleTargetRef"]
+        if target.get("kind") != "Deployment" or target.get("apiVersion") != "apps/v1":
+            problems.append(f"HPA {name_of(hpa)} targets {target.get('apiVersion')} {target.get('kind')}")
+        if named(objects, "Deployment", target.get("name")) is None:
+            problems.append(f"HPA {name_of(hpa)} targets a Deployment that is not rendered")
+        cpu = [metric for metric in hpa["spec"].get("metrics", []) or []
+               if metric.get("type") == "Resource" and metric.get("resource", {}).get("name") == "cpu"]
+        if not cpu or cpu[0]["resource"].get("target", {}).get("type") != "Utilization":
+            problems.append(f"HPA {name_of(hpa)} does not scale on CPU utilization")
+        spec = hpa["spec"]
+        if not 1 <= spec.get("minReplicas", 1) <= spec.get("maxReplicas", 0):
+            problems.append(f"HPA {name_of(hpa)} minReplicas/maxReplicas out of order")
+    return problems
+
+
+def check_pdbs(objects: list[dict]) -> list[str]:
+    """Every Deployment has a PodDisruptionBudget that selects exactly its pods and lets at most one go at a time
+    (or keeps at least one)."""
+    problems = []
+    pdbs = objects_of(objects, "PodDisruptionBudget")
+    for deployment in objects_of(objects, "Deployment"):
+        matching = [pdb for pdb in pdbs if selector_matches(pdb["spec"].get("selector") or {}, pod_labels(deployment))]
+        if not matching:
+            problems.append(f"{where(deployment)} has no PodDisruptionBudget")
+            continue
+        for pdb in matching:
+            spec = pdb["spec"]
+            if spec.get("maxUnavailable") != 1 and spec.get("minAvailable") != 1:
+                problems.append(f"PDB {name_of(pdb)} is neither maxUnavailable 1 nor minAvailable 1")
+            others = [item for item in objects_of(objects, "Deployment") if item is not deployment
+                      and selector_matches(spec.get("selector") or {}, pod_labels(item))]
+            if others:
+                problems.append(f"PDB {name_of(pdb)} also selects {', '.join(where(item) for item in others)}")
+    return problems
+
+
+def check_topology_spread(objects: list[dict]) -> list[str]:
+    """Every Deployment spreads its pods over zones and hosts, preferring rather than requiring."""
+    problems = []
+    for deployment in objects_of(objects, "Deployment"):
+        constraints = pod_spec(deployment).get("topologySpreadConstraints") or []
+        for key in ("topology.kubernetes.io/zone", "kubernetes.io/hostname"):
+            found = [item for item in constraints if item.get("topologyKey") == key]
+            if not found:
+                problems.append(f"{where(deployment)} does not spread over {key}")
+                continue
+            for constraint in found:
+                if constraint.get("whenUnsatisfiable") != "ScheduleAnyway":
+                    problems.append(f"{where(deployment)} {key} spread is not ScheduleAnyway")
+                if not selector_matches(constraint.get("labelSelector") or {}, pod_labels(deployment)):
+                    problems.append(f"{where(deployment)} {key} spread does not select its own pods")
+    return problems
+
+
+def check_drain(objects: list[dict]) -> list[str]:
+    """preStop sleeps (the kubelet's sleep action) and the grace period covers it plus the 10 s drain."""
+    problems = []
+    for deployment in objects_of(objects, "Deployment"):
+        grace = pod_spec(deployment).get("terminationGracePeriodSeconds", 30)
+        for container in containers(deployment):
+            pre_stop = (container.get("lifecycle") or {}).get("preStop") or {}
+            seconds = (pre_stop.get("sleep") or {}).get("seconds")
+            if seconds is None:
+                problems.append(f"{where(deployment, container)} has no preStop sleep action")
+                continue
+            if seconds < PRESTOP_SECONDS:
+                problems.append(f"{where(deployment, container)} preStop sleeps {seconds} s, under {PRESTOP_SECONDS}")
+            if not grace > seconds + DRAIN_SECONDS:
+                problems.append(
+                    f"{where(deployment)} terminationGracePeriodSeconds {grace} is not above preStop {seconds} s "
+                    f"+ {DRAIN_SECONDS} s drain")
+    return problems
+
+
+def check_config(objects: list[dict]) -> list[str]:
+    """Every Deployment reads one ConfigMap that sets every required variable (DATABASE_URL excepted, which must
+    not be in it) with the fixed values."""
+    problems = []
+    for deployment in objects_of(objects, "Deployment"):
+        config = config_map_of(objects, deployment)
+        if config is None:
+            problems.append(f"{where(deployment)} reads no rendered ConfigMap with envFrom")
+            continue
+        data = config.get("data") or {}
+        missing = [name for name in REQUIRED_VARIABLES if name not in data]
+        if missing:
+            problems.append(f"ConfigMap {name_of(config)} lacks {', '.join(missing)}")
+        if "DATABASE_URL" in data:
+            problems.append(f"ConfigMap {name_of(config)} carries DATABASE_URL")
+        for name, value in FIXED_VALUES.items():
+            if name in data and data[name] != value:
+                problems.append(f"ConfigMap {name_of(config)} sets {name}={data[name]}, not {value}")
+        if not name_of(config).startswith("passkey-config"):
+            problems.append(f"{where(deployment)} reads ConfigMap {name_of(config)}, not passkey-config")
+    return problems
+
+
+def check_database_url(objects: list[dict]) -> list[str]:
+    """The three services and the migrate Job take DATABASE_URL from the Secret; the gateway has none."""
+    problems = []
+    for kind, name in [*(("Deployment", service) for service in GRPC_PORTS), ("Job", MIGRATE_JOB)]:
+        workload = named(objects, kind, name)
+        if workload is None:
+            problems.append(f"no {kind} {name}")
+            continue
+        for container in containers(workload):
+            entry = env_entry(container, "DATABASE_URL")
+            reference = ((entry or {}).get("valueFrom") or {}).get("secretKeyRef") or {}
+            if reference.get("name") != DATABASE_SECRET or reference.get("key") != "DATABASE_URL":
+                problems.append(f"{where(workload, container)} does not take DATABASE_URL from secret "
+                                f"{DATABASE_SECRET} key DATABASE_URL")
+            if entry is not None and "value" in entry:
+                problems.append(f"{where(workload, container)} has a literal DATABASE_URL")
+    gateway = named(objects, "Deployment", GATEWAY)
+    for container in containers(gateway) if gateway else []:
+        if env_entry(container, "DATABASE_URL") is not None:
+            problems.append(f"{where(gateway, container)} has DATABASE_URL")
+        for source in container.get("envFrom", []) or []:
+            if "secretRef" in source:
+                problems.append(f"{where(gateway, container)} reads Secret {source['secretRef'].get('name')}")
+    return problems
+
+
+def network_edges(objects: list[dict]) -> tuple[set, list[str]]:
+    """The (destination, port, source) edges the NetworkPolicies allow, and anything they cannot express that way."""
+    edges, problems = set(), []
+    for policy in objects_of(objects, "NetworkPolicy"):
+        spec = policy.get("spec", {})
+        if "Ingress" not in (spec.get("policyTypes") or ["Ingress"]):
+            continue
+        target_labels = (spec.get("podSelector") or {}).get("matchLabels") or {}
+        if not target_labels and not (spec.get("podSelector") or {}).get("matchExpressions"):
+            if spec.get("ingress"):
+                problems.append(f"NetworkPolicy {name_of(policy)} opens every pod")
+            continue
+        destination = target_labels.get(NAME_LABEL)
+        if destination is None or set(target_labels) != {NAME_LABEL}:
+            problems.append(f"NetworkPolicy {name_of(policy)} selects pods by {target_labels}")
+            continue
+        for rule in spec.get("ingress", []) or []:
+            ports = [entry.get("port") for entry in rule.get("ports", []) or []] or ["every port"]
+            sources = []
+            if "from" not in rule or not rule["from"]:
+                sources.append("anywhere")
+            for peer in rule.get("from", []) or []:
+                pods, namespaces = peer.get("podSelector"), peer.get("namespaceSelector")
+                if peer.get("ipBlock"):
+                    sources.append(f"ip:{peer['ipBlock'].get('cidr')}")
+                elif pods is not None and namespaces is None and set((pods.get("matchLabels") or {})) == {NAME_LABEL} \
+                        and not pods.get("matchExpressions"):
+                    sources.append(f"pod:{pods['matchLabels'][NAME_LABEL]}")
+                elif namespaces is not None and pods is None \
+                        and set(namespaces.get("matchLabels") or {}) == {"kubernetes.io/metadata.name"} \
+                        and not namespaces.get("matchExpressions"):
+                    sources.append(f"namespace:{namespaces['matchLabels']['kubernetes.io/metadata.name']}")
+                else:
+                    sources.append(f"peer:{peer}")
+            edges.update((destination, port, source) for port in ports for source in sources)
+    return edges, problems
+
+
+def check_network_policies(objects: list[dict]) -> list[str]:
+    """A default deny for ingress, and exactly the allowed edges; every pod label a policy names exists."""
+    problems = []
+    deny = [policy for policy in objects_of(objects, "NetworkPolicy")
+            if (policy["spec"].get("podSelector") or {}) == {} and "Ingress" in (policy["spec"].get("policyTypes") or [])
+            and not policy["spec"].get("ingress")]
+    if not deny:
+        problems.append("no default-deny ingress NetworkPolicy (podSelector {}, policyTypes [Ingress], no rules)")
+    edges, unreadable = network_edges(objects)
+    problems += unreadable
+    for edge in sorted(edges - EXPECTED_EDGES, key=str):
+        problems.append(f"unexpected edge: {edge[2]} -> {edge[0]}:{edge[1]}")
+    for edge in sorted(EXPECTED_EDGES - edges, key=str):
+        problems.append(f"missing edge: {edge[2]} -> {edge[0]}:{edge[1]}")
+    # The names in the policies must be the names the pods carry (postgres only exists in local-postgres).
+    pod_names = {pod_labels(item).get(NAME_LABEL) for item in workloads(objects)}
+    for destination, _, source in edges:
+        for name in (destination, source.removeprefix("pod:") if source.startswith("pod:") else None):
+            if name and name != "postgres" and name not in pod_names:
+                problems.append(f"NetworkPolicies name pods {name!r}, which no workload has")
+    return problems
+
+
+def check_labels(objects: list[dict]) -> list[str]:
+    """Every object is part-of passkey; workloads' pods carry their component's name; selectors hold only the
+    name label, so adding a common label never changes a selector."""
+    problems = []
+    for item in objects:
+        labels = item.get("metadata", {}).get("labels") or {}
+        if labels.get(PART_OF_LABEL) != "passkey":
+            problems.append(f"{where(item)} is not labelled {PART_OF_LABEL}: passkey")
+    expected = {**{name: name for name in DEPLOYMENTS}, MIGRATE_JOB: MIGRATE_JOB, "postgres": "postgres"}
+    for workload in workloads(objects):
+        labels = pod_labels(workload)
+        if labels.get(NAME_LABEL) != expected.get(name_of(workload)):
+            problems.append(f"{where(workload)} pods are labelled {NAME_LABEL}: {labels.get(NAME_LABEL)}")
+        if labels.get(PART_OF_LABEL) != "passkey":
+            problems.append(f"{where(workload)} pods are not labelled {PART_OF_LABEL}: passkey")
+        selector = workload.get("spec", {}).get("selector")
+        if workload["kind"] != "Job" and (selector or {}).get("matchLabels") != {NAME_LABEL: labels.get(NAME_LABEL)}:
+            problems.append(f"{where(workload)} selector is {selector}")
+    return problems
+
+
+def check_monitoring_annotations(objects: list[dict]) -> list[str]:
+    """Pod templates of the Deployments say where Prometheus scrapes them."""
+    problems = []
+    for deployment in objects_of(objects, "Deployment"):
+        annotations = deployment["spec"]["template"].get("metadata", {}).get("annotations") or {}
+        port = GATEWAY_PORT if name_of(deployment) == GATEWAY else METRICS_PORT
+        expected = {"prometheus.io/scrape": "true", "prometheus.io/port": str(port), "prometheus.io/path": "/metrics"}
+        for key, value in expected.items():
+            if annotations.get(key) != value:
+                problems.append(f"{where(deployment)} annotation {key} is {annotations.get(key)!r}, not {value!r}")
+        exposed = {entry.get("containerPort") for container in containers(deployment)
+                   for entry in container.get("ports", []) or []}
+        if port not in exposed:
+            problems.append(f"{where(deployment)} does not expose metrics port {port}")
+    return problems
+
+
+def check_migrate_job(objects: list[dict]) -> list[str]:
+    job = named(objects, "Job", MIGRATE_JOB)
+    if job is None:
+        return [f"no Job {MIGRATE_JOB}"]
+    problems = []
+    if (job["metadata"].get("annotations") or {}).get("argocd.argoproj.io/hook") != "PreSync":
+        problems.append(f"Job {MIGRATE_JOB} lacks argocd.argoproj.io/hook: PreSync")
+    for field in ("backoffLimit", "ttlSecondsAfterFinished"):
+        if not isinstance(job["spec"].get(field), int):
+            problems.append(f"Job {MIGRATE_JOB} has no {field}")
+    if pod_spec(job).get("restartPolicy") != "OnFailure":
+        problems.append(f"Job {MIGRATE_JOB} restartPolicy is {pod_spec(job).get('restartPolicy')!r}")
+    return problems
+
+
+def check_images(objects: list[dict], registry: str = "", tag: str | None = "latest") -> list[str]:
+    """Each workload runs its own image, under `registry`, with `tag` (None: any tag but latest)."""
+    problems = []
+    for workload in workloads(objects):
+        name = name_of(workload)
+        for container in containers(workload):
+            image = container.get("image")
+            if not image:
+                problems.append(f"{where(workload, container)} has no image")
+                continue
+            repository, _, image_tag = image.rpartition(":") if ":" in image.split("/")[-1] else (image, "", "")
+            if repository != registry + IMAGES.get(name, "?"):
+                problems.append(f"{where(workload, container)} runs {image}, not {registry}{IMAGES.get(name)}")
+            if tag is not None and image_tag != tag:
+                problems.append(f"{where(workload, container)} image tag is {image_tag!r}, not {tag!r}")
+            if tag is None and image_tag in ("", "latest"):
+                problems.append(f"{where(workload, container)} image {image} has no release tag")
+    return problems
+
+
+def check_replicas(objects: list[dict], expected: dict[str, int]) -> list[str]:
+    problems = []
+    for name, count in expected.items():
+        deployment = named(objects, "Deployment", name)
+        replicas = deployment["spec"].get("replicas") if deployment else None
+        if replicas != count:
+            problems.append(f"Deployment {name} has {replicas} replicas, not {count}")
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Positive tests
+
+
+def test_kubectl_comes_from_the_wheel(kubectl: Path, kubectl_version: str):
+    assert Path(kubectl).resolve().is_relative_to(Path(sys.prefix).resolve()), kubectl
+    assert "Client Version" in kubectl_version and "Kustomize Version" in kubectl_version, kubectl_version
+
+
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_every_object_validates_against_the_kubernetes_schemas(rendered, overlay):
+    objects = rendered[overlay]
+    assert objects, f"{overlay} rendered no objects"
+    assert check_schemas(objects) == []
+    skipped = sum(1 for item in objects if (item.get("apiVersion"), item.get("kind")) in CRD_KINDS)
+    VALIDATION_COUNTS[overlay] = (len(objects) - skipped, skipped)
+
+
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_the_expected_objects_are_rendered(rendered, overlay):
+    objects = rendered[overlay]
+    for name in DEPLOYMENTS:
+        assert named(objects, "Deployment", name) is not None, name
+        assert named(objects, "PodDisruptionBudget", name) is not None, name
+        assert named(objects, "Service", name) is not None, name
+    assert named(objects, "Job", MIGRATE_JOB) is not None
+    assert objects_of(objects, "NetworkPolicy")
+
+
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_every_container_has_all_three_probes(rendered, overlay):
+    assert check_probes(rendered[overlay]) == []
+
+
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_grpc_services_use_grpc_probes_on_their_grpc_port(rendered, overlay):
+    assert check_grpc_probes(rendered[overlay]) == []
+
+
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_gateway_uses_http_probes_on_healthz_and_readyz(rendered, overlay):
+    assert check_gateway_probes(rendered[overlay]) == []
+
+
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_nothing_needs_a_shell_in_the_images(rendered, overlay):
+    assert check_no_exec(rendered[overlay]) == []
+
+
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_every_container_has_requests_and_a_memory_limit(rendered, overlay):
+    assert check_resources(rendered[overlay]) == []
+
+
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_every_container_is_hardened(rendered, overlay):
+    assert check_container_security(rendered[overlay]) == []
+
+
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_every_pod_is_hardened(rendered, overlay):
+    assert check_pod_security(rendered[overlay]) == []
+
+
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_grpc_services_have_headless_services_for_ready_pods(rendered, overlay):
+    assert check_headless_services(rendered[overlay]) == []
+
+
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_hpa_scales_verification_service_on_cpu(rendered, overlay):
+    assert check_hpa(rendered[overlay]) == []
+
+
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_every_deployment_has_a_matching_pod_disruption_budget(rendered, overlay):
+    assert check_pdbs(rendered[overlay]) == []
+
+
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_every_deployment_spreads_over_zones_and_hosts(rendered, overlay):
+    assert check_topology_spread(rendered[overlay]) == []
+
+
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_pods_leave_the_endpoints_before_they_drain(rendered, overlay):
+    assert check_drain(rendered[overlay]) == []
+
+
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_config_map_sets_every_variable_but_database_url(rendered, overlay):
+    assert check_config(rendered[overlay]) == []
+
+
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_database_url_comes_from_the_secret_and_not_to_the_gateway(rendered, overlay):
+    assert check_database_url(rendered[overlay]) == []
+
+
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_network_policies_allow_exactly_the_listed_edges(rendered, overlay):
+    assert check_network_policies(rendered[overlay]) == []
+
+
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_labels_and_selectors(rendered, overlay):
+    assert check_labels(rendered[overlay]) == []
+
+
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_pod_templates_carry_prometheus_annotations(rendered, overlay):
+    assert check_monitoring_annotations(rendered[overlay]) == []
+
+
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_migrate_job_is_a_presync_hook(rendered, overlay):
+    assert check_migrate_job(rendered[overlay]) == []
+
+
+def test_base_images_are_the_plain_latest_images(rendered):
+    assert check_images(rendered["base"]) == []
+    assert check_images(rendered["local-postgres"]) == []
+
+
+def test_production_images_come_from_the_registry_with_a_release_tag(rendered):
+    assert check_images(rendered["production"], registry=PRODUCTION_REGISTRY, tag=None) == []
+
+
+def test_base_replicas_and_hpa_bounds(rendered):
+    objects = rendered["base"]
+    assert check_replicas(objects, {"gateway": 2, "challenge-service": 2, "session-service": 2,
+                                    "verification-service": 3}) == []
+    hpa = named(objects, "HorizontalPodAutoscaler", "verification-service")
+    assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (2, 10)
+    assert hpa["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] == 70
+
+
+def test_production_runs_more_replicas_than_base(rendered):
+    for name in DEPLOYMENTS:
+        base = named(rendered["base"], "Deployment", name)["spec"]["replicas"]
+        production = named(rendered["production"], "Deployment", name)["spec"]["replicas"]
+        assert production > base, name
+    base_hpa = named(rendered["base"], "HorizontalPodAutoscaler", "verification-service")["spec"]
+    production_hpa = named(rendered["production"], "HorizontalPodAutoscaler", "verification-service")["spec"]
+    assert production_hpa["minReplicas"] >= base_hpa["minReplicas"]
+    assert production_hpa["maxReplicas"] > base_hpa["maxReplicas"]
+
+
+def test_base_and_local_postgres_configure_localhost(rendered):
+    for overlay in ("base", "local-postgres"):
+        data = config_map_of(rendered[overlay], named(rendered[overlay], "Deployment", GATEWAY))["data"]
+        assert data["PASSKEY_RP_ID"] == "localhost"
+        assert data["PASSKEY_ORIGINS"] == "http://localhost:8080"
+
+
+def test_production_overrides_the_relying_party(rendered):
+    objects = rendered["production"]
+    data = config_map_of(objects, named(objects, "Deployment", GATEWAY))["data"]
+    assert data["PASSKEY_RP_ID"] == "passkeys.example.com"
+    assert data["PASSKEY_ORIGINS"] == "https://passkeys.example.com"
+    # A merge keeps the rest of passkey.env.
+    base = config_map_of(rendered["base"], named(rendered["base"], "Deployment", GATEWAY))["data"]
+    assert set(data) == set(base)
+    assert len(objects_of(objects, "ConfigMap")) == 1
+
+
+def test_production_is_in_namespace_passkeys(rendered):
+    objects = rendered["production"]
+    namespace = named(objects, "Namespace", "passkeys")
+    assert namespace is not None
+    for item in objects:
+        if item["kind"] != "Namespace":
+            assert item["metadata"].get("namespace") == "passkeys", where(item)
+
+
+def test_production_ingress_terminates_tls_for_the_gateway(rendered):
+    objects = rendered["production"]
+    ingresses = objects_of(objects, "Ingress")
+    assert ingresses
+    gateway_service = named(objects, "Service", GATEWAY)
+    port_names = {entry.get("name") for entry in gateway_service["spec"]["ports"]}
+    port_numbers = {entry.get("port") for entry in gateway_service["spec"]["ports"]}
+    for ingress in ingresses:
+        tls = ingress["spec"].get("tls") or []
+        assert tls and all(entry.get("secretName") for entry in tls)
+        tls_hosts = {host for entry in tls for host in entry.get("hosts", [])}
+        for rule in ingress["spec"]["rules"]:
+            assert rule.get("host") in tls_hosts, rule.get("host")
+            for path in rule["http"]["paths"]:
+                backend = path["backend"]["service"]
+                assert backend["name"] == GATEWAY
+                assert backend["port"].get("name") in port_names or backend["port"].get("number") in port_numbers
+    assert "passkeys.example.com" in {rule.get("host") for ingress in ingresses for rule in ingress["spec"]["rules"]}
+
+
+def test_production_service_monitors_name_real_ports(rendered):
+    objects = rendered["production"]
+    monitors = objects_of(objects, "ServiceMonitor")
+    assert monitors, "the production overlay ships ServiceMonitors"
+    for monitor in monitors:
+        services = [service for service in objects_of(objects, "Service")
+                    if selector_matches(monitor["spec"]["selector"], service["metadata"].get("labels") or {})]
+        assert services, name_of(monitor)
+        for endpoint in monitor["spec"]["endpoints"]:
+            for service in services:
+                assert endpoint["port"] in {entry.get("name") for entry in service["spec"]["ports"]}, \
+                    (name_of(monitor), name_of(service))
+
+
+def test_base_ships_no_secret(rendered):
+    assert objects_of(rendered["base"], "Secret") == []
+    assert objects_of(rendered["production"], "Secret") == []
+
+
+def test_local_postgres_runs_one_postgres_with_its_own_volume(rendered):
+    objects = rendered["local-postgres"]
+    statefulset = named(objects, "StatefulSet", "postgres")
+    assert statefulset is not None
+    assert statefulset["spec"]["replicas"] == 1
+    container = containers(statefulset)[0]
+    assert container["image"] == "passkey/postgres:latest"
+    assert 5432 in {entry["containerPort"] for entry in container["ports"]}
+    claims = statefulset["spec"].get("volumeClaimTemplates") or []
+    assert claims
+    mounts = {mount["name"] for mount in container.get("volumeMounts", [])}
+    assert {claim["metadata"]["name"] for claim in claims} <= mounts
+    service = named(objects, "Service", "postgres")
+    assert service is not None and statefulset["spec"]["serviceName"] == "postgres"
+    assert selector_matches(service["spec"]["selector"], pod_labels(statefulset))
+    assert any(entry["port"] == 5432 and container_port(container, entry.get("targetPort", 5432)) == 5432
+               for entry in service["spec"]["ports"])
+
+
+def test_local_postgres_secret_points_at_its_postgres(rendered):
+    secret = named(rendered["local-postgres"], "Secret", DATABASE_SECRET)
+    assert secret is not None
+    encoded = (secret.get("data") or {}).get("DATABASE_URL")
+    url = base64.b64decode(encoded).decode() if encoded else (secret.get("stringData") or {}).get("DATABASE_URL")
+    parts = urlsplit(url)
+    assert parts.scheme in ("postgres", "postgresql")
+    assert (parts.hostname, parts.port) == ("postgres", 5432)
+
+
+def test_env_file_is_plain_key_value_lines():
+    """podman's --env-file and kustomize's envs both read it: KEY=VALUE lines, # comments, nothing else."""
+    text = (KUBERNETES_DIR / "base" / "passkey.env").read_text()
+    keys = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        match = re.fullmatch(r"([A-Z_][A-Z0-9_]*)=(.*)", line)
+        assert match, f"line {number} is not KEY=VALUE: {line!r}"
+        value = match.group(2)
+        assert value == value.strip(), f"line {number} has whitespace around its value"
+        assert not value.startswith(("'", '"')), f"line {number} quotes its value (podman would keep the quotes)"
+        assert " #" not in value, f"line {number} has an inline comment (both readers would keep it)"
+        keys.append(match.group(1))
+    assert len(keys) == len(set(keys)), "a key is set twice"
+    assert sorted(keys) == sorted(REQUIRED_VARIABLES)
+
+
+def test_env_file_is_the_config_map(rendered):
+    values = parse_env_file((KUBERNETES_DIR / "base" / "passkey.env").read_text())
+    config = config_map_of(rendered["base"], named(rendered["base"], "Deployment", GATEWAY))
+    assert config["data"] == values
+
+
+def test_variable_list_mirrors_api_md():
+    api = REPO_ROOT.parent / "shared" / "API.md"
+    if not api.is_file():
+        pytest.skip("../shared/API.md is not beside the repository")
+    text = api.read_text()
+    section = text.split("## Configuration every deployment sets", 1)[1].split("\n## ", 1)[0]
+    names = []
+    for line in section.splitlines():
+        cells = line.split("|")
+        if len(cells) > 2 and "`" in cells[1]:
+            names += re.findall(r"`([A-Z][A-Z0-9_]+)`", cells[1])
+    assert sorted(names) == sorted(API_MD_VARIABLES)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Negative tests: one thing broken, and the same functions reject it.
+
+
+def first(objects: list[dict], kind: str, name: str) -> dict:
+    item = named(objects, kind, name)
+    assert item is not None
+    return item
+
+
+@pytest.fixture
+def base(rendered) -> list[dict]:
+    return copy.deepcopy(rendered["base"])
+
+
+def test_schema_rejects_a_deployment_without_selector(base):
+    deployment = first(base, "Deployment", GATEWAY)
+    assert validate_object(deployment) == []
+    del deployment["spec"]["selector"]
+    problems = validate_object(deployment)
+    assert problems and "selector" in problems[0]
+
+
+def test_schema_rejects_a_container_without_name(base):
+    deployment = first(base, "Deployment", "session-service")
+    del deployment["spec"]["template"]["spec"]["containers"][0]["name"]
+    problems = validate_object(deployment)
+    assert problems and "name" in problems[0]
+
+
+def test_schema_rejects_an_unknown_field(base):
+    deployment = first(base, "Deployment", "verification-service")
+    deployment["spec"]["template"]["spec"]["containers"][0]["livenesProbe"] = {"grpc": {"port": 50052}}
+    problems = validate_object(deployment)
+    assert problems and "livenesProbe" in problems[0]
+
+
+def test_schema_rejects_a_wrong_type(base):
+    deployment = first(base, "Deployment", "challenge-service")
+    deployment["spec"]["replicas"] = "two"
+    assert validate_object(deployment)
+
+
+def test_schema_rejects_a_misspelt_pre_stop_action(base):
+    # sleep is the 1.30 action; a misspelt one is an unknown field, not a silently ignored hook.
+    deployment = first(base, "Deployment", GATEWAY)
+    deployment["spec"]["template"]["spec"]["containers"][0]["lifecycle"]["preStop"] = {"slep": {"seconds": 5}}
+    assert validate_object(deployment)
+
+
+def test_schema_rejects_an_unknown_kind(base):
+    item = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "x"}}
+    assert validate_object(item)
+
+
+def test_container_without_image_is_rejected(base):
+    # The API allows a container without image (a higher-level controller may set it), so the schema accepts this
+    # one; the image check does not.
+    deployment = first(base, "Deployment", GATEWAY)
+    del deployment["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert check_images(base)
+
+
+def remove_readiness_probe(objects):
+    del first(objects, "Deployment", "session-service")["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]
+
+
+def tcp_liveness_on_a_service(objects):
+    first(objects, "Deployment", "challenge-service")["spec"]["template"]["spec"]["containers"][0][
+        "livenessProbe"] = {"tcpSocket": {"port": 50051}}
+
+
+def grpc_probe_on_the_metrics_port(objects):
+    first(objects, "Deployment", "verification-service")["spec"]["template"]["spec"]["containers"][0][
+        "readinessProbe"]["grpc"]["port"] = 9090
+
+
+def gateway_readiness_on_healthz(objects):
+    first(objects, "Deployment", GATEWAY)["spec"]["template"]["spec"]["containers"][0][
+        "readinessProbe"]["httpGet"]["path"] = "/healthz"
+
+
+def exec_pre_stop(objects):
+    first(objects, "Deployment", GATEWAY)["spec"]["template"]["spec"]["containers"][0]["lifecycle"]["preStop"] = {
+        "exec": {"command": ["sleep", "5"]}}
+
+
+def no_memory_limit(objects):
+    del first(objects, "Job", MIGRATE_JOB)["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+
+
+def writable_root(objects):
+    first(objects, "Deployment", "session-service")["spec"]["template"]["spec"]["containers"][0][
+        "securityContext"]["readOnlyRootFilesystem"] = False
+
+
+def root_pod(objects):
+    first(objects, "Deployment", "challenge-service")["spec"]["template"]["spec"]["securityContext"][
+        "runAsUser"] = 0
+
+
+def service_account_token(objects):
+    del first(objects, "Job", MIGRATE_JOB)["spec"]["template"]["spec"]["automountServiceAccountToken"]
+
+
+def service_with_cluster_ip(objects):
+    del first(objects, "Service", "verification-service")["spec"]["clusterIP"]
+
+
+def service_publishing_unready_pods(objects):
+    first(objects, "Service", "session-service")["spec"]["publishNotReadyAddresses"] = True
+
+
+def service_selecting_other_pods(objects):
+    first(objects, "Service", "challenge-service")["spec"]["selector"] = {NAME_LABEL: "gateway"}
+
+
+def service_on_the_wrong_port(objects):
+    first(objects, "Service", "challenge-service")["spec"]["ports"][0]["port"] = 50052
+
+
+def hpa_on_memory(objects):
+    first(objects, "HorizontalPodAutoscaler", "verification-service")["spec"]["metrics"][0]["resource"][
+        "name"] = "memory"
+
+
+def pdb_for_the_wrong_pods(objects):
+    first(objects, "PodDisruptionBudget", "gateway")["spec"]["selector"]["matchLabels"] = {NAME_LABEL: "gatway"}
+
+
+def no_zone_spread(objects):
+    spec = first(objects, "Deployment", "session-service")["spec"]["template"]["spec"]
+    spec["topologySpreadConstraints"] = spec["topologySpreadConstraints"][1:]
+
+
+def short_grace_period(objects):
+    first(objects, "Deployment", "verification-service")["spec"]["template"]["spec"][
+        "terminationGracePeriodSeconds"] = 15
+
+
+def variable_missing_from_config(objects):
+    del objects_of(objects, "ConfigMap")[0]["data"]["PASSKEY_TRUSTED_PROXIES"]
+
+
+def database_url_in_config(objects):
+    objects_of(objects, "ConfigMap")[0]["data"]["DATABASE_URL"] = "postgresql://x@y/z"
+
+
+def database_url_on_the_gateway(objects):
+    first(objects, "Deployment", GATEWAY)["spec"]["template"]["spec"]["containers"][0]["env"] = [
+        {"name": "DATABASE_URL", "valueFrom": {"secretKeyRef": {"name": DATABASE_SECRET, "key": "DATABASE_URL"}}}]
+
+
+def database_url_as_a_literal(objects):
+    first(objects, "Job", MIGRATE_JOB)["spec"]["template"]["spec"]["containers"][0]["env"] = [
+        {"name": "DATABASE_URL", "value": "postgresql://passkey:secret@db/passkey"}]
+
+
+def session_service_open_to_verification(objects):
+    first(objects, "NetworkPolicy", "session-service-ingress")["spec"]["ingress"][0]["from"].append(
+        {"podSelector": {"matchLabels": {NAME_LABEL: "verification-service"}}})
+
+
+def challenge_service_closed_to_verification(objects):
+    first(objects, "NetworkPolicy", "challenge-service-ingress")["spec"]["ingress"][0]["from"].pop()
+
+
+def metrics_open_to_everyone(objects):
+    del first(objects, "NetworkPolicy", "verification-service-ingress")["spec"]["ingress"][1]["from"]
+
+
+def no_default_deny(objects):
+    objects.remove(first(objects, "NetworkPolicy", "default-deny-ingress"))
+
+
+def selector_with_part_of(objects):
+    first(objects, "Deployment", GATEWAY)["spec"]["selector"]["matchLabels"][PART_OF_LABEL] = "passkey"
+
+
+def no_hook_annotation(objects):
+    del first(objects, "Job", MIGRATE_JOB)["metadata"]["annotations"]["argocd.argoproj.io/hook"]
+
+
+def no_scrape_annotation(objects):
+    del first(objects, "Deployment", "session-service")["spec"]["template"]["metadata"]["annotations"][
+        "prometheus.io/port"]
+
+
+BROKEN = [
+    (remove_readiness_probe, check_probes),
+    (tcp_liveness_on_a_service, check_grpc_probes),
+    (grpc_probe_on_the_metrics_port, check_grpc_probes),
+    (gateway_readiness_on_healthz, check_gateway_probes),
+    (exec_pre_stop, check_no_exec),
+    (exec_pre_stop, check_drain),
+    (no_memory_limit, check_resources),
+    (writable_root, check_container_security),
+    (root_pod, check_pod_security),
+    (service_account_token, check_pod_security),
+    (service_with_cluster_ip, check_headless_services),
+    (service_publishing_unready_pods, check_headless_services),
+    (service_selecting_other_pods, check_headless_services),
+    (service_on_the_wrong_port, check_headless_services),
+    (hpa_on_memory, check_hpa),
+    (pdb_for_the_wrong_pods, check_pdbs),
+    (no_zone_spread, check_topology_spread),
+    (short_grace_period, check_drain),
+    (variable_missing_from_config, check_config),
+    (database_url_in_config, check_config),
+    (database_url_on_the_gateway, check_database_url),
+    (database_url_as_a_literal, check_database_url),
+    (session_service_open_to_verification, check_network_policies),
+    (challenge_service_closed_to_verification, check_network_policies),
+    (metrics_open_to_everyone, check_network_policies),
+    (no_default_deny, check_network_policies),
+    (selector_with_part_of, check_labels),
+    (no_hook_annotation, check_migrate_job),
+    (no_scrape_annotation, check_monitoring_annotations),
+]
+
+
+@pytest.mark.parametrize("breakage, check", BROKEN, ids=[f"{b.__name__}-{c.__name__}" for b, c in BROKEN])
+def test_a_broken_manifest_fails_its_check(base, breakage, check):
+    assert check(base) == [], "the rendered base passes before it is broken"
+    breakage(base)
+    assert check(base), f"{check.__name__} accepted the base after {breakage.__name__}"
