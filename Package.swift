@@ -89,6 +89,12 @@ let rpcTargets: [Target] = [
         name: "GRPC", dependencies: ["NetworkIO", "HTTP2", "Protobuf", "Crypto", "Encoding", "Observability"],
         path: "Shared/GRPC", swiftSettings: hotPathSettings),
     .target(name: "GRPCHealth", dependencies: ["GRPC", "Protobuf"], path: "Shared/GRPCHealth"),
+    .target(
+        name: "NameResolution", dependencies: ["Configuration", "GRPC", "NetworkIO"], path: "Shared/NameResolution"),
+    .testTarget(
+        name: "NameResolutionTests",
+        dependencies: ["NameResolution", "Configuration", "GRPC", "GRPCEchoMessages", "NetworkIO"],
+        path: "Tests/NameResolutionTests"),
     .target(name: "GRPCEchoMessages", dependencies: ["GRPC", "Protobuf"], path: "Tests/Support/GRPCEchoMessages"),
     .executableTarget(
         name: "grpc-echo-server", dependencies: ["GRPC", "GRPCHealth", "GRPCEchoMessages", "Observability"],
@@ -109,8 +115,8 @@ let serviceTargets: [Target] = [
     .target(
         name: "ServiceRuntime",
         dependencies: [
-            "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "NetworkIO",
-            "Observability", "Postgres", "PostgresStorage", "Protobuf", "ServiceContracts",
+            "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "NameResolution",
+            "NetworkIO", "Observability", "Postgres", "PostgresStorage", "Protobuf", "ServiceContracts",
         ],
         path: "Shared/ServiceRuntime"),
     .target(
@@ -127,7 +133,8 @@ let serviceTargets: [Target] = [
     .executableTarget(
         name: "verification-service",
         dependencies: [
-            "Configuration", "GRPC", "NetworkIO", "ServiceContracts", "ServiceRuntime", "VerificationServiceCore", "WebAuthn",
+            "Configuration", "GRPC", "NameResolution", "NetworkIO", "ServiceContracts", "ServiceRuntime",
+            "VerificationServiceCore", "WebAuthn",
         ],
         path: "Services/VerificationService/Main"),
     .target(
@@ -151,7 +158,7 @@ let serviceTargets: [Target] = [
         dependencies: [
             "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTP1", "HTTP2", "HTTPMessages",
             "HTTPServer",
-            "JSON", "NetworkIO", "Observability", "Protobuf", "RateLimiting", "ServiceContracts",
+            "JSON", "NameResolution", "NetworkIO", "Observability", "Protobuf", "RateLimiting", "ServiceContracts",
         ],
         path: "Services/Gateway/Core", resources: [.copy("Web")]),
     .executableTarget(
@@ -164,7 +171,7 @@ let serviceTargets: [Target] = [
         ],
         path: "Tests/GatewayTests"),
     .target(
-        name: "ServiceContracts", dependencies: ["Configuration", "Domain", "GRPC", "NetworkIO", "Protobuf"],
+        name: "ServiceContracts", dependencies: ["Domain", "GRPC", "Protobuf"],
         path: "Shared/ServiceContracts"),
     .executableTarget(
         name: "passkey-signin-load", dependencies: ["Encoding", "JSON", "SoftwareAuthenticator", "WebAuthn"],

@@ -30,9 +30,13 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var challengeServiceListen: ServiceAddress
     public var verificationServiceListen: ServiceAddress
     public var sessionServiceListen: ServiceAddress
-    public var challengeServiceAddresses: [ServiceAddress]
-    public var verificationServiceAddresses: [ServiceAddress]
-    public var sessionServiceAddresses: [ServiceAddress]
+    /// Where each service's replicas are found: numeric addresses, or names resolved again every
+    /// `serviceDiscoveryInterval` and after a connection fails.
+    public var challengeServiceAddresses: [ServiceTarget]
+    public var verificationServiceAddresses: [ServiceTarget]
+    public var sessionServiceAddresses: [ServiceTarget]
+    /// Seconds between lookups of the replica names in `*_SERVICE_ADDRESSES` (`SERVICE_DISCOVERY_INTERVAL`).
+    public var serviceDiscoveryInterval: Double
     /// Where a service serves `/metrics` and `/healthz` over HTTP; nil for none.
     public var metricsListen: ServiceAddress?
     /// PEM files for TLS on the gateway; both or neither.
@@ -92,10 +96,13 @@ public struct ServerConfiguration: Sendable, Equatable {
         challengeServiceListen = try env.address("CHALLENGE_SERVICE_LISTEN", default: "127.0.0.1:50051")
         verificationServiceListen = try env.address("VERIFICATION_SERVICE_LISTEN", default: "127.0.0.1:50052")
         sessionServiceListen = try env.address("SESSION_SERVICE_LISTEN", default: "127.0.0.1:50053")
-        challengeServiceAddresses = try env.addresses("CHALLENGE_SERVICE_ADDRESSES", default: [challengeServiceListen])
-        verificationServiceAddresses = try env.addresses(
-            "VERIFICATION_SERVICE_ADDRESSES", default: [verificationServiceListen])
-        sessionServiceAddresses = try env.addresses("SESSION_SERVICE_ADDRESSES", default: [sessionServiceListen])
+        challengeServiceAddresses = try env.targets(
+            "CHALLENGE_SERVICE_ADDRESSES", default: [ServiceTarget(address: challengeServiceListen)])
+        verificationServiceAddresses = try env.targets(
+            "VERIFICATION_SERVICE_ADDRESSES", default: [ServiceTarget(address: verificationServiceListen)])
+        sessionServiceAddresses = try env.targets(
+            "SESSION_SERVICE_ADDRESSES", default: [ServiceTarget(address: sessionServiceListen)])
+        serviceDiscoveryInterval = try env.duration("SERVICE_DISCOVERY_INTERVAL", default: "1s")
         metricsListen = try env.raw("METRICS_LISTEN").map { _ in try env.address("METRICS_LISTEN", default: "") }
         gatewayTLSCertificate = env.raw("GATEWAY_TLS_CERTIFICATE")
         gatewayTLSKey = env.raw("GATEWAY_TLS_KEY")

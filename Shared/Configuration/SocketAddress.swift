@@ -45,16 +45,4 @@ extension EnvironmentReader {
         }
         return address
     }
-
-    /// A non-empty comma-separated list of `host:port` addresses.
-    public func addresses(_ name: String, default defaultValue: [ServiceAddress]) throws -> [ServiceAddress] {
-        let values = list(name)
-        guard !values.isEmpty else { return defaultValue }
-        return try values.map { value in
-            guard let address = ServiceAddress(parsing: value) else {
-                throw ConfigurationError(variable: name, problem: "expected host:port, got \(value)")
-            }
-            return address
-        }
-    }
 }

@@ -62,6 +62,13 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
     let address: SocketAddress
     let loop: EventLoop
     private let configuration: GRPCClientConfiguration
+    /// Told (on the loop) when a connection attempt fails or an established connection is lost, so that the
+    /// client can look its addresses up again.
+    private let onConnectionTrouble: (@Sendable () -> Void)?
+    /// The address left the client's set: calls that have a stream finish, new ones go elsewhere, then it closes.
+    private var draining = false
+    /// The channel of the attempt in progress, closed if it has not connected within the connect timeout.
+    private var connectingChannel: Channel?
     private let healthValue = Atomic<UInt8>(Health.connecting.rawValue)
     private var state: State = .idle
     private var backoff: UInt64
@@ -76,10 +83,14 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
     private var goAwayLastStreamID: Int32 = .max
     private let baseHeaders: [HTTP2Header]
 
-    init(address: SocketAddress, loop: EventLoop, configuration: GRPCClientConfiguration) {
+    init(
+        address: SocketAddress, loop: EventLoop, configuration: GRPCClientConfiguration,
+        onConnectionTrouble: (@Sendable () -> Void)? = nil
+    ) {
         self.address = address
         self.loop = loop
         self.configuration = configuration
+        self.onConnectionTrouble = onConnectionTrouble
         self.backoff = configuration.initialBackoffNanoseconds
         baseHeaders = [
             HTTP2Header(":method", "POST"),
@@ -105,6 +116,36 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
             }
             failAll(RPCError(code: .unavailable, message: "the client was closed"), neverReached: true)
         }
+    }
+
+    /// Takes the connection out of service without failing the calls it is serving: calls that have not been sent
+    /// fail as never sent (the client retries them on another address), calls on a stream run to their end, and
+    /// then the connection closes for good.
+    func drain() {
+        loop.execute { [self] in
+            guard !draining else { return }
+            draining = true
+            healthValue.store(Health.failing.rawValue, ordering: .relaxed)
+            for call in waiting {
+                finish(call, .failure(AttemptFailure(error: Self.removedError, neverReachedServer: true)))
+            }
+            closeIfDrained()
+        }
+    }
+
+    private static let removedError = RPCError(code: .unavailable, message: "the address left the service's set")
+
+    /// Once a draining connection has no call left, closes it and stops reconnecting.
+    private func closeIfDrained() {
+        guard draining, calls.isEmpty else { return }
+        let previous = state
+        state = .shutDown
+        switch previous {
+        case .connecting(let session), .ready(let session), .goingAway(let session): session.close()
+        default: break
+        }
+        connectingChannel?.close()
+        connectingChannel = nil
     }
 
     // MARK: - Calls
@@ -148,6 +189,10 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
     }
 
     private func begin(_ call: ClientCall) {
+        guard !draining else {
+            finish(call, .failure(AttemptFailure(error: Self.removedError, neverReachedServer: true)))
+            return
+        }
         let now = monotonicNanoseconds()
         guard call.deadline > now else {
             finish(call, .failure(AttemptFailure(error: Self.deadlineError, neverReachedServer: false)))
@@ -249,6 +294,8 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
         let completion = call.completion
         call.completion = nil
         completion?(result)
+        // Closing from inside a session callback would pull the session out from under nghttp2: do it next turn.
+        if draining && calls.isEmpty { loop.execute { [self] in closeIfDrained() } }
     }
 
     private func failAll(_ error: RPCError, neverReached: Bool) {
@@ -278,9 +325,16 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
         session.delegate = self
         do {
             let security = try configuration.tls?(address)
-            _ = try Channel.connect(to: address, on: loop, security: security, handler: session)
+            let channel = try Channel.connect(to: address, on: loop, security: security, handler: session)
             state = .connecting(session)
+            connectingChannel = channel
             healthValue.store(Health.connecting.rawValue, ordering: .relaxed)
+            // An address whose host has gone (a deleted pod) may swallow the SYN: give up on it after the timeout.
+            loop.scheduleTimer(afterNanoseconds: configuration.connectTimeoutNanoseconds) { [self] in
+                guard case .connecting(let current) = state, current === session else { return }
+                connectingChannel = nil
+                channel.close(error: NetworkError(.system, "connect timed out"))
+            }
         } catch {
             session.delegate = nil
             connectionFailed(RPCError(code: .unavailable, message: "cannot connect to \(address)"))
@@ -289,6 +343,15 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
 
     private func connectionFailed(_ error: RPCError) {
         if case .shutDown = state { return }
+        connectingChannel = nil
+        onConnectionTrouble?()
+        if draining {
+            state = .shutDown
+            let pending = waiting
+            waiting.removeAll()
+            for call in pending { finish(call, .failure(AttemptFailure(error: error, neverReachedServer: true))) }
+            return
+        }
         let delay = backoff
         backoff = min(configuration.maxBackoffNanoseconds, backoff * 8 / 5)
         state = .backoff(until: monotonicNanoseconds() &+ delay)
@@ -304,6 +367,7 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
 
     func http2SessionDidBecomeActive(_ session: HTTP2Session) {
         guard case .connecting = state else { return }
+        connectingChannel = nil
         state = .ready(session)
         backoff = configuration.initialBackoffNanoseconds
         goAwayLastStreamID = .max
@@ -326,6 +390,11 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
             return
         }
         failAll(RPCError(code: .unavailable, message: "the connection to \(address) was lost"), neverReached: false)
+        onConnectionTrouble?()
+        if draining {
+            state = .shutDown
+            return
+        }
         // An orderly close (GOAWAY) reconnects at once; anything else backs off first.
         state = .idle
         healthValue.store(Health.connecting.rawValue, ordering: .relaxed)

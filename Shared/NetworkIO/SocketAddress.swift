@@ -40,7 +40,7 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     var isIPv6: Bool { host.contains(":") }
 
     /// Calls `body` with a filled `sockaddr` for this address.
-    func withSockAddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws -> R) throws -> R {
+    public func withSockAddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws -> R) throws -> R {
         if isIPv6 {
             var address = sockaddr_in6()
             address.sin6_family = sa_family_t(AF_INET6)

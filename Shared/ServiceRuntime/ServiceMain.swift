@@ -7,6 +7,7 @@ import NetworkIO
 import Observability
 import Postgres
 import PostgresStorage
+import NameResolution
 import ServiceContracts
 
 /// The composition root every gRPC service shares: read configuration, open the database (failing fast), serve

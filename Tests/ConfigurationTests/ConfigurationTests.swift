@@ -16,7 +16,9 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(configuration.passwordRateLimitPerEmail?.burst, 10)
         XCTAssertEqual(configuration.passkeyRateLimitPerAddress?.burst, 600)
         XCTAssertEqual(configuration.gatewayListen, ServiceAddress(host: "127.0.0.1", port: 8080))
-        XCTAssertEqual(configuration.verificationServiceAddresses, [ServiceAddress(host: "127.0.0.1", port: 50052)])
+        XCTAssertEqual(
+            configuration.verificationServiceAddresses, [ServiceTarget(address: ServiceAddress(host: "127.0.0.1", port: 50052))])
+        XCTAssertEqual(configuration.serviceDiscoveryInterval, 1)
         XCTAssertNil(configuration.databaseURL)
         XCTAssertThrowsError(try configuration.requireDatabaseURL()) {
             XCTAssertEqual(($0 as? ConfigurationError)?.variable, "DATABASE_URL")
@@ -44,7 +46,10 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(configuration.passkeyRateLimitPerAddress?.perSecond, 50)
         XCTAssertEqual(
             configuration.verificationServiceAddresses,
-            [ServiceAddress(host: "127.0.0.1", port: 6001), ServiceAddress(host: "::1", port: 6002)])
+            [
+                ServiceTarget(address: ServiceAddress(host: "127.0.0.1", port: 6001)),
+                ServiceTarget(address: ServiceAddress(host: "::1", port: 6002)),
+            ])
         XCTAssertEqual(configuration.gatewayListen.port, 0)
     }
 
@@ -62,6 +67,10 @@ final class ConfigurationTests: XCTestCase {
             ("PASSKEY_RATE_LIMIT_PASSWORD_PER_ADDRESS", "10/fortnight"),
             ("GATEWAY_LISTEN", "8080"),
             ("SESSION_SERVICE_ADDRESSES", "127.0.0.1:0"),
+            ("SESSION_SERVICE_ADDRESSES", "dns://resolver.example/session:50053"),
+            ("SESSION_SERVICE_ADDRESSES", "dns:/session:50053"),
+            ("SESSION_SERVICE_ADDRESSES", "dns://127.0.0.1:5353"),
+            ("SERVICE_DISCOVERY_INTERVAL", "often"),
             ("DATABASE_POOL_SIZE", "1000"),
             ("EVENT_LOOP_THREADS", "0"),
             ("EVENT_LOOP_THREADS", "two"),
@@ -75,5 +84,33 @@ final class ConfigurationTests: XCTestCase {
                     "\(variable)=\(value) gave \(String(describing: error))")
             }
         }
+    }
+
+    func testServiceTargetsInGRPCSyntax() throws {
+        let configuration = try ServerConfiguration(environment: [
+            "VERIFICATION_SERVICE_ADDRESSES":
+                "verification-service:50052, dns:///verification.internal:6000, dns://127.0.0.1:5353/v.test:7000, dns://[::1]/v6.test:7001, dns://10.0.0.10/v.test:7002",
+            "SERVICE_DISCOVERY_INTERVAL": "250ms",
+        ])
+        XCTAssertEqual(
+            configuration.verificationServiceAddresses,
+            [
+                ServiceTarget(address: ServiceAddress(host: "verification-service", port: 50052)),
+                ServiceTarget(address: ServiceAddress(host: "verification.internal", port: 6000)),
+                ServiceTarget(
+                    address: ServiceAddress(host: "v.test", port: 7000),
+                    nameServer: ServiceAddress(host: "127.0.0.1", port: 5353)),
+                ServiceTarget(
+                    address: ServiceAddress(host: "v6.test", port: 7001), nameServer: ServiceAddress(host: "::1", port: 53)),
+                ServiceTarget(
+                    address: ServiceAddress(host: "v.test", port: 7002),
+                    nameServer: ServiceAddress(host: "10.0.0.10", port: 53)),
+            ])
+        XCTAssertEqual(configuration.serviceDiscoveryInterval, 0.25)
+        XCTAssertEqual(configuration.verificationServiceAddresses.map(\.isNumeric), [false, false, false, false, false])
+        XCTAssertTrue(ServiceTarget(parsing: "[fd00::1]:80")!.isNumeric)
+        XCTAssertTrue(ServiceTarget(parsing: "10.1.2.3:80")!.isNumeric)
+        XCTAssertFalse(ServiceTarget(parsing: "10.1.2.256:80")!.isNumeric)
+        XCTAssertEqual(ServiceTarget(parsing: "dns://127.0.0.1:5353/v.test:7000")?.description, "dns://127.0.0.1:5353/v.test:7000")
     }
 }

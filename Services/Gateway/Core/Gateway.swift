@@ -1,3 +1,4 @@
+import NameResolution
 import ServiceContracts
 import HTTPServer
 import Configuration
@@ -41,7 +42,8 @@ public final class Gateway: Sendable {
         serverSettings(&serverConfiguration)
         let grpcBackends: GRPCServiceBackends?
         if backends == nil {
-            grpcBackends = try GRPCServiceBackends(configuration: configuration, settings: backendSettings)
+            grpcBackends = try GRPCServiceBackends(
+                configuration: configuration, settings: backendSettings, logger: logger)
         } else {
             grpcBackends = nil
         }

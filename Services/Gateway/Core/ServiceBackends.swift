@@ -1,3 +1,4 @@
+import NameResolution
 import ServiceContracts
 import Observability
 import Configuration
@@ -51,9 +52,19 @@ public final class GRPCServiceBackends: ServiceBackends {
     private let clients: [BackendService: GRPCClient]
     private let settings: BackendCallSettings
 
-    /// Creates the clients and starts connecting; addresses must be numeric or resolvable host names.
-    public init(
+    /// Creates the clients for fixed numeric addresses and starts connecting.
+    public convenience init(
         challenge: [SocketAddress], verification: [SocketAddress], session: [SocketAddress],
+        settings: BackendCallSettings = BackendCallSettings(), logger: Logger = .disabled
+    ) throws {
+        try self.init(
+            challenge: .fixed(challenge), verification: .fixed(verification), session: .fixed(session),
+            settings: settings, logger: logger)
+    }
+
+    /// Creates the clients for each service's address source and starts connecting.
+    public init(
+        challenge: GRPCAddressSource, verification: GRPCAddressSource, session: GRPCAddressSource,
         settings: BackendCallSettings = BackendCallSettings(), logger: Logger = .disabled
     ) throws {
         var configuration = GRPCClientConfiguration()
@@ -63,28 +74,25 @@ public final class GRPCServiceBackends: ServiceBackends {
         configuration.reconnectOnDemandAfterNanoseconds = settings.reconnectOnDemandAfter.wholeNanoseconds
         configuration.logger = logger
         clients = [
-            .challenge: try GRPCClient(addresses: challenge, configuration: configuration),
-            .verification: try GRPCClient(addresses: verification, configuration: configuration),
-            .session: try GRPCClient(addresses: session, configuration: configuration),
+            .challenge: try GRPCClient(source: challenge, configuration: configuration),
+            .verification: try GRPCClient(source: verification, configuration: configuration),
+            .session: try GRPCClient(source: session, configuration: configuration),
         ]
         self.settings = settings
     }
 
-    /// Creates the clients for the replica addresses of a configuration, resolving host names once.
+    /// Creates the clients for the replica targets of a configuration: names are looked up again every
+    /// `SERVICE_DISCOVERY_INTERVAL` and after a connection fails.
     public convenience init(
         configuration: ServerConfiguration, settings: BackendCallSettings = BackendCallSettings(),
         logger: Logger = .disabled
     ) throws {
+        let interval = Duration.milliseconds(Int64(configuration.serviceDiscoveryInterval * 1000))
         try self.init(
-            challenge: try configuration.challengeServiceAddresses.map {
-                try AddressResolution.resolve($0, variable: "CHALLENGE_SERVICE_ADDRESSES")
-            },
-            verification: try configuration.verificationServiceAddresses.map {
-                try AddressResolution.resolve($0, variable: "VERIFICATION_SERVICE_ADDRESSES")
-            },
-            session: try configuration.sessionServiceAddresses.map {
-                try AddressResolution.resolve($0, variable: "SESSION_SERVICE_ADDRESSES")
-            },
+            challenge: ServiceDiscovery.addressSource(for: configuration.challengeServiceAddresses, interval: interval),
+            verification: ServiceDiscovery.addressSource(
+                for: configuration.verificationServiceAddresses, interval: interval),
+            session: ServiceDiscovery.addressSource(for: configuration.sessionServiceAddresses, interval: interval),
             settings: settings, logger: logger)
     }
 

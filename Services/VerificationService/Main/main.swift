@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import GRPC
+import NameResolution
 import NetworkIO
 import ServiceContracts
 import ServiceRuntime
@@ -9,12 +10,13 @@ import WebAuthn
 
 await ServiceMain.run(name: "verification-service", listen: \.verificationServiceListen) { server, context in
     let configuration = context.configuration
-    let addresses = try configuration.challengeServiceAddresses.map {
-        try AddressResolution.resolve($0, variable: "CHALLENGE_SERVICE_ADDRESSES")
-    }
+    let source = ServiceDiscovery.addressSource(
+        for: configuration.challengeServiceAddresses,
+        interval: .milliseconds(Int64(configuration.serviceDiscoveryInterval * 1000)))
     var clientConfiguration = GRPCClientConfiguration()
     clientConfiguration.maxBackoffNanoseconds = 1_000_000_000
-    let challengeService = ServiceClient(client: try GRPCClient(addresses: addresses, configuration: clientConfiguration))
+    clientConfiguration.logger = context.logger
+    let challengeService = ServiceClient(client: try GRPCClient(source: source, configuration: clientConfiguration))
     let ceremonies = PasskeyCeremonies(
         challenges: RemoteChallengeConsumer(service: challengeService), accounts: context.storage.accounts,
         passkeys: context.storage.passkeyCredentials, relyingPartyID: configuration.relyingPartyID,
