@@ -3,6 +3,8 @@ import Synchronization
 
 /// `grpc.health.v1.Health` (Check and Watch). The status reported follows readiness: a service reports what was
 /// set for it, except that everything is NOT_SERVING while the server drains or a required dependency is down.
+/// The one exception is ``livenessService``, which is SERVING for as long as the server answers at all: a liveness
+/// probe asks that, so that an outage of the database makes replicas unready but does not restart them.
 public final class HealthService: Sendable {
     private struct Watcher {
         let service: String
@@ -10,7 +12,7 @@ public final class HealthService: Sendable {
     }
 
     private struct State {
-        var declared: [String: ServingStatus] = ["": .serving]
+        var declared: [String: ServingStatus] = ["": .serving, HealthService.livenessService: .serving]
         var dependenciesDown: Set<String> = []
         var draining = false
         var watchers: [Int: Watcher] = [:]
@@ -18,6 +20,7 @@ public final class HealthService: Sendable {
 
         func effective(_ service: String) -> ServingStatus? {
             guard let status = declared[service] else { return nil }
+            if service == HealthService.livenessService { return status }
             if draining || !dependenciesDown.isEmpty { return .notServing }
             return status
         }
@@ -25,6 +28,8 @@ public final class HealthService: Sendable {
 
     private let state = Mutex(State())
 
+    /// The service name a liveness probe asks for (Kubernetes: `grpc: {port: …, service: liveness}`).
+    public static let livenessService = "liveness"
     /// The Check method path.
     public static let checkPath = "/grpc.health.v1.Health/Check"
     /// The Watch method path.

@@ -74,7 +74,7 @@ API_MD_VARIABLES = [
     "SESSION_SERVICE_ADDRESSES",
 ]
 # The README's further variables that the manifests set.
-README_VARIABLES = ["METRICS_LISTEN", "EVENT_LOOP_THREADS", "DATABASE_POOL_SIZE"]
+README_VARIABLES = ["METRICS_LISTEN", "EVENT_LOOP_THREADS", "DATABASE_POOL_SIZE", "SERVICE_DISCOVERY_INTERVAL"]
 # DATABASE_URL holds a password: it comes from the Secret, never from the ConfigMap.
 REQUIRED_VARIABLES = [name for name in API_MD_VARIABLES + README_VARIABLES if name != "DATABASE_URL"]
 # Values other parts of the system rely on, in every overlay.
@@ -242,7 +242,9 @@ def check_probes(objects: list[dict]) -> list[str]:
 
 
 def check_grpc_probes(objects: list[dict]) -> list[str]:
-    """The gRPC services are probed with the native gRPC health check on their gRPC port."""
+    """The gRPC services are probed with the native gRPC health check on their gRPC port: readiness asks for the
+    whole server (""), which follows the database and draining; startup and liveness ask for "liveness", which
+    stays SERVING while the process answers, so a database outage does not restart every replica."""
     problems = []
     for name, port in GRPC_PORTS.items():
         deployment = named(objects, "Deployment", name)
@@ -256,8 +258,8 @@ def check_grpc_probes(objects: list[dict]) -> list[str]:
                     problems.append(f"{where(deployment, container)} {probe} is not a grpc probe")
                 elif grpc.get("port") != port:
                     problems.append(f"{where(deployment, container)} {probe} probes port {grpc.get('port')}, not {port}")
-                elif grpc.get("service"):
-                    problems.append(f"{where(deployment, container)} {probe} asks for service {grpc['service']!r}")
+                elif grpc.get("service", "") != ("" if probe == "readinessProbe" else "liveness"):
+                    problems.append(f"{where(deployment, container)} {probe} asks for service {grpc.get('service')!r}")
     return problems
 
 
@@ -1022,6 +1024,11 @@ def grpc_probe_on_the_metrics_port(objects):
         "readinessProbe"]["grpc"]["port"] = 9090
 
 
+def liveness_follows_the_database(objects):
+    del first(objects, "Deployment", "verification-service")["spec"]["template"]["spec"]["containers"][0][
+        "livenessProbe"]["grpc"]["service"]
+
+
 def gateway_readiness_on_healthz(objects):
     first(objects, "Deployment", GATEWAY)["spec"]["template"]["spec"]["containers"][0][
         "readinessProbe"]["httpGet"]["path"] = "/healthz"
@@ -1137,6 +1144,7 @@ BROKEN = [
     (remove_readiness_probe, check_probes),
     (tcp_liveness_on_a_service, check_grpc_probes),
     (grpc_probe_on_the_metrics_port, check_grpc_probes),
+    (liveness_follows_the_database, check_grpc_probes),
     (gateway_readiness_on_healthz, check_gateway_probes),
     (exec_pre_stop, check_no_exec),
     (exec_pre_stop, check_drain),

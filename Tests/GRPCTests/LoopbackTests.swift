@@ -160,6 +160,9 @@ final class LoopbackTests: XCTestCase {
         health.setDependency("postgres", available: false)
         let down = try await check()
         XCTAssertEqual(down, .notServing)
+        // Liveness is not readiness: a replica whose database is down is alive and must not be restarted.
+        let alive = try await check(HealthService.livenessService)
+        XCTAssertEqual(alive, .serving)
         health.setDependency("postgres", available: true)
         let back = try await check()
         XCTAssertEqual(back, .serving)
