@@ -119,7 +119,8 @@ start_postgres() {
         "$(stack_image postgres)" >/dev/null || return 1
     local deadline=$((SECONDS + 90))
     while [ $SECONDS -lt $deadline ]; do
-        if pm logs passkey-postgres 2>&1 | grep -q "database system is ready to accept connections"; then
+        # grep reads everything (no -q): an early exit would fail the pipeline under pipefail.
+        if pm logs passkey-postgres 2>&1 | grep "database system is ready to accept connections" >/dev/null; then
             return 0
         fi
         if ! container_running passkey-postgres; then break; fi
