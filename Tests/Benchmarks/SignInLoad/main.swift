@@ -10,16 +10,25 @@ import WebAuthn
 // open-loop and measures latency from each ceremony's scheduled time, so queueing delay is counted.
 //
 // Usage: passkey-signin-load --url http://127.0.0.1:8080 --origin http://localhost:8080 --rp-id localhost
-//            [--connections 32] [--duration 10] [--rate 0] [--report-cpu]
+//            [--connections 32] [--duration 10] [--rate 0] [--report-cpu] [--report-failures] [--progress]
 // --report-cpu also prints the CPU seconds (user + system) this process used while the clock ran.
+// --report-failures also prints, after the result line, one line per kind of failed ceremony (the step that
+//   failed, the HTTP status or "transport" when no response came, and the problem document's code) with its count
+//   and the wall-clock (Unix) times of its first and last occurrence.
+// --progress prints to standard error, every half second while the clock runs, the wall-clock time and the
+//   ceremonies and failures so far.
+// SIGTERM or SIGINT ends the run early: no further ceremonies start, those begun finish (in rate mode the ones
+// already due too), and the results so far are printed as at the end of --duration.
 
+let flags: Set<String> = ["--report-cpu", "--report-failures", "--progress"]
 var arguments: [String: String] = [:]
 var index = 1
-while index + 1 < CommandLine.arguments.count {
-    if CommandLine.arguments[index] == "--report-cpu" {
+while index < CommandLine.arguments.count {
+    if flags.contains(CommandLine.arguments[index]) {
         index += 1
         continue
     }
+    guard index + 1 < CommandLine.arguments.count else { break }
     arguments[String(CommandLine.arguments[index].drop(while: { $0 == "-" }))] = CommandLine.arguments[index + 1]
     index += 2
 }
@@ -30,6 +39,8 @@ let connections = Int(arguments["connections"] ?? "32") ?? 32
 let duration = Double(arguments["duration"] ?? "10") ?? 10
 let rate = Double(arguments["rate"] ?? "0") ?? 0
 let reportCPU = CommandLine.arguments.contains("--report-cpu")
+let reportFailures = CommandLine.arguments.contains("--report-failures")
+let reportProgress = CommandLine.arguments.contains("--progress")
 let host = url.host ?? "127.0.0.1"
 let port = UInt16(url.port ?? 80)
 
@@ -67,11 +78,23 @@ func makeAccount(_ connection: HTTPConnection) throws -> SoftwareAuthenticator {
     return authenticator
 }
 
-/// One ceremony: start, sign, finish. True on a 200 with a session.
-func ceremony(_ connection: HTTPConnection, _ authenticator: inout SoftwareAuthenticator) -> Bool {
-    guard let start = try? connection.post("/v1/passkeys/authentications", Array("{}".utf8)), start.status == 200 else {
-        return false
+/// Why a ceremony failed: the step, the HTTP status (0: no response) and the problem document's code.
+struct FailureKind: Hashable {
+    let step: String
+    let status: Int
+    let code: String
+
+    init(_ step: String, _ response: HTTPConnection.Response?) {
+        self.step = step
+        status = response?.status ?? 0
+        code = response.map { text(json($0.body), "code") } ?? ""
     }
+}
+
+/// One ceremony: start, sign, finish. nil on a 200 with a session, else why not.
+func ceremony(_ connection: HTTPConnection, _ authenticator: inout SoftwareAuthenticator) -> FailureKind? {
+    let started = try? connection.post("/v1/passkeys/authentications", Array("{}".utf8))
+    guard let start = started, start.status == 200 else { return FailureKind("start", started) }
     let options = json(start.body)
     let assertion = authenticator.makeAssertion(
         challenge: Base64URL.decode(text(options, "challenge")) ?? [], rpID: rpID, origin: origin)
@@ -85,7 +108,7 @@ func ceremony(_ connection: HTTPConnection, _ authenticator: inout SoftwareAuthe
             "signature": .string(Base64URL.encode(assertion.signature)),
             "userHandle": .string(Base64URL.encode(assertion.userHandle ?? [])),
         ]))
-    return finish?.status == 200
+    return finish?.status == 200 ? nil : FailureKind("finish", finish)
 }
 
 func now() -> Double {
@@ -94,10 +117,30 @@ func now() -> Double {
     return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }
 
+func wallClock() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_REALTIME, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+struct FailureCount {
+    var count = 0
+    var first = 0.0
+    var last = 0.0
+}
+
 struct Results {
     var latencies: [Double] = []
     var failures = 0
+    var failureKinds: [FailureKind: FailureCount] = [:]
 }
+
+// Set by SIGTERM or SIGINT: end the run early.
+let stopRequested = Atomic<Bool>(false)
+for signalNumber in [SIGTERM, SIGINT] {
+    signal(signalNumber) { _ in stopRequested.store(true, ordering: .relaxed) }
+}
+func stopping() -> Bool { stopRequested.load(ordering: .relaxed) }
 let results = Mutex(Results())
 let queue = Mutex<[Double]>([])  // scheduled start times, open-loop mode
 let scheduled = DispatchSemaphore(value: 0)  // one signal per scheduled start, and one per worker at the end
@@ -140,22 +183,47 @@ for worker in workers {
                 startTime = next
             } else {
                 startTime = now()
-                if startTime >= end { break }
+                if startTime >= end || stopping() { break }
             }
-            let ok = ceremony(connection, &authenticator)
+            let failure = ceremony(connection, &authenticator)
             let finished = now()
+            let failedAt = failure == nil ? 0 : wallClock()
             results.withLock {
-                if ok { $0.latencies.append(finished - startTime) } else { $0.failures += 1 }
+                guard let failure else {
+                    $0.latencies.append(finished - startTime)
+                    return
+                }
+                $0.failures += 1
+                var counted = $0.failureKinds[failure] ?? FailureCount(count: 0, first: failedAt, last: failedAt)
+                counted.count += 1
+                counted.last = failedAt
+                $0.failureKinds[failure] = counted
             }
         }
         group.leave()
     }.start()
 }
 
+let finishedRun = Atomic<Bool>(false)
+if reportProgress {
+    Thread {
+        while !finishedRun.load(ordering: .relaxed) {
+            usleep(500_000)
+            let (done, failed) = results.withLock { ($0.latencies.count, $0.failures) }
+            FileHandle.standardError.write(
+                Data(
+                    String(
+                        format: "progress unix=%.3f elapsed=%.1f ceremonies=%d failures=%d\n", wallClock(),
+                        now() - began, done, failed
+                    ).utf8))
+        }
+    }.start()
+}
+
 if rate > 0 {
     let interval = 1 / rate
     var next = began
-    while next < began + duration {
+    while next < began + duration && !stopping() {
         let wait = next - now()
         if wait > 0 { usleep(UInt32(wait * 1e6)) }
         queue.withLock { $0.append(next) }
@@ -166,6 +234,7 @@ if rate > 0 {
     for _ in workers { scheduled.signal() }
 }
 group.wait()
+finishedRun.store(true, ordering: .relaxed)
 let elapsed = now() - began
 let final = results.withLock { $0 }
 let sorted = final.latencies.sorted()
@@ -178,3 +247,12 @@ print(
         rate > 0 ? "rate-\(Int(rate))" : "saturation", sorted.count, final.failures, elapsed,
         Double(sorted.count) / elapsed, percentile(0.50), percentile(0.99)))
 if reportCPU { print(String(format: "load_generator_cpu_seconds %.3f", cpuSeconds() - cpuBegan)) }
+if reportFailures {
+    for (kind, counted) in final.failureKinds.sorted(by: { $0.value.count > $1.value.count }) {
+        print(
+            String(
+                format: "failure step=%@ status=%@ code=%@ count=%d first_unix=%.3f last_unix=%.3f", kind.step,
+                kind.status == 0 ? "transport" : String(kind.status), kind.code.isEmpty ? "-" : kind.code,
+                counted.count, counted.first, counted.last))
+    }
+}
