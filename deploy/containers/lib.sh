@@ -5,26 +5,44 @@
 #   PASSKEY_ENV_FILE          the services' configuration (default deploy/kubernetes/base/passkey.env, as the
 #                             Kubernetes base uses it)
 #   PASSKEY_GATEWAY_PORT      the gateway's port on 127.0.0.1 (default 8080; PASSKEY_ORIGINS follows it)
-#   PASSKEY_METRICS_PORT_BASE loopback ports for each service's /metrics and /healthz: challenge-service base+1,
-#                             session-service base+2, verification replica N base+10+N (default 9100)
+#   PASSKEY_METRICS_PORT_BASE loopback ports for each replica's /metrics and /healthz: replica N (1-9) of
+#                             challenge-service base+N, of verification-service base+10+N, of session-service
+#                             base+20+N (default 9100)
 #   PASSKEY_VERIFICATION_REPLICAS  how many verification replicas up starts (default 3)
+#   PASSKEY_STACK_NAME        a name for a second stack beside the default one (default passkey): it prefixes the
+#                             container names and names the network and the database volume, so that a test's
+#                             stack and another one do not touch each other (each needs its own ports too)
 #   PASSKEY_EXTRA_ENV_FILE    a second KEY=VALUE file read after PASSKEY_ENV_FILE, whose entries win: for example
 #                             PASSKEY_RATE_LIMIT_PASSKEY_PER_ADDRESS=0 for a load test. Every client reaches the
 #                             gateway from the network's gateway address (port publishing masquerades), so all of
 #                             them share one rate-limit bucket per address.
 #
-# Every container the stack makes carries the label passkey.stack=containers; each service container also
-# passkey.service=<name> and, for verification replicas, passkey.replica=<N>.
+# Every container the stack makes carries the label passkey.stack=containers (passkey.stack=<PASSKEY_STACK_NAME>
+# for another stack); each service container also passkey.service=<name> and passkey.replica=<N>.
+#
+# Replicas: every gRPC service (challenge-service, verification-service, session-service) runs as replicas
+# N = 1, 2, ... in containers <stack>-<service>-<N>, all under the network alias <service>. replica_start,
+# replica_stop, replica_kill and replicas take the service and N; the verification_replica_* names are the same
+# for verification-service.
 
 containers_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 stack_repo_root="$(cd "$containers_dir/../.." && pwd)"
 # shellcheck source=engine.sh
 source "$containers_dir/engine.sh"
 
-stack_label="passkey.stack=containers"
-stack_network=passkey
-stack_volume=passkey-postgres
-stack_state_dir="$stack_repo_root/.local/containers"
+stack_name="${PASSKEY_STACK_NAME:-passkey}"
+if [ "$stack_name" = passkey ]; then
+    stack_label="passkey.stack=containers"
+    stack_state_dir="$stack_repo_root/.local/containers"
+else
+    stack_label="passkey.stack=$stack_name"
+    stack_state_dir="$stack_repo_root/.local/containers-$stack_name"
+fi
+stack_network="$stack_name"
+stack_volume="$stack_name-postgres"
+stack_postgres_container="$stack_name-postgres"
+stack_gateway_container="$stack_name-gateway"
+stack_migrate_container="$stack_name-migrate"
 stack_env_file="${PASSKEY_ENV_FILE:-$stack_repo_root/deploy/kubernetes/base/passkey.env}"
 gateway_port="${PASSKEY_GATEWAY_PORT:-8080}"
 metrics_port_base="${PASSKEY_METRICS_PORT_BASE:-9100}"
@@ -109,9 +127,9 @@ wait_http_ok() {
 # --- Postgres and the schema ------------------------------------------------------------------------------------
 
 start_postgres() {
-    pm rm -f -t 10 passkey-postgres >/dev/null 2>&1 || true
+    pm rm -f -t 10 "$stack_postgres_container" >/dev/null 2>&1 || true
     pm volume exists "$stack_volume" || pm volume create --label "$stack_label" "$stack_volume" >/dev/null
-    pm run -d --name passkey-postgres --hostname postgres --network "$stack_network" --network-alias postgres \
+    pm run -d --name "$stack_postgres_container" --hostname postgres --network "$stack_network" --network-alias postgres \
         --label "$stack_label" --label passkey.service=postgres --pull never "${stack_security[@]}" \
         -v "$stack_volume:/var/lib/postgresql/data" \
         -e POSTGRES_USER="$postgres_user" -e POSTGRES_DB="$postgres_database" \
@@ -120,14 +138,14 @@ start_postgres() {
     local deadline=$((SECONDS + 90))
     while [ $SECONDS -lt $deadline ]; do
         # grep reads everything (no -q): an early exit would fail the pipeline under pipefail.
-        if pm logs passkey-postgres 2>&1 | grep "database system is ready to accept connections" >/dev/null; then
+        if pm logs "$stack_postgres_container" 2>&1 | grep "database system is ready to accept connections" >/dev/null; then
             return 0
         fi
-        if ! container_running passkey-postgres; then break; fi
+        if ! container_running "$stack_postgres_container"; then break; fi
         sleep 0.3
     done
     echo "Postgres did not become ready:" >&2
-    pm logs --tail 30 passkey-postgres >&2 2>&1 || true
+    pm logs --tail 30 "$stack_postgres_container" >&2 2>&1 || true
     return 1
 }
 
@@ -136,8 +154,8 @@ run_migrations() {
     local arguments status
     stack_check_env_file || return 1
     mapfile -t arguments < <(service_arguments)
-    pm rm -f passkey-migrate >/dev/null 2>&1 || true
-    pm run --rm --name passkey-migrate "${arguments[@]}" -e DATABASE_URL="$(stack_database_url)" \
+    pm rm -f "$stack_migrate_container" >/dev/null 2>&1 || true
+    pm run --rm --name "$stack_migrate_container" "${arguments[@]}" -e DATABASE_URL="$(stack_database_url)" \
         "$(stack_image migrate)" >&2 && status=0 || status=$?
     if [ "$status" -ne 0 ]; then
         echo "passkey-migrate exited with status $status" >&2
@@ -163,63 +181,92 @@ start_service() {
     wait_http_ok "$container" "http://127.0.0.1:$port/healthz" 30
 }
 
-start_challenge_service() {
-    start_service passkey-challenge-service challenge-service $((metrics_port_base + 1))
+# The gRPC services that run as replicas, and where each one's metrics ports begin (see PASSKEY_METRICS_PORT_BASE).
+declare -gA replica_port_offset=([challenge-service]=0 [verification-service]=10 [session-service]=20)
+
+# replica_check SERVICE N: fails with a message unless SERVICE is a replicated service and N is 1-9.
+replica_check() {
+    if [ -z "${1:-}" ] || [ -z "${replica_port_offset[$1]+set}" ]; then
+        echo "not a replicated service: '${1:-}' (one of ${!replica_port_offset[*]})" >&2
+        return 1
+    fi
+    case "${2:-}" in
+        [1-9]) ;;
+        *) echo "$1: replica number '${2:-}' is not 1-9" >&2; return 1 ;;
+    esac
 }
 
-start_session_service() {
-    start_service passkey-session-service session-service $((metrics_port_base + 2))
+replica_name() { replica_check "$1" "$2" && echo "$stack_name-$1-$2"; }
+replica_metrics_port() { replica_check "$1" "$2" && echo $((metrics_port_base + replica_port_offset[$1] + $2)); }
+replica_metrics_url() {
+    local port
+    port="$(replica_metrics_port "$1" "$2")" && echo "http://127.0.0.1:$port/metrics"
+}
+replica_health_url() {
+    local port
+    port="$(replica_metrics_port "$1" "$2")" && echo "http://127.0.0.1:$port/healthz"
 }
 
-# The verification replicas: N = 1, 2, ...; each is container passkey-verification-service-N.
-verification_replica_name() { echo "passkey-verification-service-$1"; }
-verification_replica_metrics_port() { echo $((metrics_port_base + 10 + $1)); }
-verification_replica_metrics_url() { echo "http://127.0.0.1:$(verification_replica_metrics_port "$1")/metrics"; }
-
-# verification_replica_start N: starts replica N (replacing a stopped one of that number) and waits until it is
-# SERVING on /healthz.
-verification_replica_start() {
-    start_service "$(verification_replica_name "$1")" verification-service "$(verification_replica_metrics_port "$1")" \
-        --label passkey.replica="$1"
+# replica_start SERVICE N: starts replica N of SERVICE (replacing a stopped one of that number) and waits until it
+# is SERVING on /healthz. Other replicas of SERVICE keep running: a rolling restart starts a new number, then
+# stops the old one.
+replica_start() {
+    local name port
+    name="$(replica_name "$1" "$2")" && port="$(replica_metrics_port "$1" "$2")" || return 1
+    start_service "$name" "$1" "$port" --label passkey.replica="$2"
 }
 
-# verification_replica_stop N [SECONDS]: SIGTERM, then waits for the replica to drain and exit (SIGKILL only after
-# SECONDS, default 30). Prints the exit status; the stopped container stays for its logs until it is started again.
-verification_replica_stop() {
+# replica_stop SERVICE N [SECONDS]: SIGTERM, then waits for the replica to drain and exit (SIGKILL only after
+# SECONDS, default 30). Prints the exit status; the stopped container stays for its logs until it is started
+# again or the stack is removed.
+replica_stop() {
     local name
-    name="$(verification_replica_name "$1")"
-    pm stop -t "${2:-30}" "$name" >/dev/null || return 1
+    name="$(replica_name "$1" "$2")" || return 1
+    pm stop -t "${3:-30}" "$name" >/dev/null || return 1
     pm inspect --format '{{.State.ExitCode}}' "$name"
 }
 
-# verification_replica_kill N: SIGKILL, no drain; waits until the container has exited.
-verification_replica_kill() {
+# replica_kill SERVICE N: SIGKILL, no drain; waits until the container has exited.
+replica_kill() {
     local name
-    name="$(verification_replica_name "$1")"
+    name="$(replica_name "$1" "$2")" || return 1
     pm kill --signal KILL "$name" >/dev/null || return 1
     pm wait "$name" >/dev/null 2>&1 || true
 }
 
-# verification_replicas: the running replicas, one a line: N, container name, address on the network, metrics URL.
-verification_replicas() {
+# replicas SERVICE: the running replicas, one a line: N, container name, address on the network, metrics URL.
+replicas() {
     local n name address
-    for name in $(pm ps --filter "label=$stack_label" --filter label=passkey.service=verification-service \
+    replica_check "$1" 1 || return 1
+    for name in $(pm ps --filter "label=$stack_label" --filter "label=passkey.service=$1" \
         --format '{{.Names}}' | sort -V); do
         n="$(pm inspect --format '{{index .Config.Labels "passkey.replica"}}' "$name")"
         address="$(pm inspect --format "{{(index .NetworkSettings.Networks \"$stack_network\").IPAddress}}" "$name")"
-        echo "$n $name $address $(verification_replica_metrics_url "$n")"
+        echo "$n $name $address $(replica_metrics_url "$1" "$n")"
     done
 }
+
+start_challenge_service() { replica_start challenge-service 1; }
+start_session_service() { replica_start session-service 1; }
+
+# The verification replicas by their earlier names: the same as the replica_* functions for verification-service.
+verification_replica_name() { replica_name verification-service "$1"; }
+verification_replica_metrics_port() { replica_metrics_port verification-service "$1"; }
+verification_replica_metrics_url() { replica_metrics_url verification-service "$1"; }
+verification_replica_start() { replica_start verification-service "$1"; }
+verification_replica_stop() { replica_stop verification-service "$@"; }
+verification_replica_kill() { replica_kill verification-service "$1"; }
+verification_replicas() { replicas verification-service; }
 
 start_gateway() {
     local arguments
     stack_check_env_file || return 1
     mapfile -t arguments < <(service_arguments)
-    pm rm -f -t 10 passkey-gateway >/dev/null 2>&1 || true
-    pm run -d --name passkey-gateway --hostname gateway --network-alias gateway "${arguments[@]}" \
+    pm rm -f -t 10 "$stack_gateway_container" >/dev/null 2>&1 || true
+    pm run -d --name "$stack_gateway_container" --hostname gateway --network-alias gateway "${arguments[@]}" \
         --label passkey.service=gateway -p "127.0.0.1:$gateway_port:8080" \
         "$(stack_image gateway)" >/dev/null || return 1
-    wait_http_ok passkey-gateway "http://127.0.0.1:$gateway_port/readyz" 30
+    wait_http_ok "$stack_gateway_container" "http://127.0.0.1:$gateway_port/readyz" 30
 }
 
 # stack_remove [--volumes]: removes every container of the stack (SIGTERM first, 10 s to drain), the network, and

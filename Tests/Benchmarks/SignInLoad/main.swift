@@ -55,11 +55,14 @@ func body(_ object: JSONObject) -> [UInt8] { JSONWriter.serialize(.object(object
 /// One worker's account: a passkey account made through the API.
 func makeAccount(_ connection: HTTPConnection) throws -> SoftwareAuthenticator {
     var authenticator = SoftwareAuthenticator(keepsZeroCounter: false)
-    let start = json(
-        try connection.post(
-            "/v1/passkeys/account-registrations",
-            body(["email": .string("load-\(UUID.randomV4().lowercaseText.prefix(12))@example.com"), "displayName": "Load"])
-        ).body)
+    let started = try connection.post(
+        "/v1/passkeys/account-registrations",
+        body(["email": .string("load-\(UUID.randomV4().lowercaseText.prefix(12))@example.com"), "displayName": "Load"]))
+    guard started.status == 200 else {
+        FileHandle.standardError.write(Data("account creation failed: \(started.status) \(String(decoding: started.body, as: UTF8.self))\n".utf8))
+        exit(1)
+    }
+    let start = json(started.body)
     authenticator.userHandle = Base64URL.decode(text(start, "userID")) ?? []
     let registration = authenticator.makeRegistration(
         challenge: Base64URL.decode(text(start, "challenge")) ?? [], rpID: rpID, origin: origin)
