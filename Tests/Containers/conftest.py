@@ -1,0 +1,279 @@
+"""The container stack for the rolling-change tests: images built from the committed tree, a stack of its own
+(deploy/containers/up under PASSKEY_STACK_NAME, on ports of its own) that is always removed at the end, the
+replica helpers of deploy/containers/lib.sh, the services' metrics, and passkey-signin-load in the background."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CONTAINERS_DIR = REPO_ROOT / "deploy" / "containers"
+LOAD_GENERATOR = REPO_ROOT / ".build" / "images" / "scratch" / "release" / "passkey-signin-load"
+
+STACK_NAME = os.environ.get("PASSKEY_ROLLOUT_STACK_NAME", "passkey-rollout")
+# The label lib.sh gives every container of that stack.
+STACK_LABEL = "passkey.stack=" + ("containers" if STACK_NAME == "passkey" else STACK_NAME)
+GATEWAY_PORT = int(os.environ.get("PASSKEY_ROLLOUT_GATEWAY_PORT", "18080"))
+METRICS_PORT_BASE = int(os.environ.get("PASSKEY_ROLLOUT_METRICS_PORT_BASE", "19100"))
+# The load: a fixed rate that leaves the two cores headroom for the stack's rolling changes.
+LOAD_RATE = int(os.environ.get("PASSKEY_ROLLOUT_RATE", "150"))
+LOAD_CONNECTIONS = int(os.environ.get("PASSKEY_ROLLOUT_CONNECTIONS", "16"))
+
+RPC_COUNT = re.compile(r"^rpc_server_duration_seconds_count\{[^}]*\}\s+([0-9.eE+]+)\s*$", re.MULTILINE)
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+class Stack:
+    """deploy/containers/lib.sh's functions, run against this test's stack."""
+
+    def __init__(self, extra_env_file: Path):
+        self.environment = dict(os.environ)
+        self.environment.update(
+            PASSKEY_STACK_NAME=STACK_NAME,
+            PASSKEY_GATEWAY_PORT=str(GATEWAY_PORT),
+            PASSKEY_METRICS_PORT_BASE=str(METRICS_PORT_BASE),
+            PASSKEY_VERIFICATION_REPLICAS="3",
+            PASSKEY_EXTRA_ENV_FILE=str(extra_env_file),
+        )
+        self.environment.pop("PASSKEY_ENV_FILE", None)
+        self.gateway_url = f"http://127.0.0.1:{GATEWAY_PORT}"
+        self.origin = f"http://localhost:{GATEWAY_PORT}"
+
+    def script(self, name: str, *arguments: str, timeout: float = 300) -> None:
+        """Runs deploy/containers/NAME; its output goes to this test's output."""
+        subprocess.run([str(CONTAINERS_DIR / name), *arguments], env=self.environment, check=True, timeout=timeout)
+
+    def lib(self, command: str, timeout: float = 120) -> str:
+        """Runs COMMAND (bash, with lib.sh sourced) and returns its standard output; fails on a non-zero exit with
+        what it printed."""
+        script = f"set -euo pipefail; source {shlex.quote(str(CONTAINERS_DIR / 'lib.sh'))}; {command}"
+        result = subprocess.run(
+            ["bash", "-c", script], env=self.environment, capture_output=True, text=True, timeout=timeout)
+        if result.returncode != 0:
+            raise AssertionError(
+                f"`{command}` exited {result.returncode}:\n{result.stdout}{result.stderr}")
+        if result.stderr.strip():
+            log(result.stderr.rstrip())
+        return result.stdout
+
+    # --- replicas ----------------------------------------------------------------------------------------------
+
+    def metrics_port(self, service: str, n: int) -> int:
+        return int(self.lib(f"replica_metrics_port {service} {n}").strip())
+
+    def container(self, service: str, n: int) -> str:
+        return self.lib(f"replica_name {service} {n}").strip()
+
+    def start(self, service: str, n: int) -> None:
+        self.lib(f"replica_start {service} {n}")
+
+    def stop(self, service: str, n: int) -> tuple[int, float]:
+        """SIGTERM and the wait for the exit: (exit status, seconds it took)."""
+        began = time.monotonic()
+        status = int(self.lib(f"replica_stop {service} {n} 30").strip())
+        return status, time.monotonic() - began
+
+    def kill(self, service: str, n: int) -> None:
+        self.lib(f"replica_kill {service} {n}")
+
+    def running(self, service: str) -> list[int]:
+        """The numbers of SERVICE's running replicas."""
+        return [int(line.split()[0]) for line in self.lib(f"replicas {service}").splitlines() if line.strip()]
+
+    def numbers_used(self, service: str) -> list[int]:
+        """The numbers of every container of SERVICE, running or not."""
+        result = subprocess.run(
+            ["podman", "--runtime", "runc", "ps", "-a", "--filter", f"label={STACK_LABEL}",
+             "--filter", f"label=passkey.service={service}", "--format", '{{index .Labels "passkey.replica"}}'],
+            capture_output=True, text=True, timeout=60, check=True)
+        return sorted(int(n) for n in result.stdout.split())
+
+    def logs(self, container: str, since: float | None = None) -> str:
+        arguments = ["podman", "--runtime", "runc", "logs"]
+        if since is not None:
+            arguments += ["--since", f"{since:.3f}"]
+        result = subprocess.run(arguments + [container], capture_output=True, text=True, timeout=60)
+        return result.stdout + result.stderr
+
+    def trouble(self, since: float) -> str:
+        """The warnings and errors every container of the stack logged since the Unix time SINCE (at most 30
+        lines each), to tell why a step failed."""
+        names = subprocess.run(
+            ["podman", "--runtime", "runc", "ps", "-a", "--filter", f"label={STACK_LABEL}",
+             "--format", "{{.Names}}"], capture_output=True, text=True, timeout=60).stdout.split()
+        report = []
+        for name in sorted(names):
+            lines = [line for line in self.logs(name, since).splitlines()
+                     if "level=warning" in line or "level=error" in line or "event=client." in line
+                     or "event=server." in line or "drain" in line]
+            if lines:
+                report.append(f"--- {name} ({len(lines)} lines)")
+                report.extend(lines[-30:])
+        return "\n".join(report)
+
+
+def rpc_count(port: int) -> int | None:
+    """The RPCs a service replica has served (every rpc_server_duration_seconds_count on its /metrics), or None
+    while its metrics do not answer."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=1) as response:
+            text = response.read().decode()
+    except (OSError, urllib.error.URLError):
+        return None
+    return int(sum(float(value) for value in RPC_COUNT.findall(text)))
+
+
+def healthy(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as response:
+            return response.status == 200
+    except (OSError, urllib.error.URLError):
+        return False
+
+
+class FirstTraffic:
+    """Watches a replica's /healthz and /metrics every 20 ms from before it starts: when it first reported ready
+    (SERVING) and when its metrics first showed a served RPC, both as monotonic and Unix times."""
+
+    def __init__(self, port: int):
+        self.port = port
+        self.ready_at: float | None = None
+        self.first_rpc_at: float | None = None
+        self.first_rpc_unix: float | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._stop.is_set():
+            now = time.monotonic()
+            if self.ready_at is None and healthy(self.port):
+                self.ready_at = now
+            if self.ready_at is not None:
+                count = rpc_count(self.port)
+                if count:
+                    self.first_rpc_at = time.monotonic()
+                    self.first_rpc_unix = time.time()
+                    return
+            self._stop.wait(0.02)
+
+    def wait(self, timeout: float = 15) -> float:
+        """Seconds from ready to the first served RPC (0 when it had served one by the time it was seen ready)."""
+        self._thread.join(timeout)
+        self._stop.set()
+        assert self.ready_at is not None, f"the replica on metrics port {self.port} never reported ready"
+        assert self.first_rpc_at is not None, (
+            f"the replica on metrics port {self.port} served no RPC within {timeout} s of being started")
+        return max(0.0, self.first_rpc_at - self.ready_at)
+
+
+@dataclass
+class LoadResult:
+    ceremonies: int
+    failures: int
+    seconds: float
+    line: str
+    failure_lines: list[str]
+    # (Unix time, ceremonies so far, failures so far), every half second.
+    progress: list[tuple[float, int, int]] = field(default_factory=list)
+
+
+class Load:
+    """passkey-signin-load at a fixed rate in the background, from when the block starts (its accounts made and
+    its clock running) until it ends (SIGTERM: it stops, finishes what it began and prints its results)."""
+
+    def __init__(self, stack: Stack, rate: int = LOAD_RATE, connections: int = LOAD_CONNECTIONS):
+        self.arguments = [
+            str(LOAD_GENERATOR), "--url", stack.gateway_url, "--origin", stack.origin, "--rp-id", "localhost",
+            "--rate", str(rate), "--connections", str(connections), "--duration", "3600",
+            "--report-failures", "--progress"]
+        self.connections = connections
+        self.result: LoadResult | None = None
+        self._progress: list[tuple[float, int, int]] = []
+        self._errors: list[str] = []
+        self._started = threading.Event()
+
+    def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            match = re.match(r"progress unix=([0-9.]+) elapsed=[0-9.]+ ceremonies=(\d+) failures=(\d+)", line)
+            if match:
+                self._progress.append((float(match[1]), int(match[2]), int(match[3])))
+                self._started.set()
+            else:
+                self._errors.append(line.rstrip())
+
+    def __enter__(self) -> "Load":
+        self.process = subprocess.Popen(
+            self.arguments, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self._reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._reader.start()
+        deadline = time.monotonic() + 60
+        while not self._started.wait(0.2):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.process.kill()
+                output = self.process.communicate()[0]
+                raise AssertionError(
+                    "the load generator did not start:\n" + output + "\n".join(self._errors))
+        return self
+
+    def ceremonies_now(self) -> int:
+        return self._progress[-1][1] if self._progress else 0
+
+    def __exit__(self, *exception) -> None:
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            output, _ = self.process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            output, _ = self.process.communicate()
+        self._reader.join(5)
+        lines = output.splitlines()
+        summary = next((line for line in lines if line.startswith("mode=")), None)
+        if summary is None:
+            raise AssertionError(
+                f"the load generator exited {self.process.returncode} without results:\n{output}"
+                + "\n".join(self._errors))
+        values = dict(part.split("=", 1) for part in summary.split())
+        self.result = LoadResult(
+            ceremonies=int(values["ceremonies"]), failures=int(values["failures"]),
+            seconds=float(values["seconds"]), line=summary,
+            failure_lines=[line for line in lines if line.startswith("failure ")],
+            progress=list(self._progress))
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    """The images (built when the committed tree changed; quick otherwise) and the stack, removed at the end
+    whatever happened."""
+    subprocess.run([str(REPO_ROOT / "deploy" / "images" / "build"), "--load-generator"], check=True, timeout=3600)
+    assert LOAD_GENERATOR.is_file(), f"{LOAD_GENERATOR} was not built"
+    extra = tmp_path_factory.mktemp("rollout") / "load.env"
+    # Every client reaches the published port from one address: without this the load shares one bucket.
+    extra.write_text("PASSKEY_RATE_LIMIT_PASSKEY_PER_ADDRESS=0\n")
+    stack = Stack(extra)
+    began = time.monotonic()
+    try:
+        # What an interrupted earlier run left behind goes first.
+        stack.script("down", "--volumes")
+        stack.script("up")
+        log(f"container stack up in {time.monotonic() - began:.1f} s")
+        yield stack
+    finally:
+        stack.script("down", "--volumes")
