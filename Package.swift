@@ -179,7 +179,8 @@ let serviceTargets: [Target] = [
     .testTarget(
         name: "EndToEndTests",
         dependencies: [
-            "Encoding", "Postgres", "PostgresStorage", "PostgresTestSupport", "SoftwareAuthenticator", "WebAuthn",
+            "Encoding", "PasskeyClient", "Postgres", "PostgresStorage", "PostgresTestSupport", "SoftwareAuthenticator",
+            "WebAuthn",
         ],
         path: "Tests/EndToEndTests"),
     .testTarget(
@@ -187,11 +188,25 @@ let serviceTargets: [Target] = [
         path: "Tests/ServiceContractsTests"),
 ]
 
-let allTargets = cLibraryTargets + cryptoTargets + persistenceTargets + webAuthnTargets + rpcTargets + serviceTargets
+// MARK: - The client library apps use: Foundation only, no server module (Clients/PasskeyClient/Package.swift builds
+// it on its own for iOS 16+ and macOS 13+); its end-to-end tests run in EndToEndTests against the real stack.
+
+let clientTargets: [Target] = [
+    .target(name: "PasskeyClient", path: "Clients/PasskeyClient/Sources/PasskeyClient"),
+    .testTarget(
+        name: "PasskeyClientTests",
+        dependencies: [
+            "PasskeyClient", "Configuration", "Domain", "GatewayCore", "HTTPMessages", "JSON", "ServiceContracts",
+        ],
+        path: "Tests/PasskeyClientTests"),
+]
+
+let allTargets =
+    cLibraryTargets + cryptoTargets + persistenceTargets + webAuthnTargets + rpcTargets + serviceTargets + clientTargets
 
 let package = Package(
     name: "passkey-server",
-    platforms: [.macOS(.v15)],
+    platforms: [.macOS(.v15), .iOS(.v16)],
     products: allTargets.compactMap { target -> Product? in
         // Test support code is not a product.
         if target.path?.hasPrefix("Tests/") == true { return nil }
