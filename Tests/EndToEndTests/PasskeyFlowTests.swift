@@ -1,5 +1,5 @@
-import Encoding
 import Foundation
+import PasskeyClient
 import PostgresTestSupport
 import SoftwareAuthenticator
 import WebAuthn
@@ -11,46 +11,43 @@ final class PasskeyFlowTests: XCTestCase {
 
     func flows() async throws -> (Flows, Stack) {
         let stack = try await Self.shared.get()
-        return (Flows(client: GatewayClient(baseURL: stack.gatewayURL)), stack)
+        return (Flows(stack), stack)
     }
 
     func testStartResponsesCarryFlatFieldsAndStandardOptions() async throws {
         let (flows, _) = try await flows()
         let user = try await flows.passwordUser()
         let existing = SoftwareAuthenticator()
-        try await flows.addPasskey(token: user.token, authenticator: existing)
+        try await flows.addPasskey(user.client, authenticator: existing)
 
-        let start = try await flows.beginRegistration(token: user.token)
-        XCTAssertEqual(start.status, 200, start.text)
-        for field in ["challengeID", "relyingPartyID", "userID", "userName", "displayName", "challenge", "expiresAt"] {
-            XCTAssertNotNil(start.json[field], field)
-        }
-        XCTAssertEqual(start.json["relyingPartyID"] as? String, Stack.relyingPartyID)
-        XCTAssertNil(start.json["mediation"])
-        let options = try XCTUnwrap(start.json["publicKey"] as? [String: Any])
-        XCTAssertEqual((options["rp"] as? [String: Any])?["id"] as? String, Stack.relyingPartyID)
-        XCTAssertEqual((options["user"] as? [String: Any])?["id"] as? String, start.json["userID"] as? String)
-        XCTAssertEqual(options["challenge"] as? String, start.json["challenge"] as? String)
-        let algorithms = (options["pubKeyCredParams"] as? [[String: Any]])?.compactMap { $0["alg"] as? Int } ?? []
+        // Decoding checks that every flat field (challengeID, relyingPartyID, userID, userName, displayName,
+        // challenge, expiresAt) and every required member of the options is there.
+        let started = await flows.beginRegistration(user.client)
+        XCTAssertEqual(started.status, 200, started.description)
+        let start = try started.get()
+        XCTAssertEqual(start.relyingPartyID, Stack.relyingPartyID)
+        XCTAssertNil(start.mediation)
+        let options = start.publicKey
+        XCTAssertEqual(options.rp.id, Stack.relyingPartyID)
+        XCTAssertEqual(options.user.id, start.userID)
+        XCTAssertEqual(options.challenge, start.challenge)
+        let algorithms = options.pubKeyCredParams.map(\.alg)
         XCTAssertTrue(Set([-7, -8, -257]).isSubset(of: Set(algorithms)), "\(algorithms)")
-        XCTAssertNotNil(options["timeout"])
-        XCTAssertEqual(options["attestation"] as? String, "none")
-        let selection = options["authenticatorSelection"] as? [String: Any]
-        XCTAssertEqual(selection?["residentKey"] as? String, "required")
-        XCTAssertEqual(selection?["userVerification"] as? String, "preferred")
-        let excluded = (options["excludeCredentials"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
-        XCTAssertEqual(excluded, [Base64URL.encode(existing.credentialID)])
-        XCTAssertEqual(Base64URL.decode(start.json["challenge"] as? String ?? "")?.count ?? 0 >= 32, true)
+        XCTAssertGreaterThan(options.timeout, 0)
+        XCTAssertEqual(options.attestation, "none")
+        XCTAssertEqual(options.authenticatorSelection.residentKey, "required")
+        XCTAssertEqual(options.authenticatorSelection.userVerification, "preferred")
+        XCTAssertEqual(options.excludeCredentials.map(\.id), [Data(existing.credentialID)])
+        XCTAssertGreaterThanOrEqual(start.challenge.count, 32)
 
         // The user handle is stable across registrations.
-        let again = try await flows.beginRegistration(token: user.token)
-        XCTAssertEqual(again.json["userID"] as? String, start.json["userID"] as? String)
+        let again = try await flows.beginRegistration(user.client).get()
+        XCTAssertEqual(again.userID, start.userID)
 
         let authentication = try await flows.beginAuthentication()
-        let requestOptions = try XCTUnwrap(authentication.json["publicKey"] as? [String: Any])
-        XCTAssertEqual(requestOptions["rpId"] as? String, Stack.relyingPartyID)
-        XCTAssertEqual((requestOptions["allowCredentials"] as? [Any])?.count, 0)
-        XCTAssertEqual(requestOptions["userVerification"] as? String, "preferred")
+        XCTAssertEqual(authentication.publicKey.rpId, Stack.relyingPartyID)
+        XCTAssertEqual(authentication.publicKey.allowCredentials.count, 0)
+        XCTAssertEqual(authentication.publicKey.userVerification, "preferred")
     }
 
     func testPasswordUserAddsAPasskeyAndSignsInWithItInEveryBodyForm() async throws {
@@ -58,23 +55,22 @@ final class PasskeyFlowTests: XCTestCase {
         for form in BodyForm.allCases {
             let user = try await flows.passwordUser()
             var authenticator = SoftwareAuthenticator(algorithm: .es256)
-            let start = try await flows.beginRegistration(token: user.token)
-            authenticator.userHandle = Base64URL.decode(start.json["userID"] as? String ?? "") ?? []
-            let finish = try await flows.finishRegistration(
-                token: user.token, start: start, authenticator: authenticator, form: form)
-            XCTAssertEqual(finish.status, 204, "\(form): \(finish.text)")
+            let start = try await flows.beginRegistration(user.client).get()
+            authenticator.userHandle = [UInt8](start.userID)
+            let finish = await flows.finishRegistration(
+                user.client, start: start, authenticator: authenticator, form: form)
+            XCTAssertEqual(finish.status, 204, "\(form): \(finish)")
 
             let signIn = try await flows.signInWithPasskey(&authenticator, form: form)
-            XCTAssertEqual(signIn.status, 200, "\(form): \(signIn.text)")
-            XCTAssertEqual(signIn.json["accountID"] as? String, user.accountID)
-            let token = try XCTUnwrap(signIn.json["accessToken"] as? String)
-            let session = try await flows.client.get("/v1/session", bearer: token)
-            XCTAssertEqual(session.json["authenticationMethod"] as? String, "passkey")
+            XCTAssertEqual(signIn.status, 200, "\(form): \(signIn)")
+            XCTAssertEqual(signIn.value?.accountID, user.accountID)
+            let session = try await signIn.client.execute(CurrentSessionOperation())
+            XCTAssertEqual(session.authenticationMethod, .passkey)
 
             // The password stays.
-            let account = try await flows.client.get("/v1/account", bearer: token)
-            XCTAssertEqual(account.json["hasPassword"] as? Bool, true)
-            XCTAssertEqual(account.json["passkeyCount"] as? Int, 1)
+            let account = try await signIn.client.execute(AccountOperation())
+            XCTAssertEqual(account.hasPassword, true)
+            XCTAssertEqual(account.passkeyCount, 1)
         }
     }
 
@@ -87,9 +83,9 @@ final class PasskeyFlowTests: XCTestCase {
             var authenticator = SoftwareAuthenticator(algorithm: algorithm)
             let created = try await flows.createPasskeyAccount(
                 authenticator: &authenticator, email: flows.uniqueEmail("keys"), attestation: attestation)
-            XCTAssertEqual(created.status, 201, "\(algorithm) \(attestation): \(created.text)")
+            XCTAssertEqual(created.status, 201, "\(algorithm) \(attestation): \(created)")
             let signIn = try await flows.signInWithPasskey(&authenticator)
-            XCTAssertEqual(signIn.status, 200, "\(algorithm): \(signIn.text)")
+            XCTAssertEqual(signIn.status, 200, "\(algorithm): \(signIn)")
         }
     }
 
@@ -101,19 +97,18 @@ final class PasskeyFlowTests: XCTestCase {
             // Email given only at finish.
             let created = try await flows.createPasskeyAccount(
                 authenticator: &authenticator, email: nil, displayName: "Grace", emailAtFinish: email, form: form)
-            XCTAssertEqual(created.status, 201, created.text)
-            let accountID = try XCTUnwrap(created.json["accountID"] as? String)
+            XCTAssertEqual(created.status, 201, created.description)
+            let accountID = try XCTUnwrap(created.value?.accountID)
             let signIn = try await flows.signInWithPasskey(&authenticator, form: form)
-            XCTAssertEqual(signIn.status, 200, signIn.text)
-            XCTAssertEqual(signIn.json["accountID"] as? String, accountID)
-            XCTAssertEqual(signIn.json["displayName"] as? String, "Grace")
-            let token = try XCTUnwrap(signIn.json["accessToken"] as? String)
-            let account = try await flows.client.get("/v1/account", bearer: token)
-            XCTAssertEqual(account.json["hasPassword"] as? Bool, false)
-            XCTAssertEqual(account.json["emails"] as? [String], [email])
+            XCTAssertEqual(signIn.status, 200, signIn.description)
+            XCTAssertEqual(signIn.value?.accountID, accountID)
+            XCTAssertEqual(signIn.value?.displayName, "Grace")
+            let account = try await signIn.client.execute(AccountOperation())
+            XCTAssertEqual(account.hasPassword, false)
+            XCTAssertEqual(account.emails, [email])
             // The user handle of the creating registration is the account's, in later registrations too.
-            let start = try await flows.beginRegistration(token: token)
-            XCTAssertEqual(Base64URL.decode(start.json["userID"] as? String ?? ""), authenticator.userHandle)
+            let start = try await flows.beginRegistration(signIn.client).get()
+            XCTAssertEqual([UInt8](start.userID), authenticator.userHandle)
         }
     }
 
@@ -122,23 +117,23 @@ final class PasskeyFlowTests: XCTestCase {
         // No email at start or finish.
         var authenticator = SoftwareAuthenticator()
         let noEmail = try await flows.createPasskeyAccount(authenticator: &authenticator, email: nil)
-        XCTAssertEqual(noEmail.status, 400, noEmail.text)
-        XCTAssertEqual(noEmail.code, "invalid_request")
+        XCTAssertEqual(noEmail.status, 400, noEmail.description)
+        XCTAssertEqual(noEmail.code, .invalidRequest)
 
         // UP must be 1 for a new account.
         var silent = SoftwareAuthenticator()
         let noPresence = try await flows.createPasskeyAccount(
             authenticator: &silent, email: flows.uniqueEmail(), flags: [.userVerified, .attestedCredentialData])
         XCTAssertEqual(noPresence.status, 400)
-        XCTAssertEqual(noPresence.code, "verification_failed")
-        XCTAssertEqual(noPresence.reason, "user_present_flag_not_set")
+        XCTAssertEqual(noPresence.code, .verificationFailed)
+        XCTAssertEqual(noPresence.reason, .userPresentFlagNotSet)
 
         // Email taken, by a password account.
         let user = try await flows.passwordUser()
         var another = SoftwareAuthenticator()
         let taken = try await flows.createPasskeyAccount(authenticator: &another, email: user.email.uppercased())
         XCTAssertEqual(taken.status, 409)
-        XCTAssertEqual(taken.code, "email_taken")
+        XCTAssertEqual(taken.code, .emailTaken)
 
         // The same credential twice.
         var first = SoftwareAuthenticator()
@@ -147,25 +142,25 @@ final class PasskeyFlowTests: XCTestCase {
         var copy = first
         let duplicate = try await flows.createPasskeyAccount(authenticator: &copy, email: flows.uniqueEmail())
         XCTAssertEqual(duplicate.status, 409)
-        XCTAssertEqual(duplicate.code, "credential_already_registered")
+        XCTAssertEqual(duplicate.code, .credentialAlreadyRegistered)
 
         // A registration ID is used once; unknown ones are gone too.
-        let start = try await flows.client.post(
-            "/v1/passkeys/account-registrations", ["email": flows.uniqueEmail(), "displayName": "Once"])
+        let start = try await flows.outcome(
+            PasskeyAccountCreationStartOperation(emailAddress: flows.uniqueEmail(), displayName: "Once")
+        ).get()
         var fresh = SoftwareAuthenticator()
-        fresh.userHandle = Base64URL.decode(start.json["userID"] as? String ?? "") ?? []
+        fresh.userHandle = [UInt8](start.userID)
         let registration = fresh.makeRegistration(
-            challenge: Base64URL.decode(start.json["challenge"] as? String ?? "") ?? [], rpID: Stack.relyingPartyID,
-            origin: Stack.origin)
-        var body = flows.registrationBody(registration, form: .flat)
-        body["registrationID"] = start.json["registrationID"]
-        let once = try await flows.client.post("/v1/passkeys/account-registrations/finish", body)
-        XCTAssertEqual(once.status, 201, once.text)
-        let twice = try await flows.client.post("/v1/passkeys/account-registrations/finish", body)
+            challenge: [UInt8](start.challenge), rpID: Stack.relyingPartyID, origin: Stack.origin)
+        var finish = PasskeyAccountCreationFinishOperation(
+            registrationID: start.registrationID, credential: flows.credential(registration))
+        let once = await flows.outcome(finish)
+        XCTAssertEqual(once.status, 201, once.description)
+        let twice = await flows.outcome(finish)
         XCTAssertEqual(twice.status, 410)
-        XCTAssertEqual(twice.code, "challenge_unavailable")
-        body["registrationID"] = UUID().uuidString.lowercased()
-        let unknown = try await flows.client.post("/v1/passkeys/account-registrations/finish", body)
+        XCTAssertEqual(twice.code, .challengeUnavailable)
+        finish.registrationID = UUID().uuidString.lowercased()
+        let unknown = await flows.outcome(finish)
         XCTAssertEqual(unknown.status, 410)
     }
 
@@ -174,33 +169,32 @@ final class PasskeyFlowTests: XCTestCase {
         let user = try await flows.passwordUser()
         let authenticator = SoftwareAuthenticator()
 
-        let wrongOrigin = try await flows.finishRegistration(
-            token: user.token, start: try await flows.beginRegistration(token: user.token), authenticator: authenticator,
+        let wrongOrigin = await flows.finishRegistration(
+            user.client, start: try await flows.beginRegistration(user.client).get(), authenticator: authenticator,
             origin: "https://evil.example")
         XCTAssertEqual(wrongOrigin.status, 400)
-        XCTAssertEqual(wrongOrigin.code, "verification_failed")
-        XCTAssertEqual(wrongOrigin.reason, "origin_mismatch")
+        XCTAssertEqual(wrongOrigin.code, .verificationFailed)
+        XCTAssertEqual(wrongOrigin.reason, .originMismatch)
 
         // Modal registration needs UP.
-        let modal = try await flows.finishRegistration(
-            token: user.token, start: try await flows.beginRegistration(token: user.token), authenticator: authenticator,
+        let modal = await flows.finishRegistration(
+            user.client, start: try await flows.beginRegistration(user.client).get(), authenticator: authenticator,
             flags: [.userVerified, .attestedCredentialData])
-        XCTAssertEqual(modal.reason, "user_present_flag_not_set")
+        XCTAssertEqual(modal.reason, .userPresentFlagNotSet)
 
         // A finish consumes its challenge even when it fails.
-        let start = try await flows.beginRegistration(token: user.token)
-        let failed = try await flows.finishRegistration(
-            token: user.token, start: start, authenticator: authenticator, origin: "https://evil.example")
+        let start = try await flows.beginRegistration(user.client).get()
+        let failed = await flows.finishRegistration(
+            user.client, start: start, authenticator: authenticator, origin: "https://evil.example")
         XCTAssertEqual(failed.status, 400)
-        let retry = try await flows.finishRegistration(token: user.token, start: start, authenticator: authenticator)
+        let retry = await flows.finishRegistration(user.client, start: start, authenticator: authenticator)
         XCTAssertEqual(retry.status, 410)
-        XCTAssertEqual(retry.code, "challenge_unavailable")
+        XCTAssertEqual(retry.code, .challengeUnavailable)
 
         // A challenge issued to another account is unavailable to this one.
         let stranger = try await flows.passwordUser()
-        let foreign = try await flows.finishRegistration(
-            token: stranger.token, start: try await flows.beginRegistration(token: user.token),
-            authenticator: authenticator)
+        let foreign = await flows.finishRegistration(
+            stranger.client, start: try await flows.beginRegistration(user.client).get(), authenticator: authenticator)
         XCTAssertEqual(foreign.status, 410)
     }
 
@@ -208,32 +202,33 @@ final class PasskeyFlowTests: XCTestCase {
         let (flows, stack) = try await flows()
         // A fresh password session may register without UP (Automatic Passkey Upgrade).
         let user = try await flows.passwordUser()
-        let conditional = try await flows.beginRegistration(token: user.token, mode: "conditional")
-        XCTAssertEqual(conditional.status, 200, conditional.text)
-        XCTAssertEqual(conditional.json["mediation"] as? String, "conditional")
-        let silent = try await flows.finishRegistration(
-            token: user.token, start: conditional, authenticator: SoftwareAuthenticator(),
+        let conditional = await flows.beginRegistration(user.client, mode: .conditional)
+        XCTAssertEqual(conditional.status, 200, conditional.description)
+        XCTAssertEqual(conditional.value?.mediation, "conditional")
+        XCTAssertEqual(conditional.value?.options.mode, .conditional)
+        let silent = await flows.finishRegistration(
+            user.client, start: try conditional.get(), authenticator: SoftwareAuthenticator(),
             flags: [.attestedCredentialData])
-        XCTAssertEqual(silent.status, 204, silent.text)
+        XCTAssertEqual(silent.status, 204, silent.description)
 
         // A passkey session may not.
         var authenticator = SoftwareAuthenticator()
         _ = try await flows.createPasskeyAccount(authenticator: &authenticator, email: flows.uniqueEmail())
         let passkeySession = try await flows.signInWithPasskey(&authenticator)
-        let refused = try await flows.beginRegistration(
-            token: passkeySession.json["accessToken"] as? String ?? "", mode: "conditional")
+        let refused = await flows.beginRegistration(passkeySession.client, mode: .conditional)
         XCTAssertEqual(refused.status, 403)
-        XCTAssertEqual(refused.code, "forbidden")
+        XCTAssertEqual(refused.code, .forbidden)
 
         // Nor a password session older than five minutes.
         let stale = try await flows.passwordUser()
         _ = try await stack.sql(
-            "UPDATE authentication_sessions SET created_at = now() - interval '6 minutes' WHERE account_id = \(try XCTUnwrap(UUID(uuidString: stale.accountID)))")
-        let tooLate = try await flows.beginRegistration(token: stale.token, mode: "conditional")
+            "UPDATE authentication_sessions SET created_at = now() - interval '6 minutes' WHERE account_id = \(try XCTUnwrap(UUID(uuidString: stale.accountID)))"
+        )
+        let tooLate = await flows.beginRegistration(stale.client, mode: .conditional)
         XCTAssertEqual(tooLate.status, 403)
         // Modal still works for it.
-        await assertEqual(try await flows.beginRegistration(token: stale.token, mode: "modal").status, 200)
-        let badMode = try await flows.beginRegistration(token: stale.token, mode: "sideways")
+        await assertEqual(await flows.beginRegistration(stale.client, mode: .modal).status, 200)
+        let badMode = await flows.beginRegistration(stale.client, mode: RegistrationMode(rawValue: "sideways"))
         XCTAssertEqual(badMode.status, 400)
     }
 }

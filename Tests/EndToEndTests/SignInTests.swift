@@ -1,5 +1,5 @@
-import Encoding
 import Foundation
+import PasskeyClient
 import PostgresTestSupport
 import SoftwareAuthenticator
 import WebAuthn
@@ -13,13 +13,11 @@ final class SignInTests: XCTestCase {
     func passkeyUser(_ flows: Flows, zeroCounter: Bool = false) async throws -> SoftwareAuthenticator {
         var authenticator = SoftwareAuthenticator(keepsZeroCounter: zeroCounter)
         let created = try await flows.createPasskeyAccount(authenticator: &authenticator, email: flows.uniqueEmail())
-        XCTAssertEqual(created.status, 201, created.text)
+        XCTAssertEqual(created.status, 201, created.description)
         return authenticator
     }
 
-    func flows() async throws -> Flows {
-        Flows(client: GatewayClient(baseURL: try await Self.shared.get().gatewayURL))
-    }
+    func flows() async throws -> Flows { Flows(try await Self.shared.get()) }
 
     func testUserHandleMustBeTheCredentialsAccount() async throws {
         let flows = try await flows()
@@ -28,20 +26,18 @@ final class SignInTests: XCTestCase {
         authenticator.userHandle = other.userHandle
         let mismatch = try await flows.signInWithPasskey(&authenticator)
         XCTAssertEqual(mismatch.status, 401)
-        XCTAssertEqual(mismatch.code, "invalid_credentials")
-        XCTAssertEqual(mismatch.reason, "user_handle_mismatch")
+        XCTAssertEqual(mismatch.code, .invalidCredentials)
+        XCTAssertEqual(mismatch.reason, .userHandleMismatch)
 
         // Discoverable sign-in needs the user handle.
         var original = authenticator
         original.userHandle = []
         let start = try await flows.beginAuthentication()
         let assertion = original.makeAssertion(
-            challenge: Base64URL.decode(start.json["challenge"] as? String ?? "") ?? [], rpID: Stack.relyingPartyID,
-            origin: Stack.origin, includeUserHandle: false)
-        var body = flows.authenticationBody(assertion, form: .flat)
-        body["challengeID"] = start.json["challengeID"]
-        let missing = try await flows.client.post("/v1/passkeys/authentications/finish", body)
-        XCTAssertTrue([400, 401].contains(missing.status), missing.text)
+            challenge: [UInt8](start.challenge), rpID: Stack.relyingPartyID, origin: Stack.origin,
+            includeUserHandle: false)
+        let missing = await flows.finishAuthentication(challengeID: start.challengeID, assertion: assertion)
+        XCTAssertTrue([400, 401].contains(missing.status ?? 0), missing.description)
     }
 
     func testCounterRegressionIsRefusedAndZeroCountersAreFine() async throws {
@@ -52,7 +48,7 @@ final class SignInTests: XCTestCase {
         counting.signCount = 0  // the next assertion carries 1, below the stored 2
         let regressed = try await flows.signInWithPasskey(&counting)
         XCTAssertEqual(regressed.status, 401)
-        XCTAssertEqual(regressed.reason, "sign_count_regressed")
+        XCTAssertEqual(regressed.reason, .signCountRegressed)
 
         var synced = try await passkeyUser(flows, zeroCounter: true)
         for _ in 0..<3 { await assertEqual(try await flows.signInWithPasskey(&synced).status, 200) }
@@ -65,37 +61,38 @@ final class SignInTests: XCTestCase {
         // UP is always required for sign-in.
         let noPresence = try await flows.signInWithPasskey(&authenticator, flags: [.userVerified])
         XCTAssertEqual(noPresence.status, 401)
-        XCTAssertEqual(noPresence.reason, "user_present_flag_not_set")
+        XCTAssertEqual(noPresence.reason, .userPresentFlagNotSet)
 
         // A signature by another key.
         let start = try await flows.beginAuthentication()
-        let challenge = Base64URL.decode(start.json["challenge"] as? String ?? "") ?? []
-        var impostor = SoftwareAuthenticator(credentialID: authenticator.credentialID, userHandle: authenticator.userHandle)
+        let challenge = [UInt8](start.challenge)
+        var impostor = SoftwareAuthenticator(
+            credentialID: authenticator.credentialID, userHandle: authenticator.userHandle)
         impostor.signCount = 100
         let forged = impostor.makeAssertion(challenge: challenge, rpID: Stack.relyingPartyID, origin: Stack.origin)
-        let bad = try await flows.finishAuthentication(challengeID: start.json["challengeID"], assertion: forged)
+        let bad = await flows.finishAuthentication(challengeID: start.challengeID, assertion: forged)
         XCTAssertEqual(bad.status, 401)
-        XCTAssertEqual(bad.reason, "signature_invalid")
+        XCTAssertEqual(bad.reason, .signatureInvalid)
 
         // The challenge was used up by the failed attempt.
-        let genuine = authenticator.makeAssertion(challenge: challenge, rpID: Stack.relyingPartyID, origin: Stack.origin)
-        let reused = try await flows.finishAuthentication(challengeID: start.json["challengeID"], assertion: genuine)
+        let genuine = authenticator.makeAssertion(
+            challenge: challenge, rpID: Stack.relyingPartyID, origin: Stack.origin)
+        let reused = await flows.finishAuthentication(challengeID: start.challengeID, assertion: genuine)
         XCTAssertEqual(reused.status, 410)
-        XCTAssertEqual(reused.code, "challenge_unavailable")
+        XCTAssertEqual(reused.code, .challengeUnavailable)
 
         // Unknown credentials.
         var stranger = SoftwareAuthenticator()
         let unknown = try await flows.signInWithPasskey(&stranger)
         XCTAssertEqual(unknown.status, 401)
-        XCTAssertEqual(unknown.code, "invalid_credentials")
+        XCTAssertEqual(unknown.code, .invalidCredentials)
 
         // Wrong RP and origin.
         let start2 = try await flows.beginAuthentication()
         let wrongOrigin = authenticator.makeAssertion(
-            challenge: Base64URL.decode(start2.json["challenge"] as? String ?? "") ?? [], rpID: Stack.relyingPartyID,
-            origin: "https://evil.example")
-        let originResult = try await flows.finishAuthentication(challengeID: start2.json["challengeID"], assertion: wrongOrigin)
-        XCTAssertEqual(originResult.reason, "origin_mismatch")
+            challenge: [UInt8](start2.challenge), rpID: Stack.relyingPartyID, origin: "https://evil.example")
+        let originResult = await flows.finishAuthentication(challengeID: start2.challengeID, assertion: wrongOrigin)
+        XCTAssertEqual(originResult.reason, .originMismatch)
     }
 
     func testThirtyConcurrentFinishesOfOneChallengeGiveExactlyOneSuccess() async throws {
@@ -103,16 +100,15 @@ final class SignInTests: XCTestCase {
         var authenticator = try await passkeyUser(flows, zeroCounter: true)
         let start = try await flows.beginAuthentication()
         let assertion = authenticator.makeAssertion(
-            challenge: Base64URL.decode(start.json["challenge"] as? String ?? "") ?? [], rpID: Stack.relyingPartyID,
-            origin: Stack.origin)
-        let challengeID = start.json["challengeID"] as? String
-        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            challenge: [UInt8](start.challenge), rpID: Stack.relyingPartyID, origin: Stack.origin)
+        let challengeID = start.challengeID
+        let statuses = await withTaskGroup(of: Int?.self) { group in
             for _ in 0..<30 {
                 group.addTask {
-                    try await flows.finishAuthentication(challengeID: challengeID, assertion: assertion).status
+                    await flows.finishAuthentication(challengeID: challengeID, assertion: assertion).status
                 }
             }
-            return try await group.reduce(into: [Int]()) { $0.append($1) }
+            return await group.reduce(into: [Int?]()) { $0.append($1) }
         }
         XCTAssertEqual(statuses.filter { $0 == 200 }.count, 1, "\(statuses)")
         XCTAssertEqual(statuses.filter { $0 == 410 }.count, 29, "\(statuses)")
@@ -122,45 +118,43 @@ final class SignInTests: XCTestCase {
         let flows = try await flows()
         var authenticator = try await passkeyUser(flows)
         let signIn = try await flows.signInWithPasskey(&authenticator)
-        let token = try XCTUnwrap(signIn.json["accessToken"] as? String)
+        let client = signIn.client
         let second = SoftwareAuthenticator()
-        try await flows.addPasskey(token: token, authenticator: second)
+        try await flows.addPasskey(client, authenticator: second)
 
-        let list = try await flows.client.get("/v1/passkeys", bearer: token)
-        let passkeys = try XCTUnwrap(list.json["passkeys"] as? [[String: Any]])
+        // Decoding checks every passkey's credentialID, name, aaguid, createdAt, backup flags and transports.
+        let passkeys = try await client.execute(PasskeyListOperation()).passkeys
         XCTAssertEqual(passkeys.count, 2)
-        for field in ["credentialID", "name", "aaguid", "createdAt", "backupEligible", "backedUp", "transports"] {
-            XCTAssertNotNil(passkeys[0][field], field)
-        }
-        let firstID = Base64URL.encode(authenticator.credentialID)
-        let secondID = Base64URL.encode(second.credentialID)
-        XCTAssertNotNil(passkeys.first { $0["credentialID"] as? String == firstID }?["lastUsedAt"] as? String)
+        let firstID = Data(authenticator.credentialID)
+        let secondID = Data(second.credentialID)
+        XCTAssertNotNil(passkeys.first { $0.credentialID == firstID }?.lastUsedAt)
 
-        let renamed = try await flows.client.send("PATCH", "/v1/passkeys/\(firstID)", json: ["name": "Work phone"], bearer: token)
-        XCTAssertEqual(renamed.status, 200, renamed.text)
-        XCTAssertEqual(renamed.json["name"] as? String, "Work phone")
-        let emptyName = try await flows.client.send("PATCH", "/v1/passkeys/\(firstID)", json: ["name": "  "], bearer: token)
+        let renamed = await flows.outcome(
+            PasskeyRenameOperation(credentialID: firstID, name: "Work phone"), with: client)
+        XCTAssertEqual(renamed.status, 200, renamed.description)
+        XCTAssertEqual(renamed.value?.name, "Work phone")
+        let emptyName = await flows.outcome(PasskeyRenameOperation(credentialID: firstID, name: "  "), with: client)
         XCTAssertEqual(emptyName.status, 400)
 
         // Another account sees none of them.
         let stranger = try await flows.passwordUser()
-        let foreignRename = try await flows.client.send(
-            "PATCH", "/v1/passkeys/\(firstID)", json: ["name": "mine"], bearer: stranger.token)
+        let foreignRename = await flows.outcome(
+            PasskeyRenameOperation(credentialID: firstID, name: "mine"), with: stranger.client)
         XCTAssertEqual(foreignRename.status, 404)
-        let foreignDelete = try await flows.client.send("DELETE", "/v1/passkeys/\(firstID)", bearer: stranger.token)
+        let foreignDelete = await flows.outcome(PasskeyRemovalOperation(credentialID: firstID), with: stranger.client)
         XCTAssertEqual(foreignDelete.status, 404)
 
-        let removed = try await flows.client.send("DELETE", "/v1/passkeys/\(secondID)", bearer: token)
-        XCTAssertEqual(removed.status, 204, removed.text)
+        let removed = await flows.outcome(PasskeyRemovalOperation(credentialID: secondID), with: client)
+        XCTAssertEqual(removed.status, 204, removed.description)
         var removedAuthenticator = second
         removedAuthenticator.userHandle = authenticator.userHandle
         let signInWithRemoved = try await flows.signInWithPasskey(&removedAuthenticator)
         XCTAssertEqual(signInWithRemoved.status, 401)
 
         // The last way to sign in stays.
-        let last = try await flows.client.send("DELETE", "/v1/passkeys/\(firstID)", bearer: token)
+        let last = await flows.outcome(PasskeyRemovalOperation(credentialID: firstID), with: client)
         XCTAssertEqual(last.status, 409)
-        XCTAssertEqual(last.code, "last_sign_in_method")
+        XCTAssertEqual(last.code, .lastSignInMethod)
         await assertEqual(try await flows.signInWithPasskey(&authenticator).status, 200)
     }
 
@@ -168,9 +162,9 @@ final class SignInTests: XCTestCase {
         let flows = try await flows()
         let user = try await flows.passwordUser()
         let authenticator = SoftwareAuthenticator()
-        try await flows.addPasskey(token: user.token, authenticator: authenticator)
-        let removed = try await flows.client.send(
-            "DELETE", "/v1/passkeys/\(Base64URL.encode(authenticator.credentialID))", bearer: user.token)
-        XCTAssertEqual(removed.status, 204, removed.text)
+        try await flows.addPasskey(user.client, authenticator: authenticator)
+        let removed = await flows.outcome(
+            PasskeyRemovalOperation(credentialID: Data(authenticator.credentialID)), with: user.client)
+        XCTAssertEqual(removed.status, 204, removed.description)
     }
 }

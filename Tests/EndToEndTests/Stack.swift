@@ -1,4 +1,5 @@
 import Foundation
+import PasskeyClient
 import Postgres
 import PostgresStorage
 import PostgresTestSupport
@@ -89,9 +90,9 @@ final class Stack: @unchecked Sendable {
             }
         }
         // Ready means every backend answers the gateway's health checks, as a load balancer would wait for.
-        let client = GatewayClient(baseURL: gatewayURL)
+        let client = Flows(baseURL: gatewayURL).client(retryPolicy: .none)
         for _ in 0..<200 {
-            if (try? await client.get("/readyz"))?.status == 200 { return }
+            if (try? await client.send(ReadinessOperation()))?.status == 200 { return }
             try await Task.sleep(for: .milliseconds(50))
         }
         stop()
