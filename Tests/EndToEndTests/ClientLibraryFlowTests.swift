@@ -184,7 +184,7 @@ final class ClientLibraryFlowTests: XCTestCase {
 
         // A revoked session: signed out from elsewhere with the same token.
         try await app.execute(PasswordSignInOperation(email: email, password: password))
-        let token = try await XCTUnwrapAsync(try await app.accessToken())
+        let token = try await unwrapAsync(try await app.accessToken())
         try await flows.client(token: token.value).execute(SignOutOperation())
         let revoked = await flows.outcome(CurrentSessionOperation(), with: app)
         XCTAssertEqual(revoked.code, .unauthenticated)
@@ -233,7 +233,7 @@ final class CountingTransport: PasskeyHTTPTransport {
 }
 
 /// `XCTUnwrap` for an asynchronous expression.
-func XCTUnwrapAsync<T>(_ value: @autoclosure () async throws -> T?, file: StaticString = #filePath, line: UInt = #line)
+func unwrapAsync<T>(_ value: @autoclosure () async throws -> T?, file: StaticString = #filePath, line: UInt = #line)
     async throws -> T
 {
     let resolved = try await value()

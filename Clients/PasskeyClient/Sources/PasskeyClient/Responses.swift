@@ -165,6 +165,13 @@ public struct PasskeyRegistrationStart: Decodable, Sendable, Equatable {
     /// The creation options.
     public let publicKey: PublicKeyCredentialCreationOptions
 
+    /// The finish for the passkey the platform created from ``options``.
+    public func finishOperation(
+        with credential: PasskeyRegistrationCredential, encoding: CredentialEncoding = .flat
+    ) -> PasskeyRegistrationFinishOperation {
+        PasskeyRegistrationFinishOperation(challengeID: challengeID, credential: credential, encoding: encoding)
+    }
+
     /// What the platform's registration request needs.
     public var options: PasskeyRegistrationOptions {
         PasskeyRegistrationOptions(
@@ -194,6 +201,15 @@ public struct PasskeyAccountCreationStart: Decodable, Sendable, Equatable {
     /// The creation options.
     public let publicKey: PublicKeyCredentialCreationOptions
 
+    /// The finish for what the platform returned from a request made from ``options``.
+    public func finishOperation(with result: PasskeyAccountCreationResult, encoding: CredentialEncoding = .flat)
+        -> PasskeyAccountCreationFinishOperation
+    {
+        PasskeyAccountCreationFinishOperation(
+            registrationID: registrationID, emailAddress: result.emailAddress, displayName: result.displayName,
+            credential: result.credential, encoding: encoding)
+    }
+
     /// What the platform's account creation request needs.
     public var options: PasskeyAccountCreationOptions {
         var options = PasskeyAccountCreationOptions(
@@ -216,6 +232,13 @@ public struct PasskeyAuthenticationStart: Decodable, Sendable, Equatable {
     public let expiresAt: Date
     /// The request options.
     public let publicKey: PublicKeyCredentialRequestOptions
+
+    /// The finish for the assertion the platform made from ``options``.
+    public func finishOperation(with assertion: PasskeyAssertion, encoding: CredentialEncoding = .flat)
+        -> PasskeyAuthenticationFinishOperation
+    {
+        PasskeyAuthenticationFinishOperation(challengeID: challengeID, assertion: assertion, encoding: encoding)
+    }
 
     /// What the platform's assertion request needs.
     public var options: PasskeyAuthenticationOptions {
