@@ -188,6 +188,28 @@ final class ClientTests: XCTestCase {
         XCTAssertEqual(loading?.code, .tokenStorageFailed)
     }
 
+    func testSecretsStayOutOfDescriptionsAndDumps() async throws {
+        let transport = ScriptedTransport(always: ScriptedTransport.session)
+        let client = makeClient(transport)
+        let session = try await client.execute(PasswordSignInOperation(email: "ada@example.com", password: "hunter22"))
+        _ = try? await client.execute(AccountOperation())
+        let stored = try await client.accessToken()
+        let token = try XCTUnwrap(stored)
+        let values: [Any] = [
+            session, token, PasswordSignInOperation(email: "ada@example.com", password: "hunter22"),
+            PasswordAccountCreationOperation(email: "ada@example.com", password: "hunter22", displayName: "Ada"),
+            transport.requests[1],
+        ]
+        for value in values {
+            var dumped = ""
+            dump(value, to: &dumped)
+            for text in [String(describing: value), String(reflecting: value), dumped] {
+                XCTAssertFalse(text.contains("token-1") || text.contains("hunter22"), text)
+            }
+        }
+        XCTAssertEqual(transport.requests[1].headers["authorization"], "Bearer token-1")
+    }
+
     // MARK: - Retries
 
     func testGETsAndStartsAreRetriedAfterTransientFailuresOnly() async throws {

@@ -1,7 +1,7 @@
 import Foundation
 
-/// The bearer token of a session, as a sign-in returned it.
-public struct AccessToken: Sendable, Equatable, Codable {
+/// The bearer token of a session, as a sign-in returned it. Its description and mirror leave the value out.
+public struct AccessToken: Sendable, Equatable, Codable, CustomStringConvertible, CustomReflectable {
     /// The token sent as `Authorization: Bearer <value>`. A secret: never log it.
     public var value: String
     /// When the session ends, if known.
@@ -24,6 +24,14 @@ public struct AccessToken: Sendable, Equatable, Codable {
     /// Whether the token can still be used at `date` by its expiry (the gateway decides in the end: a revoked
     /// token stops working at once).
     public func isUsable(at date: Date = Date()) -> Bool { expiresAt.map { date < $0 } ?? true }
+
+    public var description: String {
+        "AccessToken(expiresAt: \(expiresAt.map(String.init(describing:)) ?? "nil"), accountID: \(accountID ?? "nil"))"
+    }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["expiresAt": expiresAt as Any, "accountID": accountID as Any])
+    }
 }
 
 /// Where the client keeps the access token between calls (and, for a Keychain-backed store, between launches).

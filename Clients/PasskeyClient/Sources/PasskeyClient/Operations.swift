@@ -23,7 +23,7 @@ public enum PasskeyAPI {
 // MARK: - Password accounts
 
 /// `POST /v1/accounts/password`: creates an account with an email and password (201). 409 `email_taken`.
-public struct PasswordAccountCreationOperation: PasskeyAPIOperation {
+public struct PasswordAccountCreationOperation: PasskeyAPIOperation, CustomStringConvertible, CustomReflectable {
     public typealias Response = AccountCreated
     /// The route.
     public static let route = APIRoute(.post, "/v1/accounts/password", operationID: "createPasswordAccount")
@@ -46,11 +46,14 @@ public struct PasswordAccountCreationOperation: PasskeyAPIOperation {
     public var body: APIRequestBody {
         .json(["email": email, "password": password, "displayName": displayName])
     }
+
+    public var description: String { "PasswordAccountCreationOperation(email: \(email), displayName: \(displayName))" }
+    public var customMirror: Mirror { Mirror(self, children: ["email": email, "displayName": displayName]) }
 }
 
 /// `POST /v1/sessions/password`: signs in with email and password; the client keeps the session's token. 401
 /// `invalid_credentials` (an unknown email and a wrong password look the same), 429 `rate_limited`.
-public struct PasswordSignInOperation: PasskeyAPIOperation {
+public struct PasswordSignInOperation: PasskeyAPIOperation, CustomStringConvertible, CustomReflectable {
     public typealias Response = Session
     /// The route.
     public static let route = APIRoute(.post, "/v1/sessions/password", operationID: "signInWithPassword")
@@ -69,6 +72,9 @@ public struct PasswordSignInOperation: PasskeyAPIOperation {
 
     public var body: APIRequestBody { .json(["email": email, "password": password]) }
     public func accessTokenChange(for response: Session) -> AccessTokenChange? { .store(AccessToken(response)) }
+
+    public var description: String { "PasswordSignInOperation(email: \(email))" }
+    public var customMirror: Mirror { Mirror(self, children: ["email": email]) }
 }
 
 // MARK: - Adding a passkey to the signed-in account

@@ -30,7 +30,7 @@ public struct RegistrationMode: RawRepresentable, Hashable, Sendable, Codable, C
 }
 
 /// `Session`: what a password or passkey sign-in returns. Its description leaves the token out.
-public struct Session: Decodable, Sendable, Equatable, CustomStringConvertible {
+public struct Session: Decodable, Sendable, Equatable, CustomStringConvertible, CustomReflectable {
     /// The bearer token; ``PasskeyAPIClient`` keeps it in its ``AccessTokenStore``.
     public let accessToken: String
     /// `Bearer`.
@@ -44,6 +44,10 @@ public struct Session: Decodable, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         "Session(accountID: \(accountID), displayName: \(displayName), expiresAt: \(expiresAt))"
+    }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["accountID": accountID, "displayName": displayName, "expiresAt": expiresAt])
     }
 }
 

@@ -4,8 +4,9 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// One HTTP request as ``PasskeyAPIClient`` sends it.
-public struct PasskeyHTTPRequest: Sendable, Equatable {
+/// One HTTP request as ``PasskeyAPIClient`` sends it. Its description and mirror leave the body and the
+/// `authorization` value out.
+public struct PasskeyHTTPRequest: Sendable, Equatable, CustomStringConvertible, CustomReflectable {
     /// `GET`, `POST`, `PATCH` or `DELETE`.
     public var method: HTTPMethod
     /// The absolute URL.
@@ -24,6 +25,18 @@ public struct PasskeyHTTPRequest: Sendable, Equatable {
         self.headers = headers
         self.body = body
         self.timeout = timeout
+    }
+
+    public var description: String { "\(method) \(url.absoluteString) \(redactedHeaders) (\(body?.count ?? 0) bytes)" }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["method": method, "url": url, "headers": redactedHeaders, "timeout": timeout])
+    }
+
+    private var redactedHeaders: [String: String] {
+        var headers = self.headers
+        if headers["authorization"] != nil { headers["authorization"] = "(redacted)" }
+        return headers
     }
 }
 

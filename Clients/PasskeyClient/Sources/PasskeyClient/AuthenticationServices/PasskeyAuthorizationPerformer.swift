@@ -16,7 +16,7 @@
             /// A sheet (`performRequests()`): registration, a "Sign in with a passkey" button, and conditional
             /// registration (which shows nothing when the credential manager declines).
             case modal
-            #if os(iOS) || os(visionOS)
+            #if (os(iOS) && !targetEnvironment(macCatalyst)) || os(visionOS)
                 /// Passkeys in the QuickType bar of the `.username` text field (`performAutoFillAssistedRequests()`),
                 /// for assertion requests, started as the sign-in screen appears.
                 case autoFill
@@ -46,7 +46,7 @@
                     self.controller = controller
                     switch presentation {
                     case .modal: controller.performRequests()
-                    #if os(iOS) || os(visionOS)
+                    #if (os(iOS) && !targetEnvironment(macCatalyst)) || os(visionOS)
                         case .autoFill: controller.performAutoFillAssistedRequests()
                     #endif
                     }
