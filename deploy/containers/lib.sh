@@ -124,6 +124,23 @@ wait_http_ok() {
     return 1
 }
 
+# stack_pin_bridge_address: gives the network's bridge a fixed MAC address (its current one), once its first
+# container has made it. The kernel otherwise gives a bridge the lowest MAC of its ports, so it changes as replicas
+# come and go, while the containers keep the old one in their ARP caches for the network's gateway address: their
+# DNS queries to aardvark-dns and their replies to clients of published ports are then lost until the entry is
+# refreshed (seconds to minutes). Netavark pins the address itself from 1.9 (containers/netavark#833); Debian 12
+# has 1.4. Idempotent.
+stack_pin_bridge_address() {
+    local bridge address
+    bridge="$(pm network inspect --format '{{.NetworkInterface}}' "$stack_network" 2>/dev/null)" || return 0
+    [ -n "$bridge" ] && [ -e "/sys/class/net/$bridge/address" ] || return 0
+    # addr_assign_type 3: set by hand (NET_ADDR_SET), so already fixed.
+    [ "$(cat "/sys/class/net/$bridge/addr_assign_type" 2>/dev/null)" = 3 ] && return 0
+    address="$(cat "/sys/class/net/$bridge/address")"
+    engine_sudo ip link set dev "$bridge" address "$address" ||
+        { echo "cannot fix the MAC address of bridge $bridge" >&2; return 1; }
+}
+
 # --- Postgres and the schema ------------------------------------------------------------------------------------
 
 start_postgres() {
@@ -135,6 +152,8 @@ start_postgres() {
         -e POSTGRES_USER="$postgres_user" -e POSTGRES_DB="$postgres_database" \
         -e POSTGRES_PASSWORD="$(postgres_password)" \
         "$(stack_image postgres)" >/dev/null || return 1
+    # The first container on the network has made its bridge: its address must not change from now on.
+    stack_pin_bridge_address || return 1
     local deadline=$((SECONDS + 90))
     while [ $SECONDS -lt $deadline ]; do
         # grep reads everything (no -q): an early exit would fail the pipeline under pipefail.
@@ -178,6 +197,7 @@ start_service() {
         --label passkey.service="$service" --label passkey.metrics-port="$port" \
         -e DATABASE_URL="$(stack_database_url)" -p "127.0.0.1:$port:9090" "$@" \
         "$(stack_image "$service")" >/dev/null || return 1
+    stack_pin_bridge_address || return 1
     wait_http_ok "$container" "http://127.0.0.1:$port/healthz" 30
 }
 
