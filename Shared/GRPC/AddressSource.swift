@@ -42,7 +42,7 @@ final class AddressRefresher: Sendable {
     }
 
     /// Lookups prompted by connection trouble are at least this far apart.
-    static let minimumGapNanoseconds: UInt64 = 200_000_000
+    static let minimumGapNanoseconds: UInt64 = 100_000_000
 
     private let name: String
     private let intervalNanoseconds: UInt64

@@ -407,6 +407,8 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
 
     func http2Session(_ session: HTTP2Session, didReceiveGoAway lastStreamID: Int32, errorCode: UInt32) {
         goAwayLastStreamID = min(goAwayLastStreamID, lastStreamID)
+        // A server that says goodbye is usually draining before it leaves: look for its successors now.
+        onConnectionTrouble?()
         if case .ready = state {
             state = .goingAway(session)
             healthValue.store(Health.connecting.rawValue, ordering: .relaxed)

@@ -23,6 +23,10 @@ public struct GRPCClientConfiguration: Sendable {
     /// How long a connection attempt may take before it counts as failed: an address whose host has gone may
     /// never answer at all.
     public var connectTimeoutNanoseconds: UInt64 = 1_000_000_000
+    /// How long, in all, a call that has reached no server yet may wait for the addresses to change once every
+    /// address it knows has refused it (within its deadline): while the last known replica drains, its successor
+    /// is found by the lookup the drain prompts. Short, so that a service that is down still fails fast.
+    public var unsentRetryWindowNanoseconds: UInt64 = 400_000_000
     /// HTTP/2 limits for the client side.
     public var http2 = HTTP2Configuration()
     /// TLS for outgoing connections (ALPN h2, optional client certificate); nil for h2c.
@@ -197,6 +201,8 @@ public final class GRPCClient: Sendable {
         let framed = GRPCMessageFramer.frame(request.serializedBytes())
         var excluded: Set<ObjectIdentifier> = []
         var attempt = 0
+        var waited: UInt64 = 0
+        var pause: UInt64 = 20_000_000
         while true {
             attempt += 1
             // Taken afresh for each attempt: a retry after an address was removed goes to the current set.
@@ -212,9 +218,27 @@ public final class GRPCClient: Sendable {
                     throw RPCError(code: .internal, message: "could not decode the response message")
                 }
             } catch let failure as AttemptFailure {
-                let retryable = failure.neverReachedServer || (idempotent && failure.error.code == .unavailable)
-                if retryable && attempt < configuration.maxAttempts && monotonicNanoseconds() < deadlineNanoseconds {
-                    excluded.insert(ObjectIdentifier(connection))
+                let now = monotonicNanoseconds()
+                guard now < deadlineNanoseconds else { throw failure.error }
+                excluded.insert(ObjectIdentifier(connection))
+                let untried = connections.contains { !excluded.contains(ObjectIdentifier($0)) }
+                if failure.neverReachedServer && (untried || attempt < configuration.maxAttempts) {
+                    continue
+                }
+                if failure.neverReachedServer && waited < configuration.unsentRetryWindowNanoseconds {
+                    // Every known address refused a call that ran nowhere: wait a moment for the set to change
+                    // (a refused connection prompts a lookup) and try the addresses known then.
+                    let wait = min(pause, configuration.unsentRetryWindowNanoseconds - waited, deadlineNanoseconds - now)
+                    refresher?.refreshSoon()
+                    do { try await Task.sleep(nanoseconds: wait) } catch {
+                        throw RPCError(code: .cancelled, message: "the call was cancelled")
+                    }
+                    waited += wait
+                    pause = min(pause * 2, 100_000_000)
+                    excluded.removeAll()
+                    continue
+                }
+                if idempotent && failure.error.code == .unavailable && attempt < configuration.maxAttempts {
                     continue
                 }
                 throw failure.error

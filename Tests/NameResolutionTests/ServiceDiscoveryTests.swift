@@ -146,6 +146,27 @@ final class ServiceDiscoveryTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(stopped), 1.0)
     }
 
+    func testNoCallFailsWhileTheOnlyKnownReplicaDrainsAndItsSuccessorIsFound() async throws {
+        try startReplica("127.0.0.2")
+        try startReplica("127.0.0.3")
+        try dns.set(["echo.test": ["127.0.0.2"]])
+        // Periodic lookups are a minute apart: the successor is found through the lookup the drain prompts, and the
+        // calls made meanwhile wait for it instead of failing.
+        let client = try makeClient(interval: .seconds(60))
+        let before = try await who(client)
+        XCTAssertEqual(before, "127.0.0.2")
+        servers.removeValue(forKey: "127.0.0.2")?.shutdown()
+        // The call starts while the name still names only the replica that is gone; the name moves just after.
+        let call = Task.detached { [client] in try await ServiceDiscoveryTests.ask(client, delay: 0) }
+        try dns.set(["echo.test": ["127.0.0.3"]])
+        let during = try await call.value
+        XCTAssertEqual(during, "127.0.0.3")
+        for _ in 0..<20 {
+            let answer = try await who(client)
+            XCTAssertEqual(answer, "127.0.0.3")
+        }
+    }
+
     func testAFailedOrEmptyLookupKeepsTheLastReplicas() async throws {
         try startReplica("127.0.0.2")
         try dns.set(["echo.test": ["127.0.0.2"]])
