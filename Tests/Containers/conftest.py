@@ -1,13 +1,15 @@
 """The container stack for the rolling-change tests: images built from the committed tree, a stack of its own
-(deploy/containers/up under PASSKEY_STACK_NAME, on ports of its own) that is always removed at the end, the
+(deploy/containers/up under a PASSKEY_STACK_NAME of this run, on free ports) that is always removed at the end, the
 replica helpers of deploy/containers/lib.sh, the services' metrics, and passkey-signin-load in the background."""
 
 from __future__ import annotations
 
 import os
+import random
 import re
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -23,11 +25,15 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 CONTAINERS_DIR = REPO_ROOT / "deploy" / "containers"
 LOAD_GENERATOR = REPO_ROOT / ".build" / "images" / "scratch" / "release" / "passkey-signin-load"
 
-STACK_NAME = os.environ.get("PASSKEY_ROLLOUT_STACK_NAME", "passkey-rollout")
+# A stack of this run's own (name, network, volume, ports), so that runs from other checkouts, or a stack someone
+# brought up with deploy/containers/up, are not touched: the process ID names it.
+STACK_PREFIX = "passkey-rollout-"
+STACK_NAME = os.environ.get("PASSKEY_ROLLOUT_STACK_NAME", f"{STACK_PREFIX}{os.getpid()}")
 # The label lib.sh gives every container of that stack.
 STACK_LABEL = "passkey.stack=" + ("containers" if STACK_NAME == "passkey" else STACK_NAME)
-GATEWAY_PORT = int(os.environ.get("PASSKEY_ROLLOUT_GATEWAY_PORT", "18080"))
-METRICS_PORT_BASE = int(os.environ.get("PASSKEY_ROLLOUT_METRICS_PORT_BASE", "19100"))
+# Loopback ports: the gateway's, and the metrics ports lib.sh derives from the base (base+1 to base+29).
+METRICS_PORT_SPAN = range(1, 30)
+GATEWAY_PORT_OFFSET = 80
 # The load: a fixed rate that leaves the two cores headroom for the stack's rolling changes.
 LOAD_RATE = int(os.environ.get("PASSKEY_ROLLOUT_RATE", "150"))
 LOAD_CONNECTIONS = int(os.environ.get("PASSKEY_ROLLOUT_CONNECTIONS", "16"))
@@ -39,21 +45,66 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def port_free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def choose_ports() -> tuple[int, int]:
+    """(gateway port, metrics port base): PASSKEY_ROLLOUT_GATEWAY_PORT and PASSKEY_ROLLOUT_METRICS_PORT_BASE when
+    set, else a block of 100 ports from 20000 up whose ports in use here are all free."""
+    if "PASSKEY_ROLLOUT_METRICS_PORT_BASE" in os.environ:
+        base = int(os.environ["PASSKEY_ROLLOUT_METRICS_PORT_BASE"])
+        return int(os.environ.get("PASSKEY_ROLLOUT_GATEWAY_PORT", base + GATEWAY_PORT_OFFSET)), base
+    blocks = list(range(20000, 60000, 100))
+    random.shuffle(blocks)
+    for base in blocks:
+        if all(port_free(base + offset) for offset in [*METRICS_PORT_SPAN, GATEWAY_PORT_OFFSET]):
+            return base + GATEWAY_PORT_OFFSET, base
+    raise RuntimeError("no free block of loopback ports for the stack")
+
+
+def remove_abandoned_stacks(environment: dict[str, str]) -> None:
+    """Stacks of earlier runs whose process is gone (killed before its teardown ran)."""
+    result = subprocess.run(
+        ["podman", "--runtime", "runc", "ps", "-a", "--format", '{{index .Labels "passkey.stack"}}'],
+        capture_output=True, text=True, timeout=60)
+    for name in sorted(set(result.stdout.split())):
+        owner = name.removeprefix(STACK_PREFIX)
+        if name == STACK_NAME or not name.startswith(STACK_PREFIX) or not owner.isdigit():
+            continue
+        try:
+            os.kill(int(owner), 0)
+            continue
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        log(f"removing the stack {name} of an earlier run")
+        subprocess.run(
+            [str(CONTAINERS_DIR / "down"), "--volumes"], env={**environment, "PASSKEY_STACK_NAME": name},
+            timeout=300)
+
+
 class Stack:
     """deploy/containers/lib.sh's functions, run against this test's stack."""
 
-    def __init__(self, extra_env_file: Path):
+    def __init__(self, extra_env_file: Path, gateway_port: int, metrics_port_base: int):
         self.environment = dict(os.environ)
         self.environment.update(
             PASSKEY_STACK_NAME=STACK_NAME,
-            PASSKEY_GATEWAY_PORT=str(GATEWAY_PORT),
-            PASSKEY_METRICS_PORT_BASE=str(METRICS_PORT_BASE),
+            PASSKEY_GATEWAY_PORT=str(gateway_port),
+            PASSKEY_METRICS_PORT_BASE=str(metrics_port_base),
             PASSKEY_VERIFICATION_REPLICAS="3",
             PASSKEY_EXTRA_ENV_FILE=str(extra_env_file),
         )
         self.environment.pop("PASSKEY_ENV_FILE", None)
-        self.gateway_url = f"http://127.0.0.1:{GATEWAY_PORT}"
-        self.origin = f"http://localhost:{GATEWAY_PORT}"
+        self.gateway_url = f"http://127.0.0.1:{gateway_port}"
+        self.origin = f"http://localhost:{gateway_port}"
 
     def script(self, name: str, *arguments: str, timeout: float = 300) -> None:
         """Runs deploy/containers/NAME; its output goes to this test's output."""
@@ -110,6 +161,19 @@ class Stack:
             arguments += ["--since", f"{since:.3f}"]
         result = subprocess.run(arguments + [container], capture_output=True, text=True, timeout=60)
         return result.stdout + result.stderr
+
+    def save_logs(self, directory: Path) -> None:
+        """Every container's log (running, stopped or killed) into DIRECTORY/<container>.log, with its exit status
+        on the first line, for after the stack is gone."""
+        directory.mkdir(parents=True, exist_ok=True)
+        for old in directory.glob("*.log"):
+            old.unlink()
+        names = subprocess.run(
+            ["podman", "--runtime", "runc", "ps", "-a", "--filter", f"label={STACK_LABEL}", "--format",
+             "{{.Names}} {{.State}} {{.ExitCode}}"], capture_output=True, text=True, timeout=60).stdout
+        for line in names.splitlines():
+            name, state, code = (line.split() + ["", ""])[:3]
+            (directory / f"{name}.log").write_text(f"# {name}: {state}, exit status {code}\n" + self.logs(name))
 
     def trouble(self, since: float) -> str:
         """The warnings and errors every container of the stack logged since the Unix time SINCE (at most 30
@@ -267,13 +331,24 @@ def stack(tmp_path_factory):
     extra = tmp_path_factory.mktemp("rollout") / "load.env"
     # Every client reaches the published port from one address: without this the load shares one bucket.
     extra.write_text("PASSKEY_RATE_LIMIT_PASSKEY_PER_ADDRESS=0\n")
-    stack = Stack(extra)
+    gateway_port, metrics_port_base = choose_ports()
+    stack = Stack(extra, gateway_port, metrics_port_base)
+    log(f"stack {STACK_NAME}: gateway on 127.0.0.1:{gateway_port}, metrics ports from {metrics_port_base + 1}")
     began = time.monotonic()
     try:
         # What an interrupted earlier run left behind goes first.
+        remove_abandoned_stacks(stack.environment)
         stack.script("down", "--volumes")
         stack.script("up")
         log(f"container stack up in {time.monotonic() - began:.1f} s")
         yield stack
     finally:
-        stack.script("down", "--volumes")
+        logs = REPO_ROOT / ".build" / "rollout-logs"
+        try:
+            stack.save_logs(logs)
+            log(f"container logs: {logs}")
+        finally:
+            stack.script("down", "--volumes")
+            state = REPO_ROOT / ".local" / f"containers-{STACK_NAME}"
+            if state.is_dir() and not any(state.iterdir()):
+                state.rmdir()

@@ -1,7 +1,8 @@
 """Rolling changes to the container stack under a steady passkey sign-in load through the gateway.
 
 (a) verification-service scales from 3 to 5 replicas and then down to 2 (graceful stops, one at a time);
-(b) every gRPC service is restarted one replica at a time: a new container, ready, then the old one drained;
+(b) every gRPC service is restarted one replica at a time: a new container, ready, one service-discovery interval
+    for the clients to find it, then the old one drained;
 (c) a verification replica is killed (SIGKILL) and a replacement started.
 
 (a) and (b) must not fail a single ceremony; (c) may fail at most the calls that can be in flight at once (one per
@@ -20,14 +21,15 @@ from __future__ import annotations
 
 import time
 
-import pytest
-
 from conftest import FirstTraffic, Load, LoadResult, rpc_count
 
 VERIFICATION = "verification-service"
 CHALLENGE = "challenge-service"
 SESSION = "session-service"
 FIRST_TRAFFIC_LIMIT = 2.0
+# How often the gateway and verification-service look the service names up again (SERVICE_DISCOVERY_INTERVAL in
+# deploy/kubernetes/base/passkey.env), and a margin for the lookup itself.
+DISCOVERY_SECONDS = 1.0 + 0.5
 
 
 def report(step: str, result: LoadResult) -> None:
@@ -109,6 +111,11 @@ def test_b_restart_every_grpc_service_one_replica_at_a_time(stack):
             for old in stack.running(service):
                 new = free_replica_number(stack, service)
                 watch = start_watched(stack, service, new)
+                # The clients find a new replica by their next lookup. In Kubernetes the old pod leaves the
+                # headless Service's DNS when it starts terminating and its preStop sleep (5 s) keeps it serving
+                # meanwhile; here its name resolves until it exits, so the clients get one discovery interval to
+                # learn the new address before the old one stops accepting connections.
+                time.sleep(DISCOVERY_SECONDS)
                 stop_gracefully(stack, service, old)
                 seconds = watch.wait()
                 rolled.append(f"{service}:{old}->{new}")
