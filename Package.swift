@@ -30,13 +30,14 @@ let cryptoTargets: [Target] = [
 
 let persistenceTargets: [Target] = [
     .target(name: "Domain", dependencies: ["Encoding"], path: "Shared/Domain"),
+    .target(name: "SessionIssuance", dependencies: ["Crypto", "Domain", "Encoding"], path: "Shared/SessionIssuance"),
     .target(name: "WorkerThreads", path: "Shared/WorkerThreads"),
     .testTarget(name: "WorkerThreadsTests", dependencies: ["WorkerThreads"], path: "Tests/WorkerThreadsTests"),
     .target(
         name: "Postgres", dependencies: ["CLibPQ", "Encoding", "NetworkIO", "WorkerThreads"], path: "Shared/Postgres",
         swiftSettings: hotPathSettings),
     .target(
-        name: "PostgresStorage", dependencies: ["Domain", "Postgres"], path: "Shared/PostgresStorage",
+        name: "PostgresStorage", dependencies: ["Domain", "Encoding", "Postgres"], path: "Shared/PostgresStorage",
         resources: [.copy("Migrations")]),
     .executableTarget(name: "passkey-migrate", dependencies: ["Postgres", "PostgresStorage"], path: "Services/Migrate"),
     .target(name: "PostgresTestSupport", dependencies: ["Postgres"], path: "Tests/PostgresTestSupport"),
@@ -117,6 +118,7 @@ let serviceTargets: [Target] = [
         dependencies: [
             "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "NameResolution",
             "NetworkIO", "Observability", "Postgres", "PostgresStorage", "Protobuf", "ServiceContracts",
+            "SessionIssuance",
         ],
         path: "Shared/ServiceRuntime"),
     .target(
@@ -128,24 +130,27 @@ let serviceTargets: [Target] = [
         path: "Services/ChallengeService/Main"),
     .target(
         name: "VerificationServiceCore",
-        dependencies: ["Domain", "Encoding", "GRPC", "Observability", "ServiceContracts", "ServiceRuntime", "WebAuthn"],
+        dependencies: [
+            "Crypto", "Domain", "Encoding", "GRPC", "Observability", "ServiceContracts", "ServiceRuntime",
+            "SessionIssuance", "WebAuthn",
+        ],
         path: "Services/VerificationService/Core"),
     .executableTarget(
         name: "verification-service",
         dependencies: [
-            "Configuration", "GRPC", "NameResolution", "NetworkIO", "ServiceContracts", "ServiceRuntime",
-            "VerificationServiceCore", "WebAuthn",
+            "Configuration", "Crypto", "ServiceRuntime", "SessionIssuance", "VerificationServiceCore", "WebAuthn",
         ],
         path: "Services/VerificationService/Main"),
     .target(
         name: "SessionServiceCore",
         dependencies: [
             "Crypto", "Domain", "Encoding", "GRPC", "Observability", "PasswordHashing", "ServiceContracts", "ServiceRuntime",
+            "SessionIssuance",
         ],
         path: "Services/SessionService/Core"),
     .executableTarget(
         name: "session-service",
-        dependencies: ["Crypto", "PasswordHashing", "ServiceRuntime", "SessionServiceCore"],
+        dependencies: ["Crypto", "PasswordHashing", "ServiceRuntime", "SessionIssuance", "SessionServiceCore"],
         path: "Services/SessionService/Main"),
     .target(name: "JSON", path: "Shared/JSON", swiftSettings: hotPathSettings),
     .target(name: "Encoding", path: "Shared/Encoding", swiftSettings: hotPathSettings),

@@ -31,6 +31,9 @@ public struct SessionID: Hashable, Sendable, Codable, CustomStringConvertible {
     public let rawValue: UUID
     public init(_ rawValue: UUID) { self.rawValue = rawValue }
     public static func random() -> SessionID { SessionID(UUID.randomV4()) }
+    /// A new time-ordered identifier (UUIDv7): sessions are inserted on every sign-in, and time-ordered keys keep
+    /// those inserts at the right edge of the primary-key index.
+    public static func timeOrdered(at date: Date) -> SessionID { SessionID(UUID.timeOrderedV7(at: date)) }
     public var description: String { rawValue.lowercaseText }
 }
 

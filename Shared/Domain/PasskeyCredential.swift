@@ -77,3 +77,35 @@ public struct PasskeyUsage: Hashable, Sendable {
         self.usedAt = usedAt
     }
 }
+
+extension PasskeyUsage {
+    /// Whether this use changes what a later sign-in is checked against: a sign count that moved (authenticators
+    /// that keep one), a changed backup state, or a new clone warning. Such a use is written durably in the same
+    /// commit as the session it grants; any other use only moves `last_used_at`, which may be written later.
+    public func changesSecurityState(of stored: PasskeyCredential) -> Bool {
+        signCount != stored.signCount || backedUp != stored.backedUp || (cloneWarning && !stored.cloneWarning)
+    }
+}
+
+/// The one write of a verified passkey sign-in: the new session, together with the passkey's use when that use
+/// changes its security state. It happens only if the passkey still exists, still belongs to the session's
+/// account, and still has the sign count and backup state the assertion was checked against.
+public struct PasskeySignInRecord: Sendable {
+    public var credentialID: CredentialID
+    public var expectedSignCount: UInt32
+    public var expectedBackedUp: Bool
+    /// Written with the session when set; nil when the use changes nothing but `last_used_at`.
+    public var usage: PasskeyUsage?
+    public var session: AuthenticationSession
+
+    public init(
+        credentialID: CredentialID, expectedSignCount: UInt32, expectedBackedUp: Bool, usage: PasskeyUsage?,
+        session: AuthenticationSession
+    ) {
+        self.credentialID = credentialID
+        self.expectedSignCount = expectedSignCount
+        self.expectedBackedUp = expectedBackedUp
+        self.usage = usage
+        self.session = session
+    }
+}

@@ -63,10 +63,6 @@ public protocol PasskeyCredentialRepository: Sendable {
     func find(credentialID: CredentialID) async throws -> PasskeyCredentialWithOwner?
     /// An account's passkeys, oldest first.
     func credentials(of accountID: AccountID) async throws -> [PasskeyCredential]
-    /// Records a successful sign-in in one statement, only if the stored sign count is still
-    /// `expectedSignCount` (the one the sign-in was checked against); returns false when the passkey no longer
-    /// exists or its count has moved meanwhile.
-    func recordUse(credentialID: CredentialID, expectedSignCount: UInt32, _ usage: PasskeyUsage) async throws -> Bool
     /// Renames an account's passkey; nil when the account has no such passkey.
     func rename(credentialID: CredentialID, of accountID: AccountID, to name: String) async throws
         -> PasskeyCredential?
@@ -75,13 +71,21 @@ public protocol PasskeyCredentialRepository: Sendable {
     func remove(credentialID: CredentialID, of accountID: AccountID) async throws
 }
 
+/// `passkey_credentials` with `authentication_sessions`: what a verified passkey sign-in writes.
+public protocol PasskeySignInRepository: Sendable {
+    /// Stores the record's session, and its usage when set, in one statement (one commit). Returns the account's
+    /// display name; nil, with nothing written, when the passkey is gone, belongs to another account, or its sign
+    /// count or backup state is no longer the one expected.
+    func completeSignIn(_ record: PasskeySignInRecord) async throws -> String?
+    /// Moves `last_used_at` of each passkey forward to its time (never back), in one statement; returns how many
+    /// rows changed.
+    func recordLastUse(_ uses: [CredentialID: Date]) async throws -> Int
+}
+
 /// `authentication_sessions`.
 public protocol AuthenticationSessionRepository: Sendable {
     /// Stores a new session.
     func add(_ session: AuthenticationSession) async throws
-    /// Stores a new session if its account exists, in one statement, and returns the account's display name; nil
-    /// (and nothing stored) when there is no such account.
-    func addIfAccountExists(_ session: AuthenticationSession) async throws -> String?
     /// The session whose token has this digest, live or not, or nil.
     func find(tokenDigest: [UInt8]) async throws -> AuthenticationSession?
     /// The account's sessions that are live at `now`, newest first.

@@ -11,3 +11,17 @@ public enum Hex {
         }
     }
 }
+
+extension Hex {
+    /// Lowercase hex digits of `bytes`, two per byte.
+    public static func encode(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        return String(unsafeUninitializedCapacity: bytes.count * 2) { output in
+            for (index, byte) in bytes.enumerated() {
+                output[index * 2] = digits[Int(byte >> 4)]
+                output[index * 2 + 1] = digits[Int(byte & 0x0F)]
+            }
+            return bytes.count * 2
+        }
+    }
+}

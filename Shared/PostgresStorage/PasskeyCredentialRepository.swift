@@ -48,21 +48,6 @@ public struct PostgresPasskeyCredentialRepository: PasskeyCredentialRepository {
         }
     }
 
-    public func recordUse(credentialID: CredentialID, expectedSignCount: UInt32, _ usage: PasskeyUsage) async throws
-        -> Bool
-    {
-        try await translatingErrors {
-            try await pool.query(
-                """
-                UPDATE passkey_credentials
-                SET sign_count = \(Int64(usage.signCount)), backed_up = \(usage.backedUp),
-                    clone_warning = clone_warning OR \(usage.cloneWarning), last_used_at = \(usage.usedAt)
-                WHERE credential_id = \(PostgresBytes(credentialID.bytes)) AND sign_count = \(Int64(expectedSignCount))
-                """
-            ).affectedRowCount == 1
-        }
-    }
-
     public func rename(credentialID: CredentialID, of accountID: AccountID, to name: String) async throws
         -> PasskeyCredential?
     {

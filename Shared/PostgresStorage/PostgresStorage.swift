@@ -10,6 +10,7 @@ public struct PostgresStorage: Sendable {
     public let passwordCredentials: PostgresPasswordCredentialRepository
     public let passkeyCredentials: PostgresPasskeyCredentialRepository
     public let sessions: PostgresAuthenticationSessionRepository
+    public let passkeySignIns: PostgresPasskeySignInRepository
     public let registrationChallenges: PostgresRegistrationChallengeRepository
     public let authenticationChallenges: PostgresAuthenticationChallengeRepository
     public let accountRegistrations: PostgresAccountRegistrationRepository
@@ -21,6 +22,7 @@ public struct PostgresStorage: Sendable {
         passwordCredentials = PostgresPasswordCredentialRepository(pool: pool)
         passkeyCredentials = PostgresPasskeyCredentialRepository(pool: pool)
         sessions = PostgresAuthenticationSessionRepository(pool: pool)
+        passkeySignIns = PostgresPasskeySignInRepository(pool: pool)
         registrationChallenges = PostgresRegistrationChallengeRepository(pool: pool)
         authenticationChallenges = PostgresAuthenticationChallengeRepository(pool: pool)
         accountRegistrations = PostgresAccountRegistrationRepository(pool: pool)

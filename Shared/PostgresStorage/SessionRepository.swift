@@ -6,7 +6,7 @@ import Postgres
 public struct PostgresAuthenticationSessionRepository: AuthenticationSessionRepository {
     let pool: PostgresPool
 
-    private static let columns =
+    static let columns =
         "id, account_id, token_digest, authentication_method, created_at, expires_at, revoked_at"
 
     public func add(_ session: AuthenticationSession) async throws {
@@ -18,24 +18,6 @@ public struct PostgresAuthenticationSessionRepository: AuthenticationSessionRepo
                         \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt),
                         \(session.revokedAt))
                 """)
-        }
-    }
-
-    public func addIfAccountExists(_ session: AuthenticationSession) async throws -> String? {
-        try await translatingErrors {
-            try await pool.query(
-                """
-                WITH account AS (SELECT id, display_name FROM accounts WHERE id = \(session.accountID.rawValue)),
-                     added AS (
-                         INSERT INTO authentication_sessions (\(unsafeSQL: Self.columns))
-                         SELECT \(session.id.rawValue), account.id, \(PostgresBytes(session.tokenDigest)),
-                                \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt),
-                                \(session.revokedAt)
-                         FROM account
-                         RETURNING account_id)
-                SELECT account.display_name FROM account JOIN added ON added.account_id = account.id
-                """
-            ).first.map { try $0.decode(String.self, "display_name") }
         }
     }
 

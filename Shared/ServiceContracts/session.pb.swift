@@ -68,28 +68,6 @@ public struct SignInWithPasswordRequest: ProtobufMessage, Equatable {
     }
 }
 
-/// `passkey.v1.CreateSessionRequest`.
-public struct CreateSessionRequest: ProtobufMessage, Equatable {
-    public var accountID: String = ""
-    public var authenticationMethod: String = ""
-
-    public init() {}
-
-    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
-        switch (number, wireType) {
-        case (1, .lengthDelimited): accountID = try reader.readString()
-        case (2, .lengthDelimited): authenticationMethod = try reader.readString()
-        default: return false
-        }
-        return true
-    }
-
-    public func encode(to writer: inout ProtobufWriter) {
-        writer.writeStringField(1, accountID)
-        writer.writeStringField(2, authenticationMethod)
-    }
-}
-
 /// `passkey.v1.IssuedSession`.
 public struct IssuedSession: ProtobufMessage, Equatable {
     public var accessToken: String = ""
@@ -337,8 +315,6 @@ public enum SessionServiceMethods {
     public static let createPasswordAccount = "/passkey.v1.SessionService/CreatePasswordAccount"
     /// `SignInWithPassword(SignInWithPasswordRequest) returns (IssuedSession)`.
     public static let signInWithPassword = "/passkey.v1.SessionService/SignInWithPassword"
-    /// `CreateSession(CreateSessionRequest) returns (IssuedSession)`.
-    public static let createSession = "/passkey.v1.SessionService/CreateSession"
     /// `ValidateSession(ValidateSessionRequest) returns (SessionInfo)`.
     public static let validateSession = "/passkey.v1.SessionService/ValidateSession"
     /// `RevokeSession(RevokeSessionRequest) returns (RevokeSessionResponse)`.

@@ -167,6 +167,7 @@ public struct FinishAuthenticationResponse: ProtobufMessage, Equatable {
     public var credentialID: [UInt8] = []
     public var userVerified: Bool = false
     public var cloneWarning: Bool = false
+    public var session: IssuedSession?
 
     public init() {}
 
@@ -176,6 +177,7 @@ public struct FinishAuthenticationResponse: ProtobufMessage, Equatable {
         case (2, .lengthDelimited): credentialID = try reader.readBytes()
         case (3, .varint): userVerified = try reader.readBool()
         case (4, .varint): cloneWarning = try reader.readBool()
+        case (5, .lengthDelimited): session = try reader.readMessage(IssuedSession.self)
         default: return false
         }
         return true
@@ -186,6 +188,7 @@ public struct FinishAuthenticationResponse: ProtobufMessage, Equatable {
         writer.writeBytesField(2, credentialID)
         writer.writeBoolField(3, userVerified)
         writer.writeBoolField(4, cloneWarning)
+        if let session { writer.writeMessageField(5, session) }
     }
 }
 

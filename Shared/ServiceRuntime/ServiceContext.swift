@@ -11,6 +11,8 @@ public struct ServiceContext: Sendable {
     public let logger: Logger
     public let metrics: MetricsRegistry
     public let storage: PostgresStorage
+    /// Work beyond the calls; ended after they drain.
+    public let backgroundTasks: BackgroundTasks
 
     public init(
         name: String, configuration: ServerConfiguration, logger: Logger, metrics: MetricsRegistry,
@@ -21,5 +23,11 @@ public struct ServiceContext: Sendable {
         self.logger = logger
         self.metrics = metrics
         self.storage = storage
+        self.backgroundTasks = BackgroundTasks()
+    }
+
+    /// Runs `body` beside the calls until the service has drained; see `BackgroundTasks`.
+    public func background(_ body: @escaping @Sendable () async -> Void) {
+        backgroundTasks.start(body)
     }
 }

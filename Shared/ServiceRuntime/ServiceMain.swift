@@ -105,6 +105,7 @@ public enum ServiceMain {
                 done.resume()
             }.start()
         }
+        await context.backgroundTasks.cancelAndWait()
         watcher.cancel()
         pool.shutdown()
         logger.info("service.stopped")

@@ -96,7 +96,6 @@ FIXED_VALUES = {
 EXPECTED_EDGES = {
     ("gateway", 8080, "anywhere"),
     ("challenge-service", 50051, "pod:gateway"),
-    ("challenge-service", 50051, "pod:verification-service"),
     ("challenge-service", METRICS_PORT, "namespace:monitoring"),
     ("verification-service", 50052, "pod:gateway"),
     ("verification-service", METRICS_PORT, "namespace:monitoring"),
@@ -1115,8 +1114,9 @@ def session_service_open_to_verification(objects):
         {"podSelector": {"matchLabels": {NAME_LABEL: "verification-service"}}})
 
 
-def challenge_service_closed_to_verification(objects):
-    first(objects, "NetworkPolicy", "challenge-service-ingress")["spec"]["ingress"][0]["from"].pop()
+def challenge_service_open_to_verification(objects):
+    first(objects, "NetworkPolicy", "challenge-service-ingress")["spec"]["ingress"][0]["from"].append(
+        {"podSelector": {"matchLabels": {NAME_LABEL: "verification-service"}}})
 
 
 def metrics_open_to_everyone(objects):
@@ -1165,7 +1165,7 @@ BROKEN = [
     (database_url_on_the_gateway, check_database_url),
     (database_url_as_a_literal, check_database_url),
     (session_service_open_to_verification, check_network_policies),
-    (challenge_service_closed_to_verification, check_network_policies),
+    (challenge_service_open_to_verification, check_network_policies),
     (metrics_open_to_everyone, check_network_policies),
     (no_default_deny, check_network_policies),
     (selector_with_part_of, check_labels),

@@ -491,16 +491,34 @@ final class GatewayApplicationTests: XCTestCase {
                 $0.contains("event=audit.sign_in.failed") && $0.contains("reason=user_handle_mismatch")
             })
 
+        // The spent-challenge failure tells the client to start again, in its reason and detail.
+        backends.fail(
+            VerificationServiceMethods.finishAuthentication,
+            DomainError(.unavailable, "Start the sign-in again.", reason: "challenge_spent"))
+        let spent = await application.respond(to: post("/v1/passkeys/authentications/finish", body))
+        XCTAssertEqual(spent.status, 503)
+        XCTAssertEqual(try json(spent)["code"], "unavailable")
+        XCTAssertEqual(try json(spent)["reason"], "challenge_spent")
+        XCTAssertEqual(try json(spent)["detail"], "Start the sign-in again.")
+
+        // A verifier that answers without a session gives no session either.
         var verified = FinishAuthenticationResponse()
         verified.accountID = "acc-1"
         backends.answer(VerificationServiceMethods.finishAuthentication, verified)
-        backends.answer(SessionServiceMethods.createSession, issuedSession)
+        let sessionless = await application.respond(to: post("/v1/passkeys/authentications/finish", body))
+        XCTAssertEqual(sessionless.status, 503)
+        XCTAssertNil(try json(sessionless)["accessToken"])
+
+        // The session comes from verification-service, in one call: session-service is not asked.
+        verified.session = issuedSession
+        backends.answer(VerificationServiceMethods.finishAuthentication, verified)
+        let callsBefore = backends.paths.count
         let signedIn = await application.respond(to: post("/v1/passkeys/authentications/finish", body))
         XCTAssertEqual(signedIn.status, 200)
         XCTAssertEqual(try json(signedIn)["tokenType"], "Bearer")
-        let created = try backends.request(SessionServiceMethods.createSession, as: CreateSessionRequest.self)
-        XCTAssertEqual(created.accountID, "acc-1")
-        XCTAssertEqual(created.authenticationMethod, "passkey")
+        XCTAssertEqual(try json(signedIn)["accessToken"], .string(issuedSession.accessToken))
+        XCTAssertEqual(try json(signedIn)["accountID"], .string(issuedSession.accountID))
+        XCTAssertEqual(Array(backends.paths.dropFirst(callsBefore)), [VerificationServiceMethods.finishAuthentication])
         let sent = try backends.request(
             VerificationServiceMethods.finishAuthentication, as: FinishAuthenticationRequest.self)
         XCTAssertEqual(sent.credential?.userHandle, [7])

@@ -15,6 +15,27 @@ final class UUIDTextTests: XCTestCase {
         XCTAssertEqual(seen.count, 1_000)
     }
 
+    func testTimeOrderedUUIDsAreVersion7AndSortByTheirMillisecond() {
+        let date = Date(timeIntervalSince1970: 1_764_633_600.123)  // 2025-12-02T00:00:00.123Z
+        let id = UUID.timeOrderedV7(at: date)
+        XCTAssertEqual(id.uuid.6 >> 4, 7, "version nibble")
+        XCTAssertEqual(id.uuid.8 >> 6, 0b10, "variant bits")
+        // The first 48 bits are the Unix time in milliseconds, big-endian.
+        XCTAssertEqual(id.lowercaseText.prefix(13), "019adc5b-e07b")
+        var previous = UUID.timeOrderedV7(at: date).lowercaseText
+        var seen = Set([previous])
+        for step in 1...500 {
+            // Half a millisecond in, so the binary fraction cannot round down into the millisecond before.
+            let next = UUID.timeOrderedV7(at: Date(timeIntervalSince1970: (1_764_633_600_123 + Double(step) + 0.5) / 1000))
+                .lowercaseText
+            XCTAssertLessThan(previous, next, "a later millisecond sorts later")
+            seen.insert(next)
+            previous = next
+        }
+        XCTAssertEqual(seen.count, 501)
+        XCTAssertNotEqual(UUID.timeOrderedV7(at: date), UUID.timeOrderedV7(at: date), "random bits differ")
+    }
+
     func testTextMatchesFoundationLowercased() {
         for _ in 0..<200 {
             let id = UUID()

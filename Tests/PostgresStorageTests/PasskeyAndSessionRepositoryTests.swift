@@ -32,34 +32,6 @@ final class PasskeyCredentialRepositoryTests: StorageTestCase {
         await assertDomainError(.credentialAlreadyRegistered) { try await storage.passkeyCredentials.add(copy) }
     }
 
-    func testRecordUseUpdatesCounterBackupStateAndLastUseAndKeepsCloneWarning() async throws {
-        let account = try await storedPasswordAccount()
-        var passkey = makePasskey(for: account)
-        passkey.cloneWarning = true
-        try await storage.passkeyCredentials.add(passkey)
-        let usedAt = microsecondDate()
-        let stale = try await storage.passkeyCredentials.recordUse(
-            credentialID: passkey.credentialID, expectedSignCount: passkey.signCount + 1,
-            PasskeyUsage(signCount: 99, backedUp: false, cloneWarning: false, usedAt: usedAt))
-        XCTAssertFalse(stale, "a use checked against another sign count must not be recorded")
-        await assertEqual(
-            try await storage.passkeyCredentials.find(credentialID: passkey.credentialID)?.credential.signCount,
-            passkey.signCount)
-        let updated = try await storage.passkeyCredentials.recordUse(
-            credentialID: passkey.credentialID, expectedSignCount: passkey.signCount,
-            PasskeyUsage(signCount: 99, backedUp: false, cloneWarning: false, usedAt: usedAt))
-        XCTAssertTrue(updated)
-        let stored = try await storage.passkeyCredentials.find(credentialID: passkey.credentialID)!.credential
-        XCTAssertEqual(stored.signCount, 99)
-        XCTAssertFalse(stored.backedUp)
-        XCTAssertTrue(stored.cloneWarning, "a clone warning must not be cleared by a later sign-in")
-        XCTAssertEqual(stored.lastUsedAt, usedAt)
-        let missing = try await storage.passkeyCredentials.recordUse(
-            credentialID: CredentialID([1, 2, 3])!, expectedSignCount: 0,
-            PasskeyUsage(signCount: 1, backedUp: false, cloneWarning: false, usedAt: usedAt))
-        XCTAssertFalse(missing)
-    }
-
     func testRenameOnlyTheAccountsOwnPasskey() async throws {
         let owner = try await storedPasswordAccount(email: "owner@example.com")
         let stranger = try await storedPasswordAccount(email: "stranger@example.com")
@@ -133,15 +105,6 @@ final class PasskeyCredentialRepositoryTests: StorageTestCase {
 }
 
 final class SessionRepositoryTests: StorageTestCase {
-    func makeSession(for account: Account, method: AuthenticationMethod = .password, lifetime: TimeInterval = 3600)
-        -> AuthenticationSession
-    {
-        let now = microsecondDate()
-        return AuthenticationSession(
-            id: .random(), accountID: account.id, tokenDigest: randomBytes(32), authenticationMethod: method,
-            createdAt: now, expiresAt: microsecondDate(now.addingTimeInterval(lifetime)), revokedAt: nil)
-    }
-
     func testSessionRoundTripsAndRevokes() async throws {
         let account = try await storedPasswordAccount()
         let stranger = try await storedPasswordAccount(email: "x@example.com")
@@ -162,17 +125,6 @@ final class SessionRepositoryTests: StorageTestCase {
         XCTAssertEqual(stored?.isLive(at: Date()), false)
         await assertEqual(try await storage.sessions.liveSessions(of: account.id, at: Date()), [other])
         await assertEqual(try await storage.sessions.liveSessions(of: account.id, at: Date().addingTimeInterval(7200)), [])
-    }
-
-    func testSessionForAnExistingAccountIsAddedInOneStatementWithTheAccountsName() async throws {
-        let account = try await storedPasswordAccount()
-        let session = makeSession(for: account, method: .passkey)
-        await assertEqual(try await storage.sessions.addIfAccountExists(session), account.displayName)
-        await assertEqual(try await storage.sessions.find(tokenDigest: session.tokenDigest), session)
-
-        let orphan = makeSession(for: makeAccount())  // never stored
-        await assertNil(try await storage.sessions.addIfAccountExists(orphan))
-        await assertNil(try await storage.sessions.find(tokenDigest: orphan.tokenDigest))
     }
 
     func testDuplicateTokenDigestIsRejected() async throws {

@@ -47,6 +47,15 @@ class StorageTestCase: DatabaseTestCase {
             name: name, createdAt: microsecondDate(), lastUsedAt: microsecondDate(Date().addingTimeInterval(-60)))
     }
 
+    func makeSession(for account: Account, method: AuthenticationMethod = .password, lifetime: TimeInterval = 3600)
+        -> AuthenticationSession
+    {
+        let now = microsecondDate()
+        return AuthenticationSession(
+            id: .random(), accountID: account.id, tokenDigest: randomBytes(32), authenticationMethod: method,
+            createdAt: now, expiresAt: microsecondDate(now.addingTimeInterval(lifetime)), revokedAt: nil)
+    }
+
     /// A password account with one email, already stored.
     func storedPasswordAccount(email: String = "ada@example.com") async throws -> Account {
         let account = makeAccount()

@@ -78,38 +78,5 @@ public struct ChallengeService: Sendable {
                 response.timeoutMilliseconds = timeoutMilliseconds
                 return response
             })
-        server.register(
-            context.unary(ChallengeServiceMethods.consumeRegistrationChallenge) {
-                (request: ConsumeRegistrationChallengeRequest, _) in
-                let challenge = try await useCases.consumeRegistrationChallenge(
-                    id: try RequestFields.challengeID(request.challengeID),
-                    accountID: try RequestFields.accountID(request.accountID))
-                var response = ConsumedRegistrationChallenge()
-                response.challenge = challenge.challenge
-                response.mode = challenge.mode.rawValue
-                return response
-            })
-        server.register(
-            context.unary(ChallengeServiceMethods.consumeAccountRegistration) {
-                (request: ConsumeAccountRegistrationRequest, _) in
-                let registration = try await useCases.consumeAccountRegistration(
-                    id: try RequestFields.registrationID(request.registrationID))
-                var response = ConsumedAccountRegistration()
-                response.prospectiveAccountID = registration.prospectiveAccountID.description
-                response.userHandle = registration.userHandle.bytes
-                response.email = registration.email ?? ""
-                response.displayName = registration.displayName ?? ""
-                response.challenge = registration.challenge
-                return response
-            })
-        server.register(
-            context.unary(ChallengeServiceMethods.consumeAuthenticationChallenge) {
-                (request: ConsumeAuthenticationChallengeRequest, _) in
-                let challenge = try await useCases.consumeAuthenticationChallenge(
-                    id: try RequestFields.challengeID(request.challengeID))
-                var response = ConsumedAuthenticationChallenge()
-                response.challenge = challenge.challenge
-                return response
-            })
     }
 }

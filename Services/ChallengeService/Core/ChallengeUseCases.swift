@@ -3,8 +3,8 @@ import Domain
 import Foundation
 import Observability
 
-/// Issues single-use challenges with what the options need, and consumes them once: challenge-service's use
-/// cases, in domain terms.
+/// Issues single-use challenges with what the options need: challenge-service's use cases, in domain terms.
+/// verification-service consumes them (`ChallengeConsumer`).
 public struct ChallengeUseCases: Sendable {
     /// Challenges are this many random bytes (WebAuthn asks for at least 16; we issue 32).
     public static let challengeLength = 32
@@ -120,35 +120,12 @@ public struct ChallengeUseCases: Sendable {
         return challenge
     }
 
-    public func consumeRegistrationChallenge(id: ChallengeID, accountID: AccountID) async throws
-        -> RegistrationChallenge
-    {
-        try Self.unwrap(await storage.registrationChallenges.consume(id: id, accountID: accountID))
-    }
-
-    public func consumeAccountRegistration(id: AccountRegistrationID) async throws -> AccountRegistration {
-        try Self.unwrap(await storage.accountRegistrations.consume(id: id))
-    }
-
-    public func consumeAuthenticationChallenge(id: ChallengeID) async throws -> AuthenticationChallenge {
-        try Self.unwrap(await storage.authenticationChallenges.consume(id: id))
-    }
-
     /// Deletes expired rows; returns how many.
     public func sweepExpired() async throws -> Int {
         let now = clock()
         return try await storage.registrationChallenges.deleteExpired(before: now)
             + storage.authenticationChallenges.deleteExpired(before: now)
             + storage.accountRegistrations.deleteExpired(before: now)
-    }
-
-    static func unwrap<Row>(_ consumption: Consumption<Row>) throws -> Row {
-        switch consumption {
-        case .consumed(let row): return row
-        case .unavailable:
-            throw DomainError(
-                .challengeUnavailable, "the challenge is unknown, expired, already used, or issued to another account")
-        }
     }
 }
 

@@ -967,7 +967,8 @@ public enum OpenAPIDocument {
        "user_handle_mismatch",
        "malformed_cbor",
        "malformed_client_data",
-       "malformed_authenticator_data"
+       "malformed_authenticator_data",
+       "challenge_spent"
       ]
      },
      "detail": {

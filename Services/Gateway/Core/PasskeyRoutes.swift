@@ -129,11 +129,10 @@ extension GatewayApplication {
             }
             throw problem
         }
-        var sessionRequest = CreateSessionRequest()
-        sessionRequest.accountID = verified.accountID
-        sessionRequest.authenticationMethod = "passkey"
-        let issued = try await call(
-            .session, SessionServiceMethods.createSession, sessionRequest, IssuedSession.self, context: context)
+        // verification-service issued the session in the statement that recorded the verified sign-in.
+        guard let issued = verified.session else {
+            throw APIProblem.unavailable
+        }
         var fields = [("method", "passkey"), ("credential.id", Base64URL.encode(body.credential.credentialID))]
         if verified.cloneWarning { fields.append(("clone_warning", "true")) }
         audit("audit.sign_in.succeeded", context, accountID: verified.accountID, fields)

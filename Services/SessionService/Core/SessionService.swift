@@ -23,15 +23,7 @@ public struct SessionService: Sendable {
             })
         server.register(
             context.unary(SessionServiceMethods.signInWithPassword) { (request: SignInWithPasswordRequest, _) in
-                Self.message(try await useCases.signInWithPassword(email: request.email, password: request.password))
-            })
-        server.register(
-            context.unary(SessionServiceMethods.createSession) { (request: CreateSessionRequest, _) in
-                guard let method = AuthenticationMethod(rawValue: request.authenticationMethod) else {
-                    throw DomainError(.invalidRequest, "authentication_method must be password or passkey")
-                }
-                let accountID = try RequestFields.accountID(request.accountID)
-                return Self.message(try await useCases.createSession(accountID: accountID, method: method))
+                IssuedSession(try await useCases.signInWithPassword(email: request.email, password: request.password))
             })
         server.register(
             context.unary(SessionServiceMethods.validateSession) { (request: ValidateSessionRequest, _) in
@@ -78,15 +70,5 @@ public struct SessionService: Sendable {
                 response.passkeyCount = Int32(clamping: summary.passkeyCount)
                 return response
             })
-    }
-
-    static func message(_ issued: SessionUseCases.IssuedSession) -> IssuedSession {
-        var message = IssuedSession()
-        message.accessToken = issued.token
-        message.expiresAtUnixMilliseconds = issued.session.expiresAt.unixMilliseconds
-        message.accountID = issued.session.accountID.description
-        message.displayName = issued.displayName
-        message.sessionID = issued.session.id.description
-        return message
     }
 }

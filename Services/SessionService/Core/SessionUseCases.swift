@@ -3,6 +3,7 @@ import Domain
 import Foundation
 import Observability
 import PasswordHashing
+import SessionIssuance
 
 /// Password accounts, password sign-in and sessions: the use cases of session-service, in domain terms.
 public struct SessionUseCases: Sendable {
@@ -14,7 +15,7 @@ public struct SessionUseCases: Sendable {
     let sessions: any AuthenticationSessionRepository
     let hashing: PasswordHashingPool
     let random: any RandomSource
-    let sessionLifetime: TimeInterval
+    let issuer: SessionIssuer
     let clock: @Sendable () -> Date
     let logger: Logger
 
@@ -28,16 +29,9 @@ public struct SessionUseCases: Sendable {
         self.sessions = sessions
         self.hashing = hashing
         self.random = random
-        self.sessionLifetime = sessionLifetime
+        self.issuer = SessionIssuer(random: random, lifetime: sessionLifetime, clock: clock)
         self.clock = clock
         self.logger = logger
-    }
-
-    /// A session as issued: the bearer token exists only here and in the response.
-    public struct IssuedSession: Sendable {
-        public let token: String
-        public let session: AuthenticationSession
-        public let displayName: String
     }
 
     /// Creates an account with an email and a password. Throws `invalidRequest` or `emailTaken`.
@@ -71,7 +65,7 @@ public struct SessionUseCases: Sendable {
     }
 
     /// Signs in with an email and a password. Unknown emails take as long as wrong passwords and fail alike.
-    public func signInWithPassword(email rawEmail: String, password: String) async throws -> IssuedSession {
+    public func signInWithPassword(email rawEmail: String, password: String) async throws -> SessionIssuer.IssuedSession {
         let failure = DomainError(.invalidCredentials, "the email or password is wrong")
         guard let email = EmailAddress(rawEmail), password.utf8.count <= PasswordHasher.maximumPasswordLength else {
             _ = try await hashingCall { try await hashing.verifyDummy(password) }
@@ -103,16 +97,6 @@ public struct SessionUseCases: Sendable {
             "audit.sign_in_succeeded",
             ["method": "password", "account.id": record.accountID.description, "session.id": issued.session.id.description])
         return issued
-    }
-
-    /// Issues a session for an account that proved itself elsewhere (a verified passkey). Throws `notFound`.
-    public func createSession(accountID: AccountID, method: AuthenticationMethod) async throws -> IssuedSession {
-        let (token, session) = newSession(accountID: accountID, method: method)
-        // One round trip: the session is stored only if the account exists, and the insert returns its name.
-        guard let displayName = try await sessions.addIfAccountExists(session) else {
-            throw DomainError(.notFound, "no such account")
-        }
-        return IssuedSession(token: token, session: session, displayName: displayName)
     }
 
     /// The live session a bearer token names, with its account's display name. Throws `unauthenticated`.
@@ -147,20 +131,11 @@ public struct SessionUseCases: Sendable {
     }
 
     private func issueSession(accountID: AccountID, displayName: String, method: AuthenticationMethod) async throws
-        -> IssuedSession
+        -> SessionIssuer.IssuedSession
     {
-        let (token, session) = newSession(accountID: accountID, method: method)
+        let (token, session) = issuer.newSession(accountID: accountID, method: method)
         try await sessions.add(session)
-        return IssuedSession(token: token, session: session, displayName: displayName)
-    }
-
-    private func newSession(accountID: AccountID, method: AuthenticationMethod) -> (String, AuthenticationSession) {
-        let (token, digest) = SessionTokens.issue(random: random)
-        let now = clock()
-        let session = AuthenticationSession(
-            id: .random(), accountID: accountID, tokenDigest: digest, authenticationMethod: method, createdAt: now,
-            expiresAt: now.addingTimeInterval(sessionLifetime), revokedAt: nil)
-        return (token, session)
+        return SessionIssuer.IssuedSession(token: token, session: session, displayName: displayName)
     }
 
     private func hashingCall<T>(_ body: () async throws -> T) async throws -> T {

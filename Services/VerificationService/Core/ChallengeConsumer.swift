@@ -1,10 +1,8 @@
 import Domain
-import Encoding
 import Foundation
-import ServiceContracts
-import ServiceRuntime
 
-/// Consumes challenges, which challenge-service owns. A protocol so the ceremonies can be tested without it.
+/// Consumes the single-use rows challenge-service issued. A protocol so the ceremonies can be tested without a
+/// database.
 public protocol ChallengeConsumer: Sendable {
     /// The challenge bytes and the mode it was issued in; throws `challengeUnavailable`.
     func consumeRegistration(challengeID: ChallengeID, accountID: AccountID) async throws
@@ -35,45 +33,48 @@ public struct PendingAccountRegistration: Sendable {
     }
 }
 
-/// Consumes challenges through challenge-service's gRPC API.
-public struct RemoteChallengeConsumer: ChallengeConsumer {
-    let service: ServiceClient
+/// Consumes challenges in the shared database, each with the repositories' one atomic statement
+/// (`UPDATE … SET consumed_at = now() WHERE … AND consumed_at IS NULL AND expires_at > now() RETURNING …`), so of
+/// any number of racing finishes exactly one gets the challenge, with no call to challenge-service in between.
+public struct StoredChallengeConsumer: ChallengeConsumer {
+    let registrationChallenges: any RegistrationChallengeRepository
+    let authenticationChallenges: any AuthenticationChallengeRepository
+    let accountRegistrations: any AccountRegistrationRepository
 
-    public init(service: ServiceClient) { self.service = service }
+    public init(
+        registrationChallenges: any RegistrationChallengeRepository,
+        authenticationChallenges: any AuthenticationChallengeRepository,
+        accountRegistrations: any AccountRegistrationRepository
+    ) {
+        self.registrationChallenges = registrationChallenges
+        self.authenticationChallenges = authenticationChallenges
+        self.accountRegistrations = accountRegistrations
+    }
 
     public func consumeRegistration(challengeID: ChallengeID, accountID: AccountID) async throws
         -> (challenge: [UInt8], mode: RegistrationMode)
     {
-        var request = ConsumeRegistrationChallengeRequest()
-        request.challengeID = challengeID.description
-        request.accountID = accountID.description
-        let consumed = try await service.call(
-            ChallengeServiceMethods.consumeRegistrationChallenge, request, as: ConsumedRegistrationChallenge.self)
-        guard let mode = RegistrationMode(rawValue: consumed.mode) else {
-            throw DomainError(.unavailable, "challenge-service sent an unknown mode")
-        }
-        return (consumed.challenge, mode)
+        let row = try Self.unwrap(await registrationChallenges.consume(id: challengeID, accountID: accountID))
+        return (row.challenge, row.mode)
     }
 
     public func consumeAccountRegistration(id: AccountRegistrationID) async throws -> PendingAccountRegistration {
-        var request = ConsumeAccountRegistrationRequest()
-        request.registrationID = id.description
-        let consumed = try await service.call(
-            ChallengeServiceMethods.consumeAccountRegistration, request, as: ConsumedAccountRegistration.self)
-        guard let handle = UserHandle(consumed.userHandle),
-            let accountID = UUID(text: consumed.prospectiveAccountID)
-        else { throw DomainError(.unavailable, "challenge-service sent a malformed registration") }
+        let row = try Self.unwrap(await accountRegistrations.consume(id: id))
         return PendingAccountRegistration(
-            prospectiveAccountID: AccountID(accountID), userHandle: handle,
-            email: consumed.email.isEmpty ? nil : consumed.email,
-            displayName: consumed.displayName.isEmpty ? nil : consumed.displayName, challenge: consumed.challenge)
+            prospectiveAccountID: row.prospectiveAccountID, userHandle: row.userHandle, email: row.email,
+            displayName: row.displayName, challenge: row.challenge)
     }
 
     public func consumeAuthentication(challengeID: ChallengeID) async throws -> [UInt8] {
-        var request = ConsumeAuthenticationChallengeRequest()
-        request.challengeID = challengeID.description
-        return try await service.call(
-            ChallengeServiceMethods.consumeAuthenticationChallenge, request, as: ConsumedAuthenticationChallenge.self
-        ).challenge
+        try Self.unwrap(await authenticationChallenges.consume(id: challengeID)).challenge
+    }
+
+    static func unwrap<Row>(_ consumption: Consumption<Row>) throws -> Row {
+        switch consumption {
+        case .consumed(let row): return row
+        case .unavailable:
+            throw DomainError(
+                .challengeUnavailable, "the challenge is unknown, expired, already used, or issued to another account")
+        }
     }
 }

@@ -4,10 +4,11 @@ import Synchronization
 /// Credentials this replica has used recently, so a sign-in can verify without first reading the row.
 ///
 /// What a sign-in reads from a cached entry never changes for a stored credential (its public key, account, user
-/// handle and backup eligibility), except the sign count, and that is checked again by the database: the use is
-/// recorded with `UPDATE … WHERE sign_count = <the count the check used>`. When another replica moved the count,
-/// or the passkey was removed, that update touches no row and the sign-in starts over from a fresh read. So the
-/// cache can be stale without ever deciding anything. Bounded: when full it is cleared and refilled by use.
+/// handle and backup eligibility), except the sign count and backup state, and those are checked again by the
+/// database: the session is inserted only from the passkey's row `WHERE sign_count = … AND backed_up = …` (the
+/// state the check used; `PasskeySignInRepository`). When another replica moved them, or the passkey was removed,
+/// nothing is written and the sign-in starts over from a fresh read. So the cache can be stale without ever
+/// deciding anything. Bounded: when full it is cleared and refilled by use.
 public final class CredentialCache: Sendable {
     private let entries = Mutex<[CredentialID: PasskeyCredentialWithOwner]>([:])
     public let capacity: Int

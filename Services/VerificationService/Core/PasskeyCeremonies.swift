@@ -2,6 +2,7 @@ import Domain
 import Encoding
 import Foundation
 import Observability
+import SessionIssuance
 import WebAuthn
 
 /// Finishes WebAuthn ceremonies against consumed challenges and stored credentials, and manages an account's
@@ -13,6 +14,9 @@ public struct PasskeyCeremonies: Sendable {
     let challenges: any ChallengeConsumer
     let accounts: any AccountRepository
     let passkeys: any PasskeyCredentialRepository
+    let signIns: any PasskeySignInRepository
+    let sessions: SessionIssuer
+    let lastUse: LastUseRecorder
     let registrationVerifier: RegistrationVerifier
     let authenticationVerifier: AuthenticationVerifier
     let relyingPartyID: String
@@ -25,6 +29,7 @@ public struct PasskeyCeremonies: Sendable {
 
     public init(
         challenges: any ChallengeConsumer, accounts: any AccountRepository, passkeys: any PasskeyCredentialRepository,
+        signIns: any PasskeySignInRepository, sessions: SessionIssuer, lastUse: LastUseRecorder,
         registrationVerifier: RegistrationVerifier = RegistrationVerifier(),
         authenticationVerifier: AuthenticationVerifier = AuthenticationVerifier(), relyingPartyID: String,
         origins: OriginPolicy, userVerification: UserVerificationRequirement = .preferred,
@@ -34,6 +39,9 @@ public struct PasskeyCeremonies: Sendable {
         self.challenges = challenges
         self.accounts = accounts
         self.passkeys = passkeys
+        self.signIns = signIns
+        self.sessions = sessions
+        self.lastUse = lastUse
         self.registrationVerifier = registrationVerifier
         self.authenticationVerifier = authenticationVerifier
         self.relyingPartyID = relyingPartyID
@@ -95,21 +103,27 @@ public struct PasskeyCeremonies: Sendable {
         return account
     }
 
-    /// The outcome of a passkey sign-in.
+    /// The outcome of a passkey sign-in: the session it issued.
     public struct SignIn: Sendable {
         public let accountID: AccountID
         public let credentialID: CredentialID
         public let userVerified: Bool
         public let cloneWarning: Bool
+        public let session: SessionIssuer.IssuedSession
     }
 
-    /// Verifies an assertion and records the passkey's use. Unknown or removed credentials, a userHandle of
-    /// another account, and every failed check are `invalidCredentials` (with the WebAuthn reason where one
-    /// applies).
+    /// Verifies an assertion and issues its session. Unknown or removed credentials, a userHandle of another
+    /// account, and every failed check are `invalidCredentials` (with the WebAuthn reason where one applies).
     ///
-    /// A credential this replica used recently is checked from `credentials` without reading its row; the use is
-    /// then recorded only if the stored sign count is still the one the check used, and otherwise the sign-in is
-    /// decided again from a fresh read (see `CredentialCache`).
+    /// Two round trips: the challenge is consumed (and, unless this replica used the passkey recently, its row
+    /// read) at once; after the check, one statement inserts the session from the passkey's row, only while that
+    /// row still has the sign count and backup state the check used, and records the use in the same commit when
+    /// the use changes them (`PasskeyUsage.changesSecurityState`). Otherwise the use's time goes to `lastUse`,
+    /// written within seconds. When the row has moved on (another sign-in, another replica's change) or is gone,
+    /// nothing is written and the sign-in is decided again from a fresh read (see `CredentialCache`).
+    ///
+    /// So there is never a recorded use without a session. If that statement fails, the challenge is spent and
+    /// nothing else was written: the error (`unavailable`) tells the client to start the sign-in again.
     public func finishAuthentication(challengeID: ChallengeID, response: AuthenticationResponse) async throws -> SignIn {
         let credentialID = CredentialID(response.credentialID)
         let cached = credentialID.flatMap { credentials.credential($0) }
@@ -144,27 +158,48 @@ public struct PasskeyCeremonies: Sendable {
                      "account.id": stored.credential.accountID.description])
                 throw DomainError(.invalidCredentials, "the passkey sign-in failed a check", reason: error.code.rawValue)
             }
+            let accountID = stored.credential.accountID
+            let (token, session) = sessions.newSession(accountID: accountID, method: .passkey)
             let usage = PasskeyUsage(
                 signCount: verified.newSignCount, backedUp: verified.backedUp, cloneWarning: verified.possiblyCloned,
-                usedAt: clock())
-            // Recorded only if the count is still the one checked: else another sign-in moved it (or the passkey
-            // is gone), and the decision is made again on what is stored now.
-            guard
-                try await passkeys.recordUse(
-                    credentialID: credentialID, expectedSignCount: stored.credential.signCount, usage)
-            else { continue }
-            stored.credential.signCount = verified.newSignCount
-            stored.credential.backedUp = verified.backedUp
-            stored.credential.cloneWarning = stored.credential.cloneWarning || verified.possiblyCloned
+                usedAt: session.createdAt)
+            let durable = usage.changesSecurityState(of: stored.credential)
+            let displayName: String?
+            do {
+                displayName = try await signIns.completeSignIn(
+                    PasskeySignInRecord(
+                        credentialID: credentialID, expectedSignCount: stored.credential.signCount,
+                        expectedBackedUp: stored.credential.backedUp, usage: durable ? usage : nil, session: session))
+            } catch {
+                logger.warning(
+                    "audit.sign_in_failed",
+                    ["method": "passkey", "reason": "not_recorded", "account.id": accountID.description,
+                     "detail": String(describing: error)])
+                throw DomainError(
+                    .unavailable, "The sign-in could not be recorded and its challenge is spent; start the sign-in again.",
+                    reason: "challenge_spent")
+            }
+            // Nothing was written: the row moved on since it was read (or is gone); decide again on what is stored.
+            guard let displayName else { continue }
+            if durable {
+                stored.credential.signCount = verified.newSignCount
+                stored.credential.backedUp = verified.backedUp
+                stored.credential.cloneWarning = stored.credential.cloneWarning || verified.possiblyCloned
+            } else {
+                lastUse.note(credentialID, at: usage.usedAt)
+            }
+            stored.displayName = displayName
             credentials.store(stored)
-            let accountID = stored.credential.accountID
             if verified.possiblyCloned {
                 logger.warning("audit.passkey_clone_warning", ["account.id": accountID.description])
             }
-            logger.info("audit.sign_in_succeeded", ["method": "passkey", "account.id": accountID.description])
+            logger.info(
+                "audit.sign_in_succeeded",
+                ["method": "passkey", "account.id": accountID.description, "session.id": session.id.description])
             return SignIn(
                 accountID: accountID, credentialID: credentialID, userVerified: verified.userVerified,
-                cloneWarning: verified.possiblyCloned)
+                cloneWarning: verified.possiblyCloned,
+                session: SessionIssuer.IssuedSession(token: token, session: session, displayName: displayName))
         }
         credentials.remove(credentialID)
         logger.info(

@@ -48,6 +48,7 @@ public struct VerificationService: Sendable {
                 response.credentialID = signIn.credentialID.bytes
                 response.userVerified = signIn.userVerified
                 response.cloneWarning = signIn.cloneWarning
+                response.session = IssuedSession(signIn.session)
                 return response
             })
         server.register(

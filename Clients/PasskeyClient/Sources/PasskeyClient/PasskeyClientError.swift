@@ -129,13 +129,17 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
         public static let malformedClientData = Reason(rawValue: "malformed_client_data")
         /// The authenticator data is truncated or malformed.
         public static let malformedAuthenticatorData = Reason(rawValue: "malformed_authenticator_data")
+        /// With `unavailable` on a sign-in finish: the sign-in was verified but could not be recorded, and its
+        /// challenge is spent. Nothing was issued; start the sign-in again (a new challenge).
+        public static let challengeSpent = Reason(rawValue: "challenge_spent")
 
-        /// The reasons API.md names.
+        /// The reasons the gateway's document names.
         public static let known: Set<Reason> = [
             .typeMismatch, .challengeMismatch, .originMismatch, .crossOriginNotAllowed, .rpIDHashMismatch,
             .userPresentFlagNotSet, .userVerificationRequired, .backupStateInvalid, .unsupportedAlgorithm,
             .algorithmNotAllowed, .credentialIDTooLong, .attestationInvalid, .attestationUntrusted, .signatureInvalid,
             .signCountRegressed, .userHandleMismatch, .malformedCBOR, .malformedClientData, .malformedAuthenticatorData,
+            .challengeSpent,
         ]
     }
 
