@@ -135,6 +135,14 @@ let serviceTargets: [Target] = [
             "SessionIssuance", "WebAuthn",
         ],
         path: "Services/VerificationService/Core"),
+    .target(name: "InMemoryStorage", dependencies: ["Domain"], path: "Tests/Support/InMemoryStorage"),
+    .testTarget(
+        name: "VerificationServiceCoreTests",
+        dependencies: [
+            "Crypto", "Domain", "InMemoryStorage", "Observability", "SessionIssuance", "SoftwareAuthenticator",
+            "VerificationServiceCore", "WebAuthn",
+        ],
+        path: "Tests/VerificationServiceCoreTests"),
     .executableTarget(
         name: "verification-service",
         dependencies: [

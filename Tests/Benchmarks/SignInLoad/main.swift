@@ -10,7 +10,9 @@ import WebAuthn
 // open-loop and measures latency from each ceremony's scheduled time, so queueing delay is counted.
 //
 // Usage: passkey-signin-load --url http://127.0.0.1:8080 --origin http://localhost:8080 --rp-id localhost
-//            [--connections 32] [--duration 10] [--rate 0] [--report-cpu] [--report-failures] [--progress]
+//            [--connections 32] [--duration 10] [--rate 0] [--synced] [--report-cpu] [--report-failures] [--progress]
+// --synced gives every worker a passkey whose signature counter stays at zero, as synced passkeys (iCloud Keychain,
+//   Google Password Manager) have; by default the counter moves on every sign-in, as on a security key.
 // --report-cpu also prints the CPU seconds (user + system) this process used while the clock ran.
 // --report-failures also prints, after the result line, one line per kind of failed ceremony (the step that
 //   failed, the HTTP status or "transport" when no response came, and the problem document's code) with its count
@@ -20,7 +22,7 @@ import WebAuthn
 // SIGTERM or SIGINT ends the run early: no further ceremonies start, those begun finish (in rate mode the ones
 // already due too), and the results so far are printed as at the end of --duration.
 
-let flags: Set<String> = ["--report-cpu", "--report-failures", "--progress"]
+let flags: Set<String> = ["--report-cpu", "--report-failures", "--progress", "--synced"]
 var arguments: [String: String] = [:]
 var index = 1
 while index < CommandLine.arguments.count {
@@ -41,6 +43,7 @@ let rate = Double(arguments["rate"] ?? "0") ?? 0
 let reportCPU = CommandLine.arguments.contains("--report-cpu")
 let reportFailures = CommandLine.arguments.contains("--report-failures")
 let reportProgress = CommandLine.arguments.contains("--progress")
+let synced = CommandLine.arguments.contains("--synced")
 let host = url.host ?? "127.0.0.1"
 let port = UInt16(url.port ?? 80)
 
@@ -54,7 +57,7 @@ func body(_ object: JSONObject) -> [UInt8] { JSONWriter.serialize(.object(object
 
 /// One worker's account: a passkey account made through the API.
 func makeAccount(_ connection: HTTPConnection) throws -> SoftwareAuthenticator {
-    var authenticator = SoftwareAuthenticator(keepsZeroCounter: false)
+    var authenticator = SoftwareAuthenticator(keepsZeroCounter: synced)
     let started = try connection.post(
         "/v1/passkeys/account-registrations",
         body(["email": .string("load-\(UUID.randomV4().lowercaseText.prefix(12))@example.com"), "displayName": "Load"]))

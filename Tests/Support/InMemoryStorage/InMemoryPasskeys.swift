@@ -1,0 +1,127 @@
+import Domain
+import Foundation
+import Synchronization
+
+/// `passkey_credentials`, `accounts` (user handles and names) and `authentication_sessions` in memory, with the same
+/// rules as the Postgres repositories, for unit tests of the use cases. Any operation can be made to fail.
+public final class InMemoryPasskeys: PasskeyCredentialRepository, PasskeySignInRepository, Sendable {
+    public enum Operation: Hashable, Sendable {
+        case find, completeSignIn, recordLastUse
+    }
+
+    public struct State: Sendable {
+        public var accounts: [AccountID: (handle: UserHandle, displayName: String)] = [:]
+        public var credentials: [CredentialID: PasskeyCredential] = [:]
+        public var sessions: [AuthenticationSession] = []
+        /// Calls made, in order.
+        public var calls: [Operation] = []
+        /// Operations that throw `failure` until removed.
+        public var failing: Set<Operation> = []
+        /// How many more `completeSignIn` calls find the row moved on (and write nothing), as after a concurrent
+        /// sign-in on another replica.
+        public var movedOnCompletions = 0
+    }
+
+    public let state = Mutex(State())
+    public let failure: any Error
+
+    public init(failure: any Error = DomainError(.unavailable, "the database cannot be reached")) {
+        self.failure = failure
+    }
+
+    public func addAccount(_ id: AccountID, handle: UserHandle, displayName: String) {
+        state.withLock { $0.accounts[id] = (handle, displayName) }
+    }
+
+    private func enter(_ operation: Operation) throws {
+        let fails = state.withLock { state -> Bool in
+            state.calls.append(operation)
+            return state.failing.contains(operation)
+        }
+        if fails { throw failure }
+    }
+
+    public func add(_ credential: PasskeyCredential) async throws {
+        try state.withLock { state in
+            guard state.credentials[credential.credentialID] == nil else {
+                throw DomainError(.credentialAlreadyRegistered, "that passkey is already registered")
+            }
+            state.credentials[credential.credentialID] = credential
+        }
+    }
+
+    public func find(credentialID: CredentialID) async throws -> PasskeyCredentialWithOwner? {
+        try enter(.find)
+        return state.withLock { state in
+            guard let credential = state.credentials[credentialID], let owner = state.accounts[credential.accountID]
+            else { return nil }
+            return PasskeyCredentialWithOwner(credential: credential, userHandle: owner.handle, displayName: owner.displayName)
+        }
+    }
+
+    public func credentials(of accountID: AccountID) async throws -> [PasskeyCredential] {
+        state.withLock { $0.credentials.values.filter { $0.accountID == accountID }.sorted { $0.createdAt < $1.createdAt } }
+    }
+
+    public func rename(credentialID: CredentialID, of accountID: AccountID, to name: String) async throws
+        -> PasskeyCredential?
+    {
+        state.withLock { state in
+            guard var credential = state.credentials[credentialID], credential.accountID == accountID else { return nil }
+            credential.name = name
+            state.credentials[credentialID] = credential
+            return credential
+        }
+    }
+
+    public func remove(credentialID: CredentialID, of accountID: AccountID) async throws {
+        try state.withLock { state in
+            guard let credential = state.credentials[credentialID], credential.accountID == accountID else {
+                throw DomainError(.notFound, "no such passkey")
+            }
+            guard state.credentials.values.filter({ $0.accountID == accountID }).count > 1 else {
+                throw DomainError(.lastSignInMethod, "this passkey is the account's only way to sign in")
+            }
+            state.credentials[credentialID] = nil
+        }
+    }
+
+    public func completeSignIn(_ record: PasskeySignInRecord) async throws -> String? {
+        try enter(.completeSignIn)
+        return state.withLock { state in
+            if state.movedOnCompletions > 0 {
+                state.movedOnCompletions -= 1
+                return nil
+            }
+            guard var credential = state.credentials[record.credentialID],
+                credential.accountID == record.session.accountID, credential.signCount == record.expectedSignCount,
+                credential.backedUp == record.expectedBackedUp, let owner = state.accounts[credential.accountID]
+            else { return nil }
+            if let usage = record.usage {
+                credential.signCount = usage.signCount
+                credential.backedUp = usage.backedUp
+                credential.cloneWarning = credential.cloneWarning || usage.cloneWarning
+                credential.lastUsedAt = usage.usedAt
+                state.credentials[record.credentialID] = credential
+            }
+            state.sessions.append(record.session)
+            return owner.displayName
+        }
+    }
+
+    public func recordLastUse(_ uses: [CredentialID: Date]) async throws -> Int {
+        try enter(.recordLastUse)
+        return state.withLock { state in
+            var written = 0
+            for (id, date) in uses {
+                guard var credential = state.credentials[id], credential.lastUsedAt.map({ $0 < date }) ?? true else {
+                    continue
+                }
+                credential.lastUsedAt = date
+                state.credentials[id] = credential
+                written += 1
+            }
+            return written
+        }
+    }
+}
