@@ -87,10 +87,14 @@ extension PasskeyUsage {
     }
 }
 
-/// The one write of a verified passkey sign-in: the new session, together with the passkey's use when that use
-/// changes its security state. It happens only if the passkey still exists, still belongs to the session's
-/// account, and still has the sign count and backup state the assertion was checked against.
+/// The one write of a verified passkey sign-in: the challenge consumed, the new session, and the passkey's use when
+/// that use changes its security state, all or nothing. It happens only if the challenge is unconsumed, unexpired and
+/// the one the client signed, and the passkey still exists, still belongs to the session's account, and still has
+/// the sign count and backup state the assertion was checked against.
 public struct PasskeySignInRecord: Sendable {
+    public var challengeID: ChallengeID
+    /// The challenge the signed client data carries; it must be the stored one.
+    public var challenge: [UInt8]
     public var credentialID: CredentialID
     public var expectedSignCount: UInt32
     public var expectedBackedUp: Bool
@@ -99,13 +103,29 @@ public struct PasskeySignInRecord: Sendable {
     public var session: AuthenticationSession
 
     public init(
-        credentialID: CredentialID, expectedSignCount: UInt32, expectedBackedUp: Bool, usage: PasskeyUsage?,
-        session: AuthenticationSession
+        challengeID: ChallengeID, challenge: [UInt8], credentialID: CredentialID, expectedSignCount: UInt32,
+        expectedBackedUp: Bool, usage: PasskeyUsage?, session: AuthenticationSession
     ) {
+        self.challengeID = challengeID
+        self.challenge = challenge
         self.credentialID = credentialID
         self.expectedSignCount = expectedSignCount
         self.expectedBackedUp = expectedBackedUp
         self.usage = usage
         self.session = session
     }
+}
+
+/// What became of a `PasskeySignInRecord`.
+public enum PasskeySignInOutcome: Hashable, Sendable {
+    /// Everything was written; the account's display name.
+    case signedIn(displayName: String)
+    /// The passkey is gone, belongs to another account, or its sign count or backup state moved on since it was
+    /// read. Nothing was written; the challenge is untouched.
+    case passkeyChanged
+    /// The challenge is unknown, expired, used, or not the one stored. Nothing was written.
+    case challengeUnavailable
+    /// The challenge was consumed, but another sign-in moved the passkey's state at the same moment: nothing else
+    /// was written.
+    case concurrentUse
 }

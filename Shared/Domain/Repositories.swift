@@ -71,12 +71,12 @@ public protocol PasskeyCredentialRepository: Sendable {
     func remove(credentialID: CredentialID, of accountID: AccountID) async throws
 }
 
-/// `passkey_credentials` with `authentication_sessions`: what a verified passkey sign-in writes.
+/// `passkey_authentication_challenges`, `passkey_credentials` and `authentication_sessions`: what a verified passkey
+/// sign-in writes.
 public protocol PasskeySignInRepository: Sendable {
-    /// Stores the record's session, and its usage when set, in one statement (one commit). Returns the account's
-    /// display name; nil, with nothing written, when the passkey is gone, belongs to another account, or its sign
-    /// count or backup state is no longer the one expected.
-    func completeSignIn(_ record: PasskeySignInRecord) async throws -> String?
+    /// Consumes the record's challenge, stores its session and, when set, its usage, in one statement (one
+    /// commit): all of it or nothing.
+    func completeSignIn(_ record: PasskeySignInRecord) async throws -> PasskeySignInOutcome
     /// Moves `last_used_at` of each passkey forward to its time (never back), in one statement; returns how many
     /// rows changed.
     func recordLastUse(_ uses: [CredentialID: Date]) async throws -> Int

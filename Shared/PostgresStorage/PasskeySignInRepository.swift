@@ -3,53 +3,68 @@ import Encoding
 import Foundation
 import Postgres
 
-/// `passkey_credentials` with `authentication_sessions`: a verified sign-in's session and, when it changes the
-/// passkey's security state, its use, in one statement. A single statement is its own transaction, so the session
-/// and the recorded use commit together or not at all, in one round trip and one WAL flush.
+/// `passkey_authentication_challenges`, `passkey_credentials` and `authentication_sessions`: a verified sign-in's
+/// challenge consumed, its session inserted and, when it changes the passkey's security state, its use recorded, in
+/// one statement. A single statement is its own transaction, so all of it commits or none: one round trip and one WAL
+/// flush per sign-in.
 public struct PostgresPasskeySignInRepository: PasskeySignInRepository {
     let pool: PostgresPool
 
     /// The most passkeys one `recordLastUse` statement updates.
     public static let lastUseBatchLimit = 1_000
 
-    public func completeSignIn(_ record: PasskeySignInRecord) async throws -> String? {
+    public func completeSignIn(_ record: PasskeySignInRecord) async throws -> PasskeySignInOutcome {
         let session = record.session
         let credentialID = PostgresBytes(record.credentialID.bytes)
         let durable = record.usage != nil
         let usage = record.usage ?? PasskeyUsage(
             signCount: record.expectedSignCount, backedUp: record.expectedBackedUp, cloneWarning: false,
             usedAt: session.createdAt)
-        // The passkey's row, only in the state the assertion was checked against: updated with the use when the use
-        // must be durable, else read and left alone (no new row version, no WAL for it). The one-time filters on
-        // `durable` let only one of the two run. The session is inserted from that row, so without it nothing is
-        // written.
-        return try await translatingErrors {
+        // Each step runs only if the one before it did:
+        // - passkey: the row, only in the state the assertion was checked against (read, not locked);
+        // - consumed: the challenge's one atomic consumption, with the expiry rule and the signed challenge's bytes;
+        //   racing finishes queue on its row lock and all but the first find it consumed;
+        // - used: the use, only when it must be durable (the one-time filter on `durable` skips it otherwise, so an
+        //   unchanged passkey's row gets no new version and no WAL), and only while the row still has the expected
+        //   state: a concurrent sign-in that moved it first leaves this one with the challenge spent and nothing else;
+        // - added: the session.
+        let rows = try await translatingErrors {
             try await pool.query(
                 """
-                WITH used AS (
+                WITH passkey AS (
+                         SELECT account_id FROM passkey_credentials
+                         WHERE credential_id = \(credentialID) AND account_id = \(session.accountID.rawValue)
+                           AND sign_count = \(Int64(record.expectedSignCount)) AND backed_up = \(record.expectedBackedUp)),
+                     consumed AS (
+                         UPDATE passkey_authentication_challenges SET consumed_at = now()
+                         WHERE id = \(record.challengeID.rawValue) AND challenge = \(PostgresBytes(record.challenge))
+                           AND consumed_at IS NULL AND expires_at > now() AND EXISTS (SELECT 1 FROM passkey)
+                         RETURNING id),
+                     used AS (
                          UPDATE passkey_credentials
                          SET sign_count = \(Int64(usage.signCount)), backed_up = \(usage.backedUp),
                              clone_warning = clone_warning OR \(usage.cloneWarning), last_used_at = \(usage.usedAt)
                          WHERE \(durable) AND credential_id = \(credentialID)
-                           AND account_id = \(session.accountID.rawValue)
                            AND sign_count = \(Int64(record.expectedSignCount)) AND backed_up = \(record.expectedBackedUp)
+                           AND EXISTS (SELECT 1 FROM consumed)
                          RETURNING account_id),
-                     unchanged AS (
-                         SELECT account_id FROM passkey_credentials
-                         WHERE NOT \(durable) AND credential_id = \(credentialID)
-                           AND account_id = \(session.accountID.rawValue)
-                           AND sign_count = \(Int64(record.expectedSignCount)) AND backed_up = \(record.expectedBackedUp)),
                      added AS (
                          INSERT INTO authentication_sessions (\(unsafeSQL: PostgresAuthenticationSessionRepository.columns))
                          SELECT \(session.id.rawValue), passkey.account_id, \(PostgresBytes(session.tokenDigest)),
                                 \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt),
                                 \(session.revokedAt)
-                         FROM (SELECT account_id FROM used UNION ALL SELECT account_id FROM unchanged) passkey
+                         FROM passkey
+                         WHERE EXISTS (SELECT 1 FROM consumed) AND (NOT \(durable) OR EXISTS (SELECT 1 FROM used))
                          RETURNING account_id)
-                SELECT a.display_name FROM added JOIN accounts a ON a.id = added.account_id
-                """
-            ).first.map { try $0.decode(String.self, "display_name") }
+                SELECT EXISTS (SELECT 1 FROM passkey) AS passkey_found, EXISTS (SELECT 1 FROM consumed) AS consumed,
+                       (SELECT a.display_name FROM added JOIN accounts a ON a.id = added.account_id) AS display_name
+                """)
         }
+        guard let row = rows.first else { throw PostgresError(.decoding, "the sign-in statement returned no row") }
+        if let displayName = try row.decode(String?.self, "display_name") { return .signedIn(displayName: displayName) }
+        guard try row.decode(Bool.self, "passkey_found") else { return .passkeyChanged }
+        guard try row.decode(Bool.self, "consumed") else { return .challengeUnavailable }
+        return .concurrentUse
     }
 
     public func recordLastUse(_ uses: [CredentialID: Date]) async throws -> Int {

@@ -3,10 +3,11 @@ import Foundation
 import Postgres
 import PostgresStorage
 import PostgresTestSupport
+import Synchronization
 import XCTest
 
-/// The sign-in's one write: a session only from a passkey row in the state the assertion was checked against, and the
-/// passkey's use in the same commit when it must be durable.
+/// The sign-in's one write: the challenge consumed, a session only from a passkey row in the state the assertion was
+/// checked against, and the passkey's use in the same commit when it must be durable; all or nothing.
 final class PasskeySignInRepositoryTests: StorageTestCase {
     func storedPasskey(signCount: UInt32 = 41, backedUp: Bool = true) async throws -> (Account, PasskeyCredential) {
         let account = try await storedPasswordAccount(email: "signin-\(UUID().uuidString.prefix(8))@example.com")
@@ -17,13 +18,31 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
         return (account, passkey)
     }
 
+    /// A new unconsumed authentication challenge.
+    func issuedChallenge(lifetime: TimeInterval = 300) async throws -> AuthenticationChallenge {
+        // Issued 10 s ago, so a negative lifetime gives one that has expired.
+        let issuedAt = Date().addingTimeInterval(-10)
+        let challenge = AuthenticationChallenge(
+            id: .random(), challenge: randomBytes(32), createdAt: microsecondDate(issuedAt),
+            expiresAt: microsecondDate(Date().addingTimeInterval(lifetime)), consumedAt: nil)
+        try await storage.authenticationChallenges.add(challenge)
+        return challenge
+    }
+
     func record(
-        _ passkey: PasskeyCredential, session: AuthenticationSession, usage: PasskeyUsage? = nil,
-        expectedSignCount: UInt32? = nil, expectedBackedUp: Bool? = nil
+        _ passkey: PasskeyCredential, session: AuthenticationSession, challenge: AuthenticationChallenge,
+        usage: PasskeyUsage? = nil, expectedSignCount: UInt32? = nil, expectedBackedUp: Bool? = nil
     ) -> PasskeySignInRecord {
         PasskeySignInRecord(
-            credentialID: passkey.credentialID, expectedSignCount: expectedSignCount ?? passkey.signCount,
-            expectedBackedUp: expectedBackedUp ?? passkey.backedUp, usage: usage, session: session)
+            challengeID: challenge.id, challenge: challenge.challenge, credentialID: passkey.credentialID,
+            expectedSignCount: expectedSignCount ?? passkey.signCount, expectedBackedUp: expectedBackedUp ?? passkey.backedUp,
+            usage: usage, session: session)
+    }
+
+    func isConsumed(_ challenge: AuthenticationChallenge) async throws -> Bool {
+        try await pool.query(
+            "SELECT consumed_at IS NOT NULL AS consumed FROM passkey_authentication_challenges WHERE id = \(challenge.id.rawValue)"
+        ).first!.decode(Bool.self, "consumed")
     }
 
     /// The row version of the passkey: it changes whenever the row is written, even to the same values.
@@ -41,10 +60,21 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
         let (account, passkey) = try await storedPasskey(signCount: 0)
         let before = try await rowVersion(passkey)
         let session = makeSession(for: account, method: .passkey)
-        await assertEqual(try await storage.passkeySignIns.completeSignIn(record(passkey, session: session)), account.displayName)
+        let challenge = try await issuedChallenge()
+        await assertEqual(
+            try await storage.passkeySignIns.completeSignIn(record(passkey, session: session, challenge: challenge)),
+            .signedIn(displayName: account.displayName))
         await assertEqual(try await storage.sessions.find(tokenDigest: session.tokenDigest), session)
         await assertEqual(try await rowVersion(passkey), before, "the passkey's row must not be rewritten")
         await assertEqual(try await storedPasskeyRow(passkey), passkey)
+        await assertTrue(try await isConsumed(challenge))
+
+        // The same challenge again: used, so nothing.
+        let replay = makeSession(for: account, method: .passkey)
+        await assertEqual(
+            try await storage.passkeySignIns.completeSignIn(record(passkey, session: replay, challenge: challenge)),
+            .challengeUnavailable)
+        await assertNil(try await storage.sessions.find(tokenDigest: replay.tokenDigest))
     }
 
     func testADurableUseCommitsWithTheSessionAndKeepsTheCloneWarning() async throws {
@@ -54,8 +84,9 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
         let usedAt = microsecondDate()
         let usage = PasskeyUsage(signCount: 42, backedUp: false, cloneWarning: true, usedAt: usedAt)
         await assertEqual(
-            try await storage.passkeySignIns.completeSignIn(record(passkey, session: session, usage: usage)),
-            account.displayName)
+            try await storage.passkeySignIns.completeSignIn(
+                record(passkey, session: session, challenge: try await issuedChallenge(), usage: usage)),
+            .signedIn(displayName: account.displayName))
         let stored = try await storedPasskeyRow(passkey)!
         XCTAssertEqual(stored.signCount, 42)
         XCTAssertFalse(stored.backedUp)
@@ -64,28 +95,58 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
         await assertNotNil(try await storage.sessions.find(tokenDigest: session.tokenDigest))
 
         // A later clean use does not clear the warning.
-        let later = makeSession(for: account, method: .passkey)
         let clean = PasskeyUsage(signCount: 43, backedUp: false, cloneWarning: false, usedAt: microsecondDate())
-        await assertNotNil(
+        await assertEqual(
             try await storage.passkeySignIns.completeSignIn(
-                record(stored, session: later, usage: clean)))
+                record(stored, session: makeSession(for: account), challenge: try await issuedChallenge(), usage: clean)),
+            .signedIn(displayName: account.displayName))
         await assertEqual(try await storedPasskeyRow(passkey)?.cloneWarning, true)
     }
 
-    func testNothingIsWrittenWhenThePasskeyMovedOnSinceItWasRead() async throws {
+    func testNothingIsWrittenAndTheChallengeIsLeftWhenThePasskeyMovedOn() async throws {
         let (account, passkey) = try await storedPasskey(signCount: 41, backedUp: true)
         let usage = PasskeyUsage(signCount: 50, backedUp: true, cloneWarning: false, usedAt: microsecondDate())
+        let challenge = try await issuedChallenge()
         let cases: [(String, PasskeySignInRecord)] = [
-            ("stale sign count, durable", record(passkey, session: makeSession(for: account), usage: usage, expectedSignCount: 40)),
-            ("stale sign count, unchanged", record(passkey, session: makeSession(for: account), expectedSignCount: 40)),
-            ("stale backup state, durable", record(passkey, session: makeSession(for: account), usage: usage, expectedBackedUp: false)),
-            ("stale backup state, unchanged", record(passkey, session: makeSession(for: account), expectedBackedUp: false)),
+            ("stale sign count, durable",
+             record(passkey, session: makeSession(for: account), challenge: challenge, usage: usage, expectedSignCount: 40)),
+            ("stale sign count, unchanged",
+             record(passkey, session: makeSession(for: account), challenge: challenge, expectedSignCount: 40)),
+            ("stale backup state, durable",
+             record(passkey, session: makeSession(for: account), challenge: challenge, usage: usage, expectedBackedUp: false)),
+            ("stale backup state, unchanged",
+             record(passkey, session: makeSession(for: account), challenge: challenge, expectedBackedUp: false)),
         ]
         for (name, record) in cases {
-            await assertNil(try await storage.passkeySignIns.completeSignIn(record), name)
+            await assertEqual(try await storage.passkeySignIns.completeSignIn(record), .passkeyChanged, name)
             await assertNil(try await storage.sessions.find(tokenDigest: record.session.tokenDigest), name)
         }
         await assertEqual(try await storedPasskeyRow(passkey), passkey, "the passkey is unchanged")
+        await assertFalse(try await isConsumed(challenge), "the sign-in may be decided again with its challenge")
+    }
+
+    func testNothingIsWrittenForAnExpiredOrAnotherChallenge() async throws {
+        let (account, passkey) = try await storedPasskey(signCount: 41)
+        let usage = PasskeyUsage(signCount: 42, backedUp: true, cloneWarning: false, usedAt: microsecondDate())
+        let expired = try await issuedChallenge(lifetime: -1)
+        var other = try await issuedChallenge()
+        let signed = other.challenge
+        other.challenge = randomBytes(32)  // the client signed another challenge than the stored one
+        for (name, challenge) in [("expired", expired), ("other bytes", other)] {
+            let session = makeSession(for: account)
+            await assertEqual(
+                try await storage.passkeySignIns.completeSignIn(
+                    record(passkey, session: session, challenge: challenge, usage: usage)),
+                .challengeUnavailable, name)
+            await assertNil(try await storage.sessions.find(tokenDigest: session.tokenDigest), name)
+        }
+        await assertEqual(try await storedPasskeyRow(passkey), passkey)
+        await assertFalse(try await isConsumed(other), "a mismatch does not consume the stored challenge")
+        other.challenge = signed
+        await assertEqual(
+            try await storage.passkeySignIns.completeSignIn(
+                record(passkey, session: makeSession(for: account), challenge: other, usage: usage)),
+            .signedIn(displayName: account.displayName))
     }
 
     func testNoSessionForARemovedPasskeyOrAnotherAccountsPasskey() async throws {
@@ -93,7 +154,10 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
         let (stranger, _) = try await storedPasskey()
         // The stranger's session named with this passkey: the passkey belongs to another account.
         let foreign = makeSession(for: stranger, method: .passkey)
-        await assertNil(try await storage.passkeySignIns.completeSignIn(record(passkey, session: foreign)))
+        await assertEqual(
+            try await storage.passkeySignIns.completeSignIn(
+                record(passkey, session: foreign, challenge: try await issuedChallenge())),
+            .passkeyChanged)
         await assertNil(try await storage.sessions.find(tokenDigest: foreign.tokenDigest))
 
         // A second passkey keeps the account signable, so the first may be removed.
@@ -103,24 +167,31 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
         try await storage.passkeyCredentials.remove(credentialID: passkey.credentialID, of: account.id)
         for usage in [nil, PasskeyUsage(signCount: 99, backedUp: true, cloneWarning: false, usedAt: Date())] {
             let session = makeSession(for: account, method: .passkey)
-            await assertNil(try await storage.passkeySignIns.completeSignIn(record(passkey, session: session, usage: usage)))
+            let challenge = try await issuedChallenge()
+            await assertEqual(
+                try await storage.passkeySignIns.completeSignIn(
+                    record(passkey, session: session, challenge: challenge, usage: usage)),
+                .passkeyChanged)
             await assertNil(try await storage.sessions.find(tokenDigest: session.tokenDigest))
         }
     }
 
-    func testAFailedSessionInsertLeavesTheUseUnrecorded() async throws {
+    func testAFailedSessionInsertLeavesTheChallengeAndTheUseUnrecorded() async throws {
         let (account, passkey) = try await storedPasskey(signCount: 41)
         let existing = makeSession(for: account)
         try await storage.sessions.add(existing)
-        // The session insert fails (a token digest that exists): the use in the same statement must not stay.
+        // The session insert fails (a token digest that exists): the consumption and the use in the same
+        // statement must not stay.
         var clash = makeSession(for: account, method: .passkey)
         clash.tokenDigest = existing.tokenDigest
         let usage = PasskeyUsage(signCount: 42, backedUp: true, cloneWarning: true, usedAt: microsecondDate())
+        let challenge = try await issuedChallenge()
         do {
-            _ = try await storage.passkeySignIns.completeSignIn(record(passkey, session: clash, usage: usage))
+            _ = try await storage.passkeySignIns.completeSignIn(record(passkey, session: clash, challenge: challenge, usage: usage))
             XCTFail("a session with a duplicate token digest was stored")
         } catch {}
         await assertEqual(try await storedPasskeyRow(passkey), passkey, "sign count, backup state and clone flag unchanged")
+        await assertFalse(try await isConsumed(challenge))
 
         // And when the database refuses the insert for any other reason.
         try await pool.query(
@@ -132,10 +203,41 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
             "CREATE TRIGGER refuse_session BEFORE INSERT ON authentication_sessions FOR EACH ROW EXECUTE FUNCTION refuse_session()")
         do {
             _ = try await storage.passkeySignIns.completeSignIn(
-                record(passkey, session: makeSession(for: account, method: .passkey), usage: usage))
+                record(passkey, session: makeSession(for: account, method: .passkey), challenge: challenge, usage: usage))
             XCTFail("the trigger did not refuse the session")
         } catch {}
         await assertEqual(try await storedPasskeyRow(passkey), passkey)
+        await assertFalse(try await isConsumed(challenge))
+    }
+
+    func testASignInThatLosesTheRaceForThePasskeySpendsItsChallengeAndWritesNothingElse() async throws {
+        let (account, passkey) = try await storedPasskey(signCount: 41)
+        let challenge = try await issuedChallenge()
+        let session = makeSession(for: account, method: .passkey)
+        let usage = PasskeyUsage(signCount: 42, backedUp: true, cloneWarning: false, usedAt: microsecondDate())
+        let contender = record(passkey, session: session, challenge: challenge, usage: usage)
+        let signIns = storage.passkeySignIns
+        let outcome = OutcomeBox()
+        // Another sign-in moves the sign count and holds the row while this one's statement runs; it commits after.
+        let credentialID = PostgresBytes(passkey.credentialID.bytes)
+        try await pool.transaction { connection in
+            try connection.execute("UPDATE passkey_credentials SET sign_count = 45 WHERE credential_id = \(credentialID)")
+            Task {
+                do {
+                    let result = try await signIns.completeSignIn(contender)
+                    outcome.value.withLock { $0 = .success(result) }
+                } catch {
+                    outcome.value.withLock { $0 = .failure(error) }
+                }
+            }
+            usleep(500_000)
+        }
+        for _ in 0..<100 where outcome.value.withLock({ $0 == nil }) { try await Task.sleep(for: .milliseconds(20)) }
+        // The statement was still waiting when the other transaction committed, or the test proves nothing.
+        XCTAssertEqual(try outcome.value.withLock { try $0?.get() }, .concurrentUse)
+        await assertNil(try await storage.sessions.find(tokenDigest: session.tokenDigest))
+        await assertEqual(try await storedPasskeyRow(passkey)?.signCount, 45, "the other sign-in's count stays")
+        await assertTrue(try await isConsumed(challenge))
     }
 
     func testLastUseMovesOnlyForwardAndSkipsUnknownPasskeys() async throws {
@@ -151,4 +253,9 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
         await assertEqual(try await storedPasskeyRow(second)?.lastUsedAt, second.lastUsedAt)
         await assertEqual(try await storage.passkeySignIns.recordLastUse([:]), 0)
     }
+}
+
+/// A sign-in's outcome, set by the task that ran it.
+final class OutcomeBox: Sendable {
+    let value = Mutex<Result<PasskeySignInOutcome, any Error>?>(nil)
 }

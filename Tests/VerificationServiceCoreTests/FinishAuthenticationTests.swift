@@ -10,33 +10,33 @@ import VerificationServiceCore
 import WebAuthn
 import XCTest
 
-/// Challenges from a table, each consumable once; any consumption can be made to fail.
+/// Registration challenges from a table, each consumable once; authentication challenges are the passkey store's,
+/// which the sign-in's one write consumes.
 final class TableChallenges: ChallengeConsumer, Sendable {
-    struct State {
-        var registrations: [ChallengeID: [UInt8]] = [:]
-        var authentications: [ChallengeID: [UInt8]] = [:]
-        var failing = false
-    }
-    let state = Mutex(State())
+    let registrations = Mutex<[ChallengeID: [UInt8]]>([:])
+    let store: InMemoryPasskeys
 
-    func issueAuthentication() -> (ChallengeID, [UInt8]) {
-        let id = ChallengeID.random()
-        let bytes = SecureRandom().bytes(count: 32)
-        state.withLock { $0.authentications[id] = bytes }
-        return (id, bytes)
+    init(store: InMemoryPasskeys) { self.store = store }
+
+    func issueAuthentication() async throws -> (ChallengeID, [UInt8]) {
+        let challenge = AuthenticationChallenge(
+            id: .random(), challenge: SecureRandom().bytes(count: 32), createdAt: Date(),
+            expiresAt: Date().addingTimeInterval(300), consumedAt: nil)
+        try await store.add(challenge)
+        return (challenge.id, challenge.challenge)
     }
 
     func issueRegistration() -> (ChallengeID, [UInt8]) {
         let id = ChallengeID.random()
         let bytes = SecureRandom().bytes(count: 32)
-        state.withLock { $0.registrations[id] = bytes }
+        registrations.withLock { $0[id] = bytes }
         return (id, bytes)
     }
 
     func consumeRegistration(challengeID: ChallengeID, accountID: AccountID) async throws
         -> (challenge: [UInt8], mode: RegistrationMode)
     {
-        guard let bytes = state.withLock({ $0.registrations.removeValue(forKey: challengeID) }) else {
+        guard let bytes = registrations.withLock({ $0.removeValue(forKey: challengeID) }) else {
             throw DomainError(.challengeUnavailable, "unavailable")
         }
         return (bytes, .modal)
@@ -47,16 +47,11 @@ final class TableChallenges: ChallengeConsumer, Sendable {
     }
 
     func consumeAuthentication(challengeID: ChallengeID) async throws -> [UInt8] {
-        try state.withLock { state in
-            if state.failing { throw DomainError(.unavailable, "the database cannot be reached") }
-            guard let bytes = state.authentications.removeValue(forKey: challengeID) else {
-                throw DomainError(.challengeUnavailable, "unavailable")
-            }
-            return bytes
+        switch try await store.consume(id: challengeID) {
+        case .consumed(let row): return row.challenge
+        case .unavailable: throw DomainError(.challengeUnavailable, "unavailable")
         }
     }
-
-    var unconsumedAuthentications: Int { state.withLock { $0.authentications.count } }
 }
 
 /// `PasskeyCeremonies.finishAuthentication` without processes: every step in between made to fail, and the
@@ -78,8 +73,8 @@ final class FinishAuthenticationTests: XCTestCase {
     }
 
     func reset() {
-        challenges = TableChallenges()
         passkeys = InMemoryPasskeys()
+        challenges = TableChallenges(store: passkeys)
         lastUse = LastUseRecorder(repository: passkeys)
         cache = CredentialCache()
         ceremonies = makeCeremonies()
@@ -106,7 +101,7 @@ final class FinishAuthenticationTests: XCTestCase {
     }
 
     func signIn(_ authenticator: inout SoftwareAuthenticator) async throws -> PasskeyCeremonies.SignIn {
-        let (id, challenge) = challenges.issueAuthentication()
+        let (id, challenge) = try await challenges.issueAuthentication()
         let assertion = authenticator.makeAssertion(challenge: challenge, rpID: Self.rpID, origin: Self.origin)
         return try await ceremonies.finishAuthentication(challengeID: id, response: assertion)
     }
@@ -116,6 +111,7 @@ final class FinishAuthenticationTests: XCTestCase {
     }
 
     var sessions: [AuthenticationSession] { passkeys.state.withLock { $0.sessions } }
+    var unconsumedChallenges: Int { passkeys.state.withLock { $0.challenges.values.filter { $0.consumedAt == nil }.count } }
 
     func assertThrows(
         _ code: DomainError.Code, reason: String? = nil, file: StaticString = #filePath, line: UInt = #line,
@@ -156,35 +152,64 @@ final class FinishAuthenticationTests: XCTestCase {
         XCTAssertEqual(lastUse.pendingCount, 0)
     }
 
-    func testAFailedConsumptionWritesNothing() async throws {
-        var authenticator = try await registered(zeroCounter: false)
-        challenges.state.withLock { $0.failing = true }
-        await assertThrows(.unavailable) { _ = try await self.signIn(&authenticator) }
-        XCTAssertEqual(sessions, [])
-        XCTAssertEqual(stored(authenticator)?.signCount, 0)
-        XCTAssertFalse(passkeys.state.withLock { $0.calls.contains(.completeSignIn) })
-    }
-
-    func testAFailedCredentialReadWritesNothing() async throws {
+    func testAFailedCredentialReadWritesNothingAndLeavesTheChallenge() async throws {
         var authenticator = try await registered(zeroCounter: false)
         passkeys.state.withLock { $0.failing = [.find] }
         await assertThrows(.unavailable) { _ = try await self.signIn(&authenticator) }
         XCTAssertEqual(sessions, [])
         XCTAssertEqual(stored(authenticator)?.signCount, 0)
-        XCTAssertEqual(challenges.unconsumedAuthentications, 0, "the challenge is spent all the same")
+        XCTAssertEqual(unconsumedChallenges, 1, "nothing ran past the read")
     }
 
-    func testAFailedCheckWritesNothing() async throws {
+    func testAFailedCheckWritesNothingButSpendsTheChallenge() async throws {
         var authenticator = try await registered(zeroCounter: true)
-        let (id, challenge) = challenges.issueAuthentication()
-        let assertion = authenticator.makeAssertion(
-            challenge: challenge, rpID: Self.rpID, origin: "https://evil.example")
+        let (id, challenge) = try await challenges.issueAuthentication()
+        let assertion = authenticator.makeAssertion(challenge: challenge, rpID: Self.rpID, origin: "https://evil.example")
         await assertThrows(.invalidCredentials, reason: "origin_mismatch") {
             _ = try await self.ceremonies.finishAuthentication(challengeID: id, response: assertion)
         }
         XCTAssertEqual(sessions, [])
         XCTAssertEqual(lastUse.pendingCount, 0)
         XCTAssertFalse(passkeys.state.withLock { $0.calls.contains(.completeSignIn) })
+        XCTAssertEqual(unconsumedChallenges, 0, "a failed sign-in's challenge is single-use too")
+        // The challenge is gone now: the right assertion for it is refused as unavailable.
+        let retry = authenticator.makeAssertion(challenge: challenge, rpID: Self.rpID, origin: Self.origin)
+        await assertThrows(.challengeUnavailable) {
+            _ = try await self.ceremonies.finishAuthentication(challengeID: id, response: retry)
+        }
+    }
+
+    func testAnAssertionOverAnotherChallengeIsAMismatchAndSpendsTheIssuedOne() async throws {
+        var authenticator = try await registered(zeroCounter: true)
+        let (id, _) = try await challenges.issueAuthentication()
+        let assertion = authenticator.makeAssertion(
+            challenge: SecureRandom().bytes(count: 32), rpID: Self.rpID, origin: Self.origin)
+        await assertThrows(.invalidCredentials, reason: "challenge_mismatch") {
+            _ = try await self.ceremonies.finishAuthentication(challengeID: id, response: assertion)
+        }
+        XCTAssertEqual(sessions, [])
+        XCTAssertEqual(unconsumedChallenges, 0)
+    }
+
+    func testAnUnavailableChallengeDecidesBeforeAFailedCheckOrAnUnknownPasskey() async throws {
+        var authenticator = try await registered(zeroCounter: true)
+        let (id, challenge) = try await challenges.issueAuthentication()
+        _ = try await challenges.consumeAuthentication(challengeID: id)
+        let wrongOrigin = authenticator.makeAssertion(challenge: challenge, rpID: Self.rpID, origin: "https://evil.example")
+        await assertThrows(.challengeUnavailable) {
+            _ = try await self.ceremonies.finishAuthentication(challengeID: id, response: wrongOrigin)
+        }
+        var stranger = SoftwareAuthenticator()
+        let unknown = stranger.makeAssertion(challenge: challenge, rpID: Self.rpID, origin: Self.origin)
+        await assertThrows(.challengeUnavailable) {
+            _ = try await self.ceremonies.finishAuthentication(challengeID: id, response: unknown)
+        }
+        let (fresh, freshChallenge) = try await challenges.issueAuthentication()
+        let unknownFresh = stranger.makeAssertion(challenge: freshChallenge, rpID: Self.rpID, origin: Self.origin)
+        await assertThrows(.invalidCredentials) {
+            _ = try await self.ceremonies.finishAuthentication(challengeID: fresh, response: unknownFresh)
+        }
+        XCTAssertEqual(unconsumedChallenges, 0)
     }
 
     func testAFailedWriteRecordsNoUseAndSaysTheChallengeIsSpent() async throws {
@@ -197,6 +222,7 @@ final class FinishAuthenticationTests: XCTestCase {
             XCTAssertEqual(sessions, [])
             XCTAssertEqual(stored(authenticator), before)
             XCTAssertEqual(lastUse.pendingCount, 0, "no last-use time for a sign-in that issued nothing")
+            XCTAssertEqual(unconsumedChallenges, 0, "the challenge is spent: the client must start again")
             XCTAssertTrue(log.lines.contains { $0.contains("reason=not_recorded") })
         }
     }
@@ -212,11 +238,12 @@ final class FinishAuthenticationTests: XCTestCase {
             passkeys.state.withLock { $0.calls.filter { $0 == .find }.count }, 2,
             "the first sign-in's read, then the cached second reads once again")
 
-        // Moved on at every attempt: refused as a concurrent use, nothing written.
-        passkeys.state.withLock { $0.movedOnCompletions = 2 }
+        // Moved on at every attempt (three): refused as a concurrent use, nothing written, the challenge spent.
+        passkeys.state.withLock { $0.movedOnCompletions = 3 }
         await assertThrows(.invalidCredentials) { _ = try await self.signIn(&authenticator) }
         XCTAssertEqual(sessions.count, 2)
         XCTAssertTrue(log.lines.contains { $0.contains("reason=concurrent_use") })
+        XCTAssertEqual(unconsumedChallenges, 0)
     }
 
     func testARemovedPasskeyIsRefusedEvenFromTheCache() async throws {

@@ -113,99 +113,130 @@ public struct PasskeyCeremonies: Sendable {
     }
 
     /// Verifies an assertion and issues its session. Unknown or removed credentials, a userHandle of another
-    /// account, and every failed check are `invalidCredentials` (with the WebAuthn reason where one applies).
+    /// account, and every failed check are `invalidCredentials` (with the WebAuthn reason where one applies); a
+    /// challenge that is unknown, expired or used is `challengeUnavailable`, whatever else is wrong.
     ///
-    /// Two round trips: the challenge is consumed (and, unless this replica used the passkey recently, its row
-    /// read) at once; after the check, one statement inserts the session from the passkey's row, only while that
-    /// row still has the sign count and backup state the check used, and records the use in the same commit when
-    /// the use changes them (`PasskeyUsage.changesSecurityState`). Otherwise the use's time goes to `lastUse`,
-    /// written within seconds. When the row has moved on (another sign-in, another replica's change) or is gone,
-    /// nothing is written and the sign-in is decided again from a fresh read (see `CredentialCache`).
+    /// One round trip when this replica used the passkey recently, else two: the assertion is checked first, against
+    /// the challenge its signed client data carries, and then one statement (`PasskeySignInRepository`) consumes the
+    /// challenge if it is that one, inserts the session from the passkey's row while that row still has the sign
+    /// count and backup state the check used, and records the use in the same commit when the use changes them
+    /// (`PasskeyUsage.changesSecurityState`); otherwise the use's time goes to `lastUse`, written within seconds.
+    /// When the row moved on (another sign-in, another replica's change) or is gone, nothing is written and the
+    /// sign-in is decided again from a fresh read (see `CredentialCache`). A sign-in that fails is still single-use:
+    /// its challenge is consumed on the way out.
     ///
-    /// So there is never a recorded use without a session. If that statement fails, the challenge is spent and
-    /// nothing else was written: the error (`unavailable`) tells the client to start the sign-in again.
+    /// So there is never a consumed challenge with a recorded use and no session. If the statement fails, nothing
+    /// was written, but the challenge is consumed so that it stays single-use, and the error (`unavailable`,
+    /// `challenge_spent`) tells the client to start the sign-in again.
     public func finishAuthentication(challengeID: ChallengeID, response: AuthenticationResponse) async throws -> SignIn {
-        let credentialID = CredentialID(response.credentialID)
-        let cached = credentialID.flatMap { credentials.credential($0) }
-        // Finding the credential does not depend on the challenge, so both round trips run at once; a failed
-        // consumption still decides the outcome first.
-        async let lookup: PasskeyCredentialWithOwner? = {
-            guard let credentialID, cached == nil else { return nil }
-            return try await passkeys.find(credentialID: credentialID)
-        }()
-        let challenge = try await challenges.consumeAuthentication(challengeID: challengeID)
-        var found = cached
-        if found == nil { found = try await lookup }
-        guard let credentialID, var stored = found else { throw unknownCredential() }
-        var fromCache = cached != nil
-        for attempt in 0..<2 {
+        guard let credentialID = CredentialID(response.credentialID) else {
+            try await spend(challengeID)
+            throw unknownCredential()
+        }
+        var fromCache = true
+        var found = credentials.credential(credentialID)
+        if found == nil {
+            fromCache = false
+            found = try await passkeys.find(credentialID: credentialID)
+        }
+        guard var stored = found else {
+            try await spend(challengeID)
+            throw unknownCredential()
+        }
+        for attempt in 0..<3 {
             if attempt > 0 {
                 credentials.remove(credentialID)
-                guard let fresh = try await passkeys.find(credentialID: credentialID) else { throw unknownCredential() }
+                guard let fresh = try await passkeys.find(credentialID: credentialID) else {
+                    try await spend(challengeID)
+                    throw unknownCredential()
+                }
                 stored = fresh
                 fromCache = false
             }
+            let accountID = stored.credential.accountID
             let verified: VerifiedAuthentication
-            switch verifyAssertion(response, challenge: challenge, against: stored) {
+            let signedChallenge: [UInt8]
+            switch verifyAssertion(response, against: stored) {
             case .success(let value):
-                verified = value
+                (verified, signedChallenge) = value
             case .failure(let error):
                 // A cached count can be ahead of the stored one only if another replica lowered it; read again.
                 if fromCache && error.code == .signCountRegressed { continue }
-                logger.info(
-                    "audit.sign_in_failed",
-                    ["method": "passkey", "reason": error.code.rawValue,
-                     "account.id": stored.credential.accountID.description])
-                throw DomainError(.invalidCredentials, "the passkey sign-in failed a check", reason: error.code.rawValue)
+                try await spend(challengeID)
+                throw signInFailed(error.code.rawValue, accountID: accountID)
             }
-            let accountID = stored.credential.accountID
             let (token, session) = sessions.newSession(accountID: accountID, method: .passkey)
             let usage = PasskeyUsage(
                 signCount: verified.newSignCount, backedUp: verified.backedUp, cloneWarning: verified.possiblyCloned,
                 usedAt: session.createdAt)
             let durable = usage.changesSecurityState(of: stored.credential)
-            let displayName: String?
+            let outcome: PasskeySignInOutcome
             do {
-                displayName = try await signIns.completeSignIn(
+                outcome = try await signIns.completeSignIn(
                     PasskeySignInRecord(
-                        credentialID: credentialID, expectedSignCount: stored.credential.signCount,
-                        expectedBackedUp: stored.credential.backedUp, usage: durable ? usage : nil, session: session))
+                        challengeID: challengeID, challenge: signedChallenge, credentialID: credentialID,
+                        expectedSignCount: stored.credential.signCount, expectedBackedUp: stored.credential.backedUp,
+                        usage: durable ? usage : nil, session: session))
             } catch {
                 logger.warning(
                     "audit.sign_in_failed",
                     ["method": "passkey", "reason": "not_recorded", "account.id": accountID.description,
                      "detail": String(describing: error)])
+                try? await spend(challengeID)
                 throw DomainError(
                     .unavailable, "The sign-in could not be recorded and its challenge is spent; start the sign-in again.",
                     reason: "challenge_spent")
             }
-            // Nothing was written: the row moved on since it was read (or is gone); decide again on what is stored.
-            guard let displayName else { continue }
-            if durable {
-                stored.credential.signCount = verified.newSignCount
-                stored.credential.backedUp = verified.backedUp
-                stored.credential.cloneWarning = stored.credential.cloneWarning || verified.possiblyCloned
-            } else {
-                lastUse.note(credentialID, at: usage.usedAt)
+            switch outcome {
+            case .signedIn(let displayName):
+                if durable {
+                    stored.credential.signCount = verified.newSignCount
+                    stored.credential.backedUp = verified.backedUp
+                    stored.credential.cloneWarning = stored.credential.cloneWarning || verified.possiblyCloned
+                } else {
+                    lastUse.note(credentialID, at: usage.usedAt)
+                }
+                stored.displayName = displayName
+                credentials.store(stored)
+                if verified.possiblyCloned {
+                    logger.warning("audit.passkey_clone_warning", ["account.id": accountID.description])
+                }
+                logger.info(
+                    "audit.sign_in_succeeded",
+                    ["method": "passkey", "account.id": accountID.description, "session.id": session.id.description])
+                return SignIn(
+                    accountID: accountID, credentialID: credentialID, userVerified: verified.userVerified,
+                    cloneWarning: verified.possiblyCloned,
+                    session: SessionIssuer.IssuedSession(token: token, session: session, displayName: displayName))
+            case .passkeyChanged:
+                // Nothing was written: decide again on what is stored now.
+                continue
+            case .challengeUnavailable:
+                // Used, expired or unknown; or another challenge than the one signed, which is consumed here.
+                try await spend(challengeID)
+                throw signInFailed(WebAuthnError.Code.challengeMismatch.rawValue, accountID: accountID)
+            case .concurrentUse:
+                credentials.remove(credentialID)
+                throw signInFailed("concurrent_use", accountID: accountID)
             }
-            stored.displayName = displayName
-            credentials.store(stored)
-            if verified.possiblyCloned {
-                logger.warning("audit.passkey_clone_warning", ["account.id": accountID.description])
-            }
-            logger.info(
-                "audit.sign_in_succeeded",
-                ["method": "passkey", "account.id": accountID.description, "session.id": session.id.description])
-            return SignIn(
-                accountID: accountID, credentialID: credentialID, userVerified: verified.userVerified,
-                cloneWarning: verified.possiblyCloned,
-                session: SessionIssuer.IssuedSession(token: token, session: session, displayName: displayName))
         }
         credentials.remove(credentialID)
-        logger.info(
-            "audit.sign_in_failed",
-            ["method": "passkey", "reason": "concurrent_use", "account.id": stored.credential.accountID.description])
-        throw DomainError(.invalidCredentials, "the passkey was used by another sign-in at the same moment; try again")
+        try await spend(challengeID)
+        throw signInFailed("concurrent_use", accountID: stored.credential.accountID)
+    }
+
+    /// Consumes the challenge of a sign-in that will not succeed, so it stays single-use. Throws
+    /// `challengeUnavailable` when it was unknown, expired or used: that decides the answer before any other failure.
+    private func spend(_ challengeID: ChallengeID) async throws {
+        _ = try await challenges.consumeAuthentication(challengeID: challengeID)
+    }
+
+    private func signInFailed(_ reason: String, accountID: AccountID) -> DomainError {
+        logger.info("audit.sign_in_failed", ["method": "passkey", "reason": reason, "account.id": accountID.description])
+        if reason == "concurrent_use" {
+            return DomainError(.invalidCredentials, "the passkey was used by another sign-in at the same moment; try again")
+        }
+        return DomainError(.invalidCredentials, "the passkey sign-in failed a check", reason: reason)
     }
 
     private func unknownCredential() -> DomainError {
@@ -213,26 +244,28 @@ public struct PasskeyCeremonies: Sendable {
         return DomainError(.invalidCredentials, "the passkey is not registered")
     }
 
-    /// §7.2 for one stored credential. Discoverable sign-in: the user handle is required and must be the
+    /// §7.2 for one stored credential, against the challenge the signed client data carries (the database then
+    /// requires it to be the stored one). Discoverable sign-in: the user handle is required and must be the
     /// credential's account's.
-    private func verifyAssertion(
-        _ response: AuthenticationResponse, challenge: [UInt8], against stored: PasskeyCredentialWithOwner
-    ) -> Result<VerifiedAuthentication, WebAuthnError> {
+    private func verifyAssertion(_ response: AuthenticationResponse, against stored: PasskeyCredentialWithOwner)
+        -> Result<(VerifiedAuthentication, challenge: [UInt8]), WebAuthnError>
+    {
         guard response.userHandle != nil else {
             return .failure(WebAuthnError(.userHandleMismatch, "userHandle is required for discoverable sign-in"))
         }
         do {
+            let signedChallenge = try ClientData(json: response.clientDataJSON).challenge
             let publicKey = try keys.key(for: stored.credential.publicKey)
-            return .success(
-                try authenticationVerifier.verify(
-                    response: response,
-                    expectation: AuthenticationExpectation(
-                        challenge: challenge, relyingPartyID: relyingPartyID, origins: origins,
-                        userVerification: userVerification),
-                    credential: StoredCredential(
-                        id: stored.credential.credentialID.bytes, publicKey: publicKey,
-                        userHandle: stored.userHandle.bytes, signCount: stored.credential.signCount,
-                        backupEligible: stored.credential.backupEligible)))
+            let verified = try authenticationVerifier.verify(
+                response: response,
+                expectation: AuthenticationExpectation(
+                    challenge: signedChallenge, relyingPartyID: relyingPartyID, origins: origins,
+                    userVerification: userVerification),
+                credential: StoredCredential(
+                    id: stored.credential.credentialID.bytes, publicKey: publicKey,
+                    userHandle: stored.userHandle.bytes, signCount: stored.credential.signCount,
+                    backupEligible: stored.credential.backupEligible))
+            return .success((verified, signedChallenge))
         } catch {
             return .failure(error)
         }

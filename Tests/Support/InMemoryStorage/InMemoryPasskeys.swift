@@ -2,17 +2,21 @@ import Domain
 import Foundation
 import Synchronization
 
-/// `passkey_credentials`, `accounts` (user handles and names) and `authentication_sessions` in memory, with the same
-/// rules as the Postgres repositories, for unit tests of the use cases. Any operation can be made to fail.
-public final class InMemoryPasskeys: PasskeyCredentialRepository, PasskeySignInRepository, Sendable {
+/// `passkey_credentials`, `accounts` (user handles and names), `passkey_authentication_challenges` and
+/// `authentication_sessions` in memory, with the same rules as the Postgres repositories, for unit tests of the use
+/// cases. Any operation can be made to fail.
+public final class InMemoryPasskeys: PasskeyCredentialRepository, PasskeySignInRepository,
+    AuthenticationChallengeRepository, Sendable
+{
     public enum Operation: Hashable, Sendable {
-        case find, completeSignIn, recordLastUse
+        case find, completeSignIn, recordLastUse, consumeChallenge
     }
 
     public struct State: Sendable {
         public var accounts: [AccountID: (handle: UserHandle, displayName: String)] = [:]
         public var credentials: [CredentialID: PasskeyCredential] = [:]
         public var sessions: [AuthenticationSession] = []
+        public var challenges: [ChallengeID: AuthenticationChallenge] = [:]
         /// Calls made, in order.
         public var calls: [Operation] = []
         /// Operations that throw `failure` until removed.
@@ -86,17 +90,22 @@ public final class InMemoryPasskeys: PasskeyCredentialRepository, PasskeySignInR
         }
     }
 
-    public func completeSignIn(_ record: PasskeySignInRecord) async throws -> String? {
+    public func completeSignIn(_ record: PasskeySignInRecord) async throws -> PasskeySignInOutcome {
         try enter(.completeSignIn)
         return state.withLock { state in
             if state.movedOnCompletions > 0 {
                 state.movedOnCompletions -= 1
-                return nil
+                return .passkeyChanged
             }
             guard var credential = state.credentials[record.credentialID],
                 credential.accountID == record.session.accountID, credential.signCount == record.expectedSignCount,
                 credential.backedUp == record.expectedBackedUp, let owner = state.accounts[credential.accountID]
-            else { return nil }
+            else { return .passkeyChanged }
+            guard var challenge = state.challenges[record.challengeID], challenge.consumedAt == nil,
+                challenge.expiresAt > Date(), challenge.challenge == record.challenge
+            else { return .challengeUnavailable }
+            challenge.consumedAt = Date()
+            state.challenges[record.challengeID] = challenge
             if let usage = record.usage {
                 credential.signCount = usage.signCount
                 credential.backedUp = usage.backedUp
@@ -105,7 +114,31 @@ public final class InMemoryPasskeys: PasskeyCredentialRepository, PasskeySignInR
                 state.credentials[record.credentialID] = credential
             }
             state.sessions.append(record.session)
-            return owner.displayName
+            return .signedIn(displayName: owner.displayName)
+        }
+    }
+
+    public func add(_ challenge: AuthenticationChallenge) async throws {
+        state.withLock { $0.challenges[challenge.id] = challenge }
+    }
+
+    public func consume(id: ChallengeID) async throws -> Consumption<AuthenticationChallenge> {
+        try enter(.consumeChallenge)
+        return state.withLock { state in
+            guard var challenge = state.challenges[id], challenge.consumedAt == nil, challenge.expiresAt > Date() else {
+                return .unavailable
+            }
+            challenge.consumedAt = Date()
+            state.challenges[id] = challenge
+            return .consumed(challenge)
+        }
+    }
+
+    public func deleteExpired(before cutoff: Date) async throws -> Int {
+        state.withLock { state in
+            let expired = state.challenges.values.filter { $0.expiresAt < cutoff }.map(\.id)
+            for id in expired { state.challenges[id] = nil }
+            return expired.count
         }
     }
 
