@@ -37,6 +37,13 @@ public enum WireType: UInt8, Sendable {
     case fixed32 = 5
 }
 
+/// A proto3 enum: a closed set whose wire form is a number. Zero is each enum's unspecified value, and it and
+/// numbers the program does not know read as nil.
+public protocol ProtobufEnum: Sendable {
+    init?(protobufValue: Int32)
+    var protobufValue: Int32 { get }
+}
+
 /// A message that can be written to and read from the protobuf wire format.
 public protocol ProtobufMessage: Sendable {
     /// An empty message (every field at its default).

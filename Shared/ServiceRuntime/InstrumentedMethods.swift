@@ -5,15 +5,16 @@ import Observability
 import Protobuf
 import ServiceContracts
 
-extension ServiceContext {
+extension ServiceContext: GRPCUnaryMethodMaker {
     /// A unary method whose handler works in domain terms: a thrown `DomainError` becomes its gRPC status with
     /// the `error-code` and `error-reason` trailers; any other error is logged and answered with a bare INTERNAL,
     /// so no detail leaks. Every call is counted and timed by method and outcome.
-    public func unary<Request: ProtobufMessage, Response: ProtobufMessage>(
-        _ path: String, _ handler: @escaping @Sendable (Request, ServerContext) async throws -> Response
+    public func unary<Request, Response>(
+        _ descriptor: GRPCMethodDescriptor<Request, Response>,
+        _ handler: @escaping @Sendable (Request, ServerContext) async throws -> Response
     ) -> GRPCUnaryMethod<Request, Response> {
-        let method = String(path.split(separator: "/").last ?? Substring(path))
-        return GRPCUnaryMethod(path: path) { [self] request, call in
+        let method = descriptor.name
+        return GRPCUnaryMethod(path: descriptor.path) { [self] request, call in
             let started = ContinuousClock.now
             var outcome = "ok"
             defer {

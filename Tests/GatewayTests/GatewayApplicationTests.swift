@@ -22,27 +22,36 @@ final class FakeBackends: ServiceBackends {
         (answers: [String: Answer], calls: [(path: String, bytes: [UInt8], idempotent: Bool)], serving: Bool)
     >(([:], [], true))
 
-    func answer(_ path: String, _ message: any ProtobufMessage) {
-        state.withLock { $0.answers[path] = .message(message) }
+    func answer<Request, Response>(_ method: GRPCMethodDescriptor<Request, Response>, _ message: Response) {
+        state.withLock { $0.answers[method.path] = .message(message) }
     }
-    func fail(_ path: String, _ error: DomainError) {
-        state.withLock { $0.answers[path] = .failure(ServiceErrors.rpcError(error)) }
+    func fail<Request, Response>(_ method: GRPCMethodDescriptor<Request, Response>, _ error: DomainError) {
+        state.withLock { $0.answers[method.path] = .failure(ServiceErrors.rpcError(error)) }
     }
-    func fail(_ path: String, _ error: RPCError) { state.withLock { $0.answers[path] = .failure(error) } }
+    func fail<Request, Response>(_ method: GRPCMethodDescriptor<Request, Response>, _ error: RPCError) {
+        state.withLock { $0.answers[method.path] = .failure(error) }
+    }
     func setServing(_ serving: Bool) { state.withLock { $0.serving = serving } }
 
     var paths: [String] { state.withLock { $0.calls.map(\.path) } }
 
-    func request<Message: ProtobufMessage>(_ path: String, as type: Message.Type = Message.self) throws -> Message {
-        let bytes = try XCTUnwrap(state.withLock { $0.calls.last { $0.path == path }?.bytes }, "no call to \(path)")
-        return try Message(serializedBytes: bytes)
+    func request<Request, Response>(
+        _ method: GRPCMethodDescriptor<Request, Response>, as type: Request.Type = Request.self
+    ) throws -> Request {
+        let bytes = try XCTUnwrap(
+            state.withLock { $0.calls.last { $0.path == method.path }?.bytes }, "no call to \(method.path)")
+        return try Request(serializedBytes: bytes)
     }
 
-    func wasIdempotent(_ path: String) -> Bool? { state.withLock { $0.calls.last { $0.path == path }?.idempotent } }
+    func wasIdempotent<Request, Response>(_ method: GRPCMethodDescriptor<Request, Response>) -> Bool? {
+        state.withLock { $0.calls.last { $0.path == method.path }?.idempotent }
+    }
 
-    func call<Request: ProtobufMessage, Response: ProtobufMessage>(
-        _ service: BackendService, path: String, request: Request, responseType: Response.Type, idempotent: Bool
+    func call<Request, Response>(
+        _ service: BackendService, _ method: GRPCMethodDescriptor<Request, Response>, _ request: Request,
+        idempotent: Bool
     ) async throws -> Response {
+        let path = method.path
         let answer = state.withLock { state -> Answer? in
             state.calls.append((path, request.serializedBytes(), idempotent))
             return state.answers[path]
@@ -104,7 +113,7 @@ final class GatewayApplicationTests: XCTestCase {
         try JSONReader.parse(response.body)
     }
 
-    func signedIn(method: String = "password", ageMilliseconds: Int64 = 1000) {
+    func signedIn(method: AuthenticationMethod = .password, ageMilliseconds: Int64 = 1000) {
         var info = SessionInfo()
         info.sessionID = "s-1"
         info.accountID = "acc-1"
@@ -271,7 +280,7 @@ final class GatewayApplicationTests: XCTestCase {
         var list = ListSessionsResponse()
         var summary = SessionSummary()
         summary.sessionID = "s-1"
-        summary.authenticationMethod = "password"
+        summary.authenticationMethod = .password
         summary.current = true
         list.sessions = [summary]
         backends.answer(SessionServiceMethods.listSessions, list)
@@ -358,28 +367,33 @@ final class GatewayApplicationTests: XCTestCase {
         var begin = BeginRegistrationResponse()
         begin.challengeID = "c-1"
         begin.challenge = Array(repeating: 3, count: 32)
-        begin.mode = "conditional"
+        begin.mode = .conditional
         backends.answer(ChallengeServiceMethods.beginRegistration, begin)
-        signedIn(method: "password", ageMilliseconds: 60_000)
+        signedIn(method: .password, ageMilliseconds: 60_000)
         let granted = await application.respond(
             to: post("/v1/passkeys/registrations", ["mode": "conditional"], token: "t"))
         XCTAssertEqual(granted.status, 200)
         XCTAssertEqual(try json(granted)["mediation"], "conditional")
         let sent = try backends.request(ChallengeServiceMethods.beginRegistration, as: BeginRegistrationRequest.self)
-        XCTAssertEqual(sent.mode, "conditional")
+        XCTAssertEqual(sent.mode, .conditional)
         XCTAssertEqual(sent.accountID, "acc-1")
-        XCTAssertEqual(sent.sessionAuthenticationMethod, "password")
+        XCTAssertEqual(sent.sessionAuthenticationMethod, .password)
         XCTAssertEqual(sent.sessionCreatedAtUnixMilliseconds, nowMilliseconds - 60_000)
 
-        for (method, age) in [("password", Int64(6 * 60_000)), ("passkey", Int64(1000))] {
-            signedIn(method: method, ageMilliseconds: age)
-            let refused = await application.respond(
-                to: post("/v1/passkeys/registrations", ["mode": "conditional"], token: "t"))
-            XCTAssertEqual(refused.status, 403, method)
-            XCTAssertEqual(try json(refused)["code"], "forbidden")
-        }
-        signedIn(method: "passkey")
-        begin.mode = "modal"
+        // challenge-service decides whether conditional mode is granted; its refusal reaches the app as it is.
+        backends.fail(
+            ChallengeServiceMethods.beginRegistration,
+            DomainError(.forbidden, "conditional registration needs a password sign-in from the last five minutes"))
+        signedIn(method: .passkey, ageMilliseconds: 1000)
+        let refused = await application.respond(
+            to: post("/v1/passkeys/registrations", ["mode": "conditional"], token: "t"))
+        XCTAssertEqual(refused.status, 403)
+        XCTAssertEqual(try json(refused)["code"], "forbidden")
+        XCTAssertEqual(
+            try json(refused)["detail"], "conditional registration needs a password sign-in from the last five minutes")
+        XCTAssertEqual(try backends.request(ChallengeServiceMethods.beginRegistration).sessionAuthenticationMethod, .passkey)
+        signedIn(method: .passkey)
+        begin.mode = .modal
         backends.answer(ChallengeServiceMethods.beginRegistration, begin)
         let modal = await application.respond(to: post("/v1/passkeys/registrations", nil, token: "t"))
         XCTAssertEqual(modal.status, 200)
@@ -518,7 +532,7 @@ final class GatewayApplicationTests: XCTestCase {
         XCTAssertEqual(try json(signedIn)["tokenType"], "Bearer")
         XCTAssertEqual(try json(signedIn)["accessToken"], .string(issuedSession.accessToken))
         XCTAssertEqual(try json(signedIn)["accountID"], .string(issuedSession.accountID))
-        XCTAssertEqual(Array(backends.paths.dropFirst(callsBefore)), [VerificationServiceMethods.finishAuthentication])
+        XCTAssertEqual(Array(backends.paths.dropFirst(callsBefore)), [VerificationServiceMethods.finishAuthentication.path])
         let sent = try backends.request(
             VerificationServiceMethods.finishAuthentication, as: FinishAuthenticationRequest.self)
         XCTAssertEqual(sent.credential?.userHandle, [7])

@@ -23,7 +23,7 @@ final class GatewayGRPCTests: XCTestCase {
             }())
         HealthService().register(on: server)
         server.register(
-            GRPCUnaryMethod(path: ChallengeServiceMethods.beginAuthentication) {
+            GRPCUnaryMethod(ChallengeServiceMethods.beginAuthentication) {
                 (_: BeginAuthenticationRequest, _: ServerContext) in
                 counter.add(name)
                 var response = BeginAuthenticationResponse()
@@ -35,7 +35,7 @@ final class GatewayGRPCTests: XCTestCase {
                 return response
             })
         server.register(
-            GRPCUnaryMethod(path: VerificationServiceMethods.finishAuthentication) {
+            GRPCUnaryMethod(VerificationServiceMethods.finishAuthentication) {
                 (request: FinishAuthenticationRequest, _: ServerContext) -> FinishAuthenticationResponse in
                 guard request.credential?.userHandle == [1, 2, 3] else {
                     throw ServiceErrors.rpcError(
@@ -46,7 +46,7 @@ final class GatewayGRPCTests: XCTestCase {
                 throw ServiceErrors.rpcError(DomainError(.challengeUnavailable, "used"))
             })
         server.register(
-            GRPCUnaryMethod(path: SessionServiceMethods.validateSession) {
+            GRPCUnaryMethod(SessionServiceMethods.validateSession) {
                 (request: ValidateSessionRequest, _: ServerContext) -> SessionInfo in
                 guard request.accessToken == "good" else {
                     throw ServiceErrors.rpcError(DomainError(.unauthenticated, "unknown token"))
@@ -54,7 +54,7 @@ final class GatewayGRPCTests: XCTestCase {
                 var info = SessionInfo()
                 info.sessionID = "s"
                 info.accountID = "a"
-                info.authenticationMethod = "passkey"
+                info.authenticationMethod = .passkey
                 return info
             })
         try server.start()

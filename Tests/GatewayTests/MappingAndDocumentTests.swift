@@ -79,7 +79,7 @@ final class ProblemMappingTests: XCTestCase {
 }
 
 final class ResponseDocumentTests: XCTestCase {
-    func registrationResponse(mode: String) -> BeginRegistrationResponse {
+    func registrationResponse(mode: RegistrationMode) -> BeginRegistrationResponse {
         var response = BeginRegistrationResponse()
         response.challengeID = "c-1"
         response.challenge = Array(repeating: 0xAB, count: 32)
@@ -100,7 +100,7 @@ final class ResponseDocumentTests: XCTestCase {
 
     func testCreationOptionsShape() throws {
         let document = try JSONReader.parse(
-            ResponseDocuments.registrationStart(registrationResponse(mode: "modal")).serialized())
+            ResponseDocuments.registrationStart(registrationResponse(mode: .modal)).serialized())
         for key in [
             "challengeID", "relyingPartyID", "userID", "userName", "displayName", "challenge", "expiresAt", "publicKey",
         ] {
@@ -130,7 +130,7 @@ final class ResponseDocumentTests: XCTestCase {
 
     func testConditionalModeAddsMediationBesidePublicKey() throws {
         let document = try JSONReader.parse(
-            ResponseDocuments.registrationStart(registrationResponse(mode: "conditional")).serialized())
+            ResponseDocuments.registrationStart(registrationResponse(mode: .conditional)).serialized())
         XCTAssertEqual(document["mediation"], "conditional")
         XCTAssertNil(document["publicKey"]?["mediation"])
     }

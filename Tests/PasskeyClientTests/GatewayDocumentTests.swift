@@ -35,7 +35,7 @@ final class GatewayDocumentTests: XCTestCase {
         excluded.id = [9]
         excluded.transports = ["internal"]
         registration.excludeCredentials = [excluded]
-        registration.mode = "conditional"
+        registration.mode = .conditional
         registration.timeoutMilliseconds = 300_000
         let start = try decode(PasskeyRegistrationStartOperation(), ResponseDocuments.registrationStart(registration))
         XCTAssertEqual(start.challengeID, "c-1")
@@ -90,7 +90,7 @@ final class GatewayDocumentTests: XCTestCase {
         var info = SessionInfo()
         info.sessionID = "s"
         info.accountID = "a"
-        info.authenticationMethod = "passkey"
+        info.authenticationMethod = .passkey
         info.createdAtUnixMilliseconds = milliseconds
         info.expiresAtUnixMilliseconds = milliseconds
         XCTAssertEqual(
@@ -100,7 +100,7 @@ final class GatewayDocumentTests: XCTestCase {
         var list = ListSessionsResponse()
         var summary = ServiceContracts.SessionSummary()
         summary.sessionID = "s"
-        summary.authenticationMethod = "password"
+        summary.authenticationMethod = .password
         summary.current = true
         list.sessions = [summary, summary]
         let sessions = try decode(SessionListOperation(), ResponseDocuments.sessions(list)).sessions

@@ -1,4 +1,5 @@
 import Domain
+import Foundation
 import GRPC
 import Protobuf
 import ServiceContracts
@@ -15,7 +16,7 @@ final class ServiceContractsTests: XCTestCase {
         descriptor.id = [7]
         descriptor.transports = ["usb", "", "internal"]
         response.excludeCredentials = [descriptor, CredentialDescriptor()]
-        response.mode = "conditional"
+        response.mode = .conditional
         let decoded = try BeginRegistrationResponse(serializedBytes: response.serializedBytes())
         XCTAssertEqual(decoded, response)
 
@@ -60,8 +61,111 @@ final class ServiceContractsTests: XCTestCase {
     }
 
     func testMethodPathsFollowTheProtoPackage() {
-        XCTAssertEqual(ChallengeServiceMethods.beginRegistration, "/passkey.v1.ChallengeService/BeginRegistration")
-        XCTAssertEqual(VerificationServiceMethods.finishAuthentication, "/passkey.v1.VerificationService/FinishAuthentication")
-        XCTAssertEqual(SessionServiceMethods.validateSession, "/passkey.v1.SessionService/ValidateSession")
+        XCTAssertEqual(ChallengeServiceMethods.beginRegistration.path, "/passkey.v1.ChallengeService/BeginRegistration")
+        XCTAssertEqual(
+            VerificationServiceMethods.finishAuthentication.path, "/passkey.v1.VerificationService/FinishAuthentication")
+        XCTAssertEqual(SessionServiceMethods.validateSession.path, "/passkey.v1.SessionService/ValidateSession")
+        XCTAssertEqual(SessionServiceMethods.validateSession.name, "ValidateSession")
+        XCTAssertEqual(ChallengeServiceMethods.paths.count, 3)
+        XCTAssertFalse(SessionServiceMethods.paths.contains("/passkey.v1.SessionService/CreateSession"))
+    }
+
+    func testEnumsAreTheDomainsWithTheirWireNumbersAndUnknownNumbersReadAsUnset() throws {
+        XCTAssertEqual(RegistrationMode.modal.protobufValue, 1)
+        XCTAssertEqual(RegistrationMode.conditional.protobufValue, 2)
+        XCTAssertEqual(AuthenticationMethod.password.protobufValue, 1)
+        XCTAssertEqual(AuthenticationMethod.passkey.protobufValue, 2)
+        for value in RegistrationMode.allCases { XCTAssertEqual(RegistrationMode(protobufValue: value.protobufValue), value) }
+        XCTAssertNil(RegistrationMode(protobufValue: 0), "zero is unspecified")
+
+        var request = BeginRegistrationRequest()
+        request.mode = .conditional
+        request.sessionAuthenticationMethod = .password
+        let decoded = try BeginRegistrationRequest(serializedBytes: request.serializedBytes())
+        XCTAssertEqual(decoded.mode, .conditional)
+        XCTAssertEqual(decoded.sessionAuthenticationMethod, .password)
+        XCTAssertNil(try BeginRegistrationRequest(serializedBytes: []).mode, "unset reads as nil")
+
+        // Field 5 (mode) = 7, a number this program does not know: unset, not an error.
+        XCTAssertNil(try BeginRegistrationRequest(serializedBytes: [0x28, 0x07]).mode)
+        // Field 2 was the mode as text; a sender that still writes it is read without the field.
+        let old: [UInt8] = [0x12, 0x0B] + Array("conditional".utf8)
+        XCTAssertNil(try BeginRegistrationRequest(serializedBytes: old).mode)
+    }
+
+    /// A method served or called with another message type must not compile: snippets are type-checked against the
+    /// built modules, one that uses the contracts rightly and one that mixes them up.
+    func testAMethodWithTheWrongMessageTypesDoesNotCompile() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let build = root.appendingPathComponent(".build/debug")
+        guard FileManager.default.fileExists(atPath: build.appendingPathComponent("Modules/ServiceContracts.swiftmodule").path)
+        else { throw XCTSkip("no debug build at \(build.path)") }
+        let right = """
+            import GRPC
+            import ServiceContracts
+            func call(_ caller: some GRPCUnaryCaller) async throws {
+                let _: BeginAuthenticationResponse = try await ChallengeServiceClient(caller)
+                    .beginAuthentication(BeginAuthenticationRequest())
+                let _: BeginAuthenticationResponse = try await caller.call(
+                    ChallengeServiceMethods.beginAuthentication, BeginAuthenticationRequest(), idempotent: false)
+            }
+            """
+        let wrong = """
+            import GRPC
+            import ServiceContracts
+            func wrongRequest(_ caller: some GRPCUnaryCaller) async throws {
+                _ = try await caller.call(ChallengeServiceMethods.beginRegistration, BeginAuthenticationRequest(), idempotent: false)
+            }
+            func wrongResponse(_ caller: some GRPCUnaryCaller) async throws {
+                let _: SessionInfo = try await caller.call(ChallengeServiceMethods.beginAuthentication, BeginAuthenticationRequest(), idempotent: false)
+            }
+            func wrongClientRequest(_ caller: some GRPCUnaryCaller) async throws {
+                _ = try await SessionServiceClient(caller).validateSession(BeginAuthenticationRequest())
+            }
+            struct WrongHandler: GRPCUnaryMethodMaker {
+                func unary<Request, Response>(
+                    _ method: GRPCMethodDescriptor<Request, Response>,
+                    _ handler: @escaping @Sendable (Request, ServerContext) async throws -> Response
+                ) -> GRPCUnaryMethod<Request, Response> { fatalError() }
+                func register(_ server: GRPCServer) {
+                    server.register(unary(SessionServiceMethods.validateSession) { (_: ValidateSessionRequest, _) in IssuedSession() })
+                }
+            }
+            """
+        let rightOutput = try typecheck(right, build: build, root: root)
+        XCTAssertEqual(rightOutput.status, 0, rightOutput.text)
+        let wrongOutput = try typecheck(wrong, build: build, root: root)
+        XCTAssertNotEqual(wrongOutput.status, 0)
+        for line in [4, 7, 10, 18] {
+            XCTAssertTrue(wrongOutput.text.contains("snippet.swift:\(line):"), "line \(line) compiled:\n\(wrongOutput.text)")
+        }
+    }
+
+    private func typecheck(_ source: String, build: URL, root: URL) throws -> (status: Int32, text: String) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("contracts-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("snippet.swift")
+        try source.write(to: file, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "swiftc", "-typecheck", "-I", build.appendingPathComponent("Modules").path,
+            "-Xcc", "-fmodule-map-file=\(root.path)/Shared/COpenSSL/module.modulemap",
+            "-Xcc", "-fmodule-map-file=\(root.path)/Shared/CNGHTTP2/module.modulemap",
+            "-Xcc", "-fmodule-map-file=\(build.path)/CNetworkIO.build/module.modulemap",
+            "-Xcc", "-I\(root.path)/Shared/CNetworkIO/include", file.path,
+        ]
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = "/opt/swift/usr/bin:" + (environment["PATH"] ?? "/usr/bin:/bin")
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 }

@@ -4,8 +4,8 @@ import GRPC
 import ServiceContracts
 import ServiceRuntime
 
-/// challenge-service's gRPC surface.
-public struct ChallengeService: Sendable {
+/// challenge-service's gRPC surface: `passkey.v1.ChallengeService`, translated to `ChallengeUseCases` calls.
+public struct ChallengeService: ChallengeServiceHandler {
     let useCases: ChallengeUseCases
     let relyingParty: ChallengeUseCases.RelyingParty
     /// The `timeout` the options suggest to clients, in milliseconds.
@@ -17,66 +17,63 @@ public struct ChallengeService: Sendable {
         self.timeoutMilliseconds = timeoutMilliseconds
     }
 
-    public func register(on server: GRPCServer, context: ServiceContext) {
-        server.register(
-            context.unary(ChallengeServiceMethods.beginRegistration) { (request: BeginRegistrationRequest, _) in
-                let mode: RegistrationMode
-                switch request.mode {
-                case "", "modal": mode = .modal
-                case "conditional": mode = .conditional
-                default: throw DomainError(.invalidRequest, "mode must be modal or conditional")
-                }
-                let issued = try await useCases.beginRegistration(
-                    accountID: try RequestFields.accountID(request.accountID), mode: mode,
-                    sessionMethod: AuthenticationMethod(rawValue: request.sessionAuthenticationMethod),
-                    sessionCreatedAt: request.sessionCreatedAtUnixMilliseconds == 0
-                        ? nil : Date(unixMilliseconds: request.sessionCreatedAtUnixMilliseconds))
-                var response = BeginRegistrationResponse()
-                response.challengeID = issued.challenge.id.description
-                response.challenge = issued.challenge.challenge
-                response.expiresAtUnixMilliseconds = issued.challenge.expiresAt.unixMilliseconds
-                response.relyingPartyID = relyingParty.id
-                response.relyingPartyName = relyingParty.name
-                response.userHandle = issued.account.userHandle.bytes
-                response.userName = issued.userName
-                response.userDisplayName = issued.account.displayName
-                response.excludeCredentials = issued.excludeCredentials.map { credential in
-                    var descriptor = CredentialDescriptor()
-                    descriptor.id = credential.credentialID.bytes
-                    descriptor.transports = credential.transports
-                    return descriptor
-                }
-                response.mode = mode.rawValue
-                response.timeoutMilliseconds = timeoutMilliseconds
-                return response
-            })
-        server.register(
-            context.unary(ChallengeServiceMethods.beginAccountRegistration) {
-                (request: BeginAccountRegistrationRequest, _) in
-                let registration = try await useCases.beginAccountRegistration(
-                    email: request.email, displayName: request.displayName)
-                var response = BeginAccountRegistrationResponse()
-                response.registrationID = registration.id.description
-                response.challenge = registration.challenge
-                response.expiresAtUnixMilliseconds = registration.expiresAt.unixMilliseconds
-                response.relyingPartyID = relyingParty.id
-                response.relyingPartyName = relyingParty.name
-                response.userHandle = registration.userHandle.bytes
-                response.userName = registration.email ?? registration.displayName ?? ""
-                response.userDisplayName = registration.displayName ?? registration.email ?? ""
-                response.timeoutMilliseconds = timeoutMilliseconds
-                return response
-            })
-        server.register(
-            context.unary(ChallengeServiceMethods.beginAuthentication) { (_: BeginAuthenticationRequest, _) in
-                let challenge = try await useCases.beginAuthentication()
-                var response = BeginAuthenticationResponse()
-                response.challengeID = challenge.id.description
-                response.challenge = challenge.challenge
-                response.expiresAtUnixMilliseconds = challenge.expiresAt.unixMilliseconds
-                response.relyingPartyID = relyingParty.id
-                response.timeoutMilliseconds = timeoutMilliseconds
-                return response
-            })
+    public func beginRegistration(_ request: BeginRegistrationRequest, context: ServerContext) async throws
+        -> BeginRegistrationResponse
+    {
+        let mode = request.mode ?? .modal
+        let issued = try await useCases.beginRegistration(
+            accountID: try RequestFields.accountID(request.accountID), mode: mode,
+            sessionMethod: request.sessionAuthenticationMethod,
+            sessionCreatedAt: request.sessionCreatedAtUnixMilliseconds == 0
+                ? nil : Date(unixMilliseconds: request.sessionCreatedAtUnixMilliseconds))
+        var response = BeginRegistrationResponse()
+        response.challengeID = issued.challenge.id.description
+        response.challenge = issued.challenge.challenge
+        response.expiresAtUnixMilliseconds = issued.challenge.expiresAt.unixMilliseconds
+        response.relyingPartyID = relyingParty.id
+        response.relyingPartyName = relyingParty.name
+        response.userHandle = issued.account.userHandle.bytes
+        response.userName = issued.userName
+        response.userDisplayName = issued.account.displayName
+        response.excludeCredentials = issued.excludeCredentials.map { credential in
+            var descriptor = CredentialDescriptor()
+            descriptor.id = credential.credentialID.bytes
+            descriptor.transports = credential.transports
+            return descriptor
+        }
+        response.mode = mode
+        response.timeoutMilliseconds = timeoutMilliseconds
+        return response
+    }
+
+    public func beginAccountRegistration(_ request: BeginAccountRegistrationRequest, context: ServerContext)
+        async throws -> BeginAccountRegistrationResponse
+    {
+        let registration = try await useCases.beginAccountRegistration(
+            email: request.email, displayName: request.displayName)
+        var response = BeginAccountRegistrationResponse()
+        response.registrationID = registration.id.description
+        response.challenge = registration.challenge
+        response.expiresAtUnixMilliseconds = registration.expiresAt.unixMilliseconds
+        response.relyingPartyID = relyingParty.id
+        response.relyingPartyName = relyingParty.name
+        response.userHandle = registration.userHandle.bytes
+        response.userName = registration.email ?? registration.displayName ?? ""
+        response.userDisplayName = registration.displayName ?? registration.email ?? ""
+        response.timeoutMilliseconds = timeoutMilliseconds
+        return response
+    }
+
+    public func beginAuthentication(_ request: BeginAuthenticationRequest, context: ServerContext) async throws
+        -> BeginAuthenticationResponse
+    {
+        let challenge = try await useCases.beginAuthentication()
+        var response = BeginAuthenticationResponse()
+        response.challengeID = challenge.id.description
+        response.challenge = challenge.challenge
+        response.expiresAtUnixMilliseconds = challenge.expiresAt.unixMilliseconds
+        response.relyingPartyID = relyingParty.id
+        response.timeoutMilliseconds = timeoutMilliseconds
+        return response
     }
 }

@@ -19,7 +19,7 @@ await ServiceMain.run(name: "challenge-service", listen: \.challengeServiceListe
     ChallengeService(
         useCases: useCases, relyingParty: relyingParty,
         timeoutMilliseconds: Int64(context.configuration.challengeLifetime * 1000)
-    ).register(on: server, context: context)
+    ).register(on: server, using: context)
     // Every replica sweeps; the deletes are idempotent.
     Task.detached {
         while !Task.isCancelled {

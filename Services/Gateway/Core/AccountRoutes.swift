@@ -14,9 +14,7 @@ extension GatewayApplication {
         request.email = body.email
         request.password = body.password
         request.displayName = body.displayName
-        let response = try await call(
-            .session, SessionServiceMethods.createPasswordAccount, request, CreatePasswordAccountResponse.self,
-            context: context)
+        let response = try await sessionService(context).createPasswordAccount(request)
         audit("audit.account.created", context, accountID: response.accountID, [("method", "password")])
         return Self.json(201, ["accountID": .string(response.accountID)])
     }
@@ -30,8 +28,7 @@ extension GatewayApplication {
         request.email = body.email
         request.password = body.password
         do {
-            let issued = try await call(
-                .session, SessionServiceMethods.signInWithPassword, request, IssuedSession.self, context: context)
+            let issued = try await sessionService(context).signInWithPassword(request)
             audit("audit.sign_in.succeeded", context, accountID: issued.accountID, [("method", "password")])
             return Self.json(200, ResponseDocuments.session(issued))
         } catch let problem as APIProblem {
@@ -56,8 +53,7 @@ extension GatewayApplication {
         var request = RevokeSessionRequest()
         request.accountID = session.accountID
         request.sessionID = session.sessionID
-        _ = try await call(
-            .session, SessionServiceMethods.revokeSession, request, RevokeSessionResponse.self, context: context)
+        _ = try await sessionService(context).revokeSession(request)
         audit("audit.session.revoked", context, accountID: session.accountID, [("session.id", session.sessionID)])
         return Self.noContent
     }
@@ -67,9 +63,7 @@ extension GatewayApplication {
         var request = ListSessionsRequest()
         request.accountID = session.accountID
         request.currentSessionID = session.sessionID
-        let list = try await call(
-            .session, SessionServiceMethods.listSessions, request, ListSessionsResponse.self, context: context,
-            idempotent: true)
+        let list = try await sessionService(context).listSessions(request, idempotent: true)
         return Self.json(200, ResponseDocuments.sessions(list))
     }
 
@@ -79,8 +73,7 @@ extension GatewayApplication {
         var request = RevokeSessionRequest()
         request.accountID = session.accountID
         request.sessionID = sessionID
-        _ = try await call(
-            .session, SessionServiceMethods.revokeSession, request, RevokeSessionResponse.self, context: context)
+        _ = try await sessionService(context).revokeSession(request)
         audit("audit.session.revoked", context, accountID: session.accountID, [("session.id", sessionID)])
         return Self.noContent
     }
@@ -89,9 +82,7 @@ extension GatewayApplication {
         let session = try await authenticate(context)
         var request = GetAccountRequest()
         request.accountID = session.accountID
-        let summary = try await call(
-            .session, SessionServiceMethods.getAccount, request, AccountSummary.self, context: context,
-            idempotent: true)
+        let summary = try await sessionService(context).getAccount(request, idempotent: true)
         return Self.json(200, ResponseDocuments.account(summary))
     }
 
@@ -99,9 +90,7 @@ extension GatewayApplication {
         let session = try await authenticate(context)
         var request = ListCredentialsRequest()
         request.accountID = session.accountID
-        let list = try await call(
-            .verification, VerificationServiceMethods.listCredentials, request, ListCredentialsResponse.self,
-            context: context, idempotent: true)
+        let list = try await verificationService(context).listCredentials(request, idempotent: true)
         return Self.json(200, ResponseDocuments.passkeys(list))
     }
 
@@ -113,9 +102,7 @@ extension GatewayApplication {
         request.accountID = session.accountID
         request.credentialID = credentialID
         request.name = body.name
-        let info = try await call(
-            .verification, VerificationServiceMethods.renameCredential, request, PasskeyCredentialInfo.self,
-            context: context)
+        let info = try await verificationService(context).renameCredential(request)
         return Self.json(200, ResponseDocuments.passkey(info))
     }
 
@@ -125,9 +112,7 @@ extension GatewayApplication {
         var request = RemoveCredentialRequest()
         request.accountID = session.accountID
         request.credentialID = credentialID
-        _ = try await call(
-            .verification, VerificationServiceMethods.removeCredential, request, RemoveCredentialResponse.self,
-            context: context)
+        _ = try await verificationService(context).removeCredential(request)
         audit(
             "audit.passkey.removed", context, accountID: session.accountID,
             [("credential.id", Base64URL.encode(credentialID))])

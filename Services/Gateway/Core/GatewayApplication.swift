@@ -14,8 +14,6 @@ import Synchronization
 
 /// Settings of the gateway's own behavior (the deployment's settings are ``ServerConfiguration``).
 public struct GatewaySettings: Sendable {
-    /// How recent a password sign-in must be for conditional registration (Automatic Passkey Upgrade).
-    public var conditionalRegistrationWindowMilliseconds: Int64 = 5 * 60 * 1000
     /// The wall clock in Unix milliseconds.
     public var now: @Sendable () -> Int64 = { unixMillisecondsNow() }
     /// The monotonic clock the rate limiters use, in seconds.
@@ -259,9 +257,7 @@ public final class GatewayApplication: HTTPResponder {
         }
         var request = ValidateSessionRequest()
         request.accessToken = token
-        return try await call(
-            .session, SessionServiceMethods.validateSession, request, SessionInfo.self, context: context,
-            idempotent: true)
+        return try await sessionService(context).validateSession(request, idempotent: true)
     }
 
     /// The token of `Authorization: Bearer <token>` (scheme case-insensitive); nil when absent or malformed.
@@ -295,13 +291,29 @@ public final class GatewayApplication: HTTPResponder {
     }
 
     /// One call to a service, with metrics; a failure becomes the API problem apps see.
-    func call<Request: ProtobufMessage, Response: ProtobufMessage>(
-        _ service: BackendService, _ path: String, _ request: Request, _ responseType: Response.Type,
-        context: RequestContext, idempotent: Bool = false, ceremony: Ceremony? = nil
+    /// A typed client of challenge-service for one request's calls (see `BackendCaller`).
+    func challengeService(_ context: RequestContext) -> ChallengeServiceClient<BackendCaller> {
+        ChallengeServiceClient(BackendCaller(application: self, service: .challenge, context: context, ceremony: nil))
+    }
+
+    /// A typed client of verification-service for one request's calls; `ceremony` says how a failed check reads.
+    func verificationService(_ context: RequestContext, ceremony: Ceremony? = nil) -> VerificationServiceClient<BackendCaller> {
+        VerificationServiceClient(
+            BackendCaller(application: self, service: .verification, context: context, ceremony: ceremony))
+    }
+
+    /// A typed client of session-service for one request's calls.
+    func sessionService(_ context: RequestContext) -> SessionServiceClient<BackendCaller> {
+        SessionServiceClient(BackendCaller(application: self, service: .session, context: context, ceremony: nil))
+    }
+
+    /// Calls a service for a request: counted and timed by service, method and outcome, a failure logged (rate
+    /// limited) and mapped to the problem apps see.
+    func call<Request, Response>(
+        _ service: BackendService, _ descriptor: GRPCMethodDescriptor<Request, Response>, _ request: Request,
+        context: RequestContext, idempotent: Bool, ceremony: Ceremony?
     ) async throws -> Response {
-        // The method name after the path's last "/", found by byte: Character-wise splitting costs more than the rest
-        // of the call's bookkeeping.
-        let method = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[path.utf8.index(after: $0)...]) } ?? path
+        let method = descriptor.name
         let started = monotonicSeconds()
         func record(_ outcome: String) {
             metrics.increment(
@@ -312,8 +324,7 @@ public final class GatewayApplication: HTTPResponder {
                 labels: ["service": service.rawValue, "method": method], monotonicSeconds() - started)
         }
         do {
-            let response = try await backends.call(
-                service, path: path, request: request, responseType: responseType, idempotent: idempotent)
+            let response = try await backends.call(service, descriptor, request, idempotent: idempotent)
             record("ok")
             return response
         } catch let error as RPCError {
@@ -370,5 +381,21 @@ public final class GatewayApplication: HTTPResponder {
                 ("content-type", "application/json"), ("cache-control", cacheable ? "public, max-age=300" : "no-store"),
             ]),
             body: bytes)
+    }
+}
+
+/// The calls one request makes to one service, through the gateway's bookkeeping: what the generated typed clients
+/// (`ChallengeServiceClient`, …) call through.
+struct BackendCaller: GRPCUnaryCaller {
+    let application: GatewayApplication
+    let service: BackendService
+    let context: RequestContext
+    let ceremony: Ceremony?
+
+    func call<Request, Response>(
+        _ method: GRPCMethodDescriptor<Request, Response>, _ request: Request, idempotent: Bool
+    ) async throws -> Response {
+        try await application.call(
+            service, method, request, context: context, idempotent: idempotent, ceremony: ceremony)
     }
 }

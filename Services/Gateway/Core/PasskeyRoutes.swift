@@ -12,26 +12,14 @@ extension GatewayApplication {
     func beginRegistration(_ context: RequestContext) async throws -> HTTPResponse {
         let session = try await authenticate(context)
         let body = try RegistrationStartBody(context.jsonBody(emptyAllowed: true))
-        if body.mode == .conditional {
-            let age = settings.now() - session.createdAtUnixMilliseconds
-            // A little negative age is clock skew between the session service and this host, not a session from
-            // the future.
-            guard session.authenticationMethod == "password", age > -30_000,
-                age < settings.conditionalRegistrationWindowMilliseconds
-            else {
-                throw APIProblem(
-                    status: 403, code: DomainError.Code.forbidden.rawValue,
-                    detail: "Conditional registration needs a password sign-in from the last five minutes.")
-            }
-        }
+        // Whether conditional mode is granted (a password sign-in moments ago) is challenge-service's decision,
+        // stored with the challenge; the gateway vouches for the session it validated.
         var request = BeginRegistrationRequest()
         request.accountID = session.accountID
-        request.mode = body.mode.rawValue
+        request.mode = body.mode
         request.sessionAuthenticationMethod = session.authenticationMethod
         request.sessionCreatedAtUnixMilliseconds = session.createdAtUnixMilliseconds
-        var response = try await call(
-            .challenge, ChallengeServiceMethods.beginRegistration, request, BeginRegistrationResponse.self,
-            context: context)
+        var response = try await challengeService(context).beginRegistration(request)
         if response.timeoutMilliseconds <= 0 {
             response.timeoutMilliseconds = milliseconds(configuration.challengeLifetime)
         }
@@ -46,9 +34,7 @@ extension GatewayApplication {
         request.accountID = session.accountID
         request.challengeID = body.challengeID
         request.credential = body.credential
-        let info = try await call(
-            .verification, VerificationServiceMethods.finishRegistration, request, PasskeyCredentialInfo.self,
-            context: context, ceremony: .registration)
+        let info = try await verificationService(context, ceremony: .registration).finishRegistration(request)
         audit(
             "audit.passkey.registered", context, accountID: session.accountID,
             [
@@ -67,9 +53,7 @@ extension GatewayApplication {
         var request = BeginAccountRegistrationRequest()
         request.email = body.email ?? ""
         request.displayName = body.displayName ?? ""
-        var response = try await call(
-            .challenge, ChallengeServiceMethods.beginAccountRegistration, request,
-            BeginAccountRegistrationResponse.self, context: context)
+        var response = try await challengeService(context).beginAccountRegistration(request)
         if response.timeoutMilliseconds <= 0 {
             response.timeoutMilliseconds = milliseconds(configuration.accountRegistrationLifetime)
         }
@@ -84,9 +68,7 @@ extension GatewayApplication {
         request.email = body.email ?? ""
         request.displayName = body.displayName ?? ""
         request.credential = body.credential
-        let response = try await call(
-            .verification, VerificationServiceMethods.finishAccountRegistration, request,
-            FinishAccountRegistrationResponse.self, context: context, ceremony: .registration)
+        let response = try await verificationService(context, ceremony: .registration).finishAccountRegistration(request)
         audit("audit.account.created", context, accountID: response.accountID, [("method", "passkey")])
         audit(
             "audit.passkey.registered", context, accountID: response.accountID,
@@ -98,9 +80,7 @@ extension GatewayApplication {
 
     func beginAuthentication(_ context: RequestContext) async throws -> HTTPResponse {
         _ = try context.jsonBody(emptyAllowed: true)
-        var response = try await call(
-            .challenge, ChallengeServiceMethods.beginAuthentication, BeginAuthenticationRequest(),
-            BeginAuthenticationResponse.self, context: context)
+        var response = try await challengeService(context).beginAuthentication(BeginAuthenticationRequest())
         if response.timeoutMilliseconds <= 0 {
             response.timeoutMilliseconds = milliseconds(configuration.challengeLifetime)
         }
@@ -115,9 +95,7 @@ extension GatewayApplication {
         request.credential = body.credential
         let verified: FinishAuthenticationResponse
         do {
-            verified = try await call(
-                .verification, VerificationServiceMethods.finishAuthentication, request,
-                FinishAuthenticationResponse.self, context: context, ceremony: .authentication)
+            verified = try await verificationService(context, ceremony: .authentication).finishAuthentication(request)
         } catch let problem as APIProblem {
             if problem.status != 503 {
                 audit(

@@ -1,3 +1,4 @@
+import Domain
 import Encoding
 import HTTPMessages
 import JSON
@@ -128,13 +129,7 @@ public struct PasswordSignInBody: Sendable, Equatable {
 /// `{mode?}` for starting to add a passkey.
 public struct RegistrationStartBody: Sendable, Equatable {
     /// How the app will ask for the passkey.
-    public enum Mode: String, Sendable {
-        case modal
-        case conditional
-    }
-
-    /// The mode asked for.
-    public var mode: Mode
+    public var mode: RegistrationMode
 
     /// Reads the body; `mode` defaults to modal.
     public init(_ body: JSONBody) throws(APIProblem) {
@@ -142,7 +137,7 @@ public struct RegistrationStartBody: Sendable, Equatable {
             mode = .modal
             return
         }
-        guard let mode = Mode(rawValue: text) else {
+        guard let mode = RegistrationMode(rawValue: text) else {
             throw .invalidRequest("mode must be \"modal\" or \"conditional\".")
         }
         self.mode = mode

@@ -1,3 +1,4 @@
+import Domain
 import Encoding
 import JSON
 import ServiceContracts
@@ -57,10 +58,10 @@ public enum ResponseDocuments {
             "displayName": .string(response.userDisplayName),
             "challenge": .string(Base64URL.encode(response.challenge)),
             "expiresAt": .string(timestamp(unixMilliseconds: response.expiresAtUnixMilliseconds)),
-            "mode": .string(response.mode.isEmpty ? "modal" : response.mode),
+            "mode": .string((response.mode ?? .modal).rawValue),
             "publicKey": creationOptions(response),
         ]
-        if response.mode == "conditional" { object["mediation"] = "conditional" }
+        if response.mode == .conditional { object["mediation"] = "conditional" }
         return .object(object)
     }
 
@@ -127,7 +128,7 @@ public enum ResponseDocuments {
             "sessionID": .string(info.sessionID),
             "accountID": .string(info.accountID),
             "displayName": .string(info.displayName),
-            "authenticationMethod": .string(info.authenticationMethod),
+            "authenticationMethod": .string(info.authenticationMethod?.rawValue ?? "unknown"),
             "createdAt": .string(timestamp(unixMilliseconds: info.createdAtUnixMilliseconds)),
             "expiresAt": .string(timestamp(unixMilliseconds: info.expiresAtUnixMilliseconds)),
         ]
@@ -140,7 +141,7 @@ public enum ResponseDocuments {
                 list.sessions.map { session in
                     [
                         "sessionID": .string(session.sessionID),
-                        "authenticationMethod": .string(session.authenticationMethod),
+                        "authenticationMethod": .string(session.authenticationMethod?.rawValue ?? "unknown"),
                         "createdAt": .string(timestamp(unixMilliseconds: session.createdAtUnixMilliseconds)),
                         "expiresAt": .string(timestamp(unixMilliseconds: session.expiresAtUnixMilliseconds)),
                         "current": .boolean(session.current),
@@ -150,7 +151,7 @@ public enum ResponseDocuments {
     }
 
     /// `200` of `GET /v1/account`.
-    public static func account(_ summary: AccountSummary) -> JSONValue {
+    public static func account(_ summary: ServiceContracts.AccountSummary) -> JSONValue {
         [
             "accountID": .string(summary.accountID),
             "displayName": .string(summary.displayName),

@@ -17,10 +17,11 @@ public enum BackendService: String, Sendable, CaseIterable {
 /// How the gateway reaches the services: one unary call at a time, and a health check per service. The real
 /// implementation is ``GRPCServiceBackends``; tests may give any other.
 public protocol ServiceBackends: Sendable {
-    /// Calls `path` on `service`; throws ``RPCError`` when the call does not end with OK.
+    /// Calls `method` on `service`; throws ``RPCError`` when the call does not end with OK.
     /// - Parameter idempotent: whether the call may be retried on another replica after it may have run.
-    func call<Request: ProtobufMessage, Response: ProtobufMessage>(
-        _ service: BackendService, path: String, request: Request, responseType: Response.Type, idempotent: Bool
+    func call<Request, Response>(
+        _ service: BackendService, _ method: GRPCMethodDescriptor<Request, Response>, _ request: Request,
+        idempotent: Bool
     ) async throws -> Response
 
     /// Whether `service` answers a `grpc.health.v1.Health/Check` with SERVING.
@@ -101,13 +102,13 @@ public final class GRPCServiceBackends: ServiceBackends {
         for client in clients.values { client.close() }
     }
 
-    public func call<Request: ProtobufMessage, Response: ProtobufMessage>(
-        _ service: BackendService, path: String, request: Request, responseType: Response.Type, idempotent: Bool
+    public func call<Request, Response>(
+        _ service: BackendService, _ method: GRPCMethodDescriptor<Request, Response>, _ request: Request,
+        idempotent: Bool
     ) async throws -> Response {
         guard let client = clients[service] else { throw RPCError(code: .unavailable, message: "no client") }
-        return try await client.unary(
-            path: path, request: request, responseType: responseType, deadline: settings.deadline,
-            idempotent: idempotent)
+        return try await GRPCDeadlineCaller(client: client, deadline: settings.deadline)
+            .call(method, request, idempotent: idempotent)
     }
 
     public func isServing(_ service: BackendService) async -> Bool {

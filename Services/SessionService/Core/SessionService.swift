@@ -4,71 +4,75 @@ import GRPC
 import ServiceContracts
 import ServiceRuntime
 
-/// session-service's gRPC surface: translates the contract's messages to `SessionUseCases` calls.
-public struct SessionService: Sendable {
+/// session-service's gRPC surface: `passkey.v1.SessionService`, translated to `SessionUseCases` calls.
+public struct SessionService: SessionServiceHandler {
     let useCases: SessionUseCases
 
     public init(useCases: SessionUseCases) { self.useCases = useCases }
 
-    /// Registers every method of `passkey.v1.SessionService` on `server`.
-    public func register(on server: GRPCServer, context: ServiceContext) {
-        server.register(
-            context.unary(SessionServiceMethods.createPasswordAccount) {
-                (request: CreatePasswordAccountRequest, _) in
-                let id = try await useCases.createPasswordAccount(
-                    email: request.email, password: request.password, displayName: request.displayName)
-                var response = CreatePasswordAccountResponse()
-                response.accountID = id.description
-                return response
-            })
-        server.register(
-            context.unary(SessionServiceMethods.signInWithPassword) { (request: SignInWithPasswordRequest, _) in
-                IssuedSession(try await useCases.signInWithPassword(email: request.email, password: request.password))
-            })
-        server.register(
-            context.unary(SessionServiceMethods.validateSession) { (request: ValidateSessionRequest, _) in
-                let (session, displayName) = try await useCases.validate(token: request.accessToken)
-                var info = SessionInfo()
-                info.sessionID = session.id.description
-                info.accountID = session.accountID.description
-                info.displayName = displayName
-                info.authenticationMethod = session.authenticationMethod.rawValue
-                info.createdAtUnixMilliseconds = session.createdAt.unixMilliseconds
-                info.expiresAtUnixMilliseconds = session.expiresAt.unixMilliseconds
-                return info
-            })
-        server.register(
-            context.unary(SessionServiceMethods.revokeSession) { (request: RevokeSessionRequest, _) in
-                try await useCases.revoke(
-                    sessionID: try RequestFields.sessionID(request.sessionID),
-                    of: try RequestFields.accountID(request.accountID))
-                return RevokeSessionResponse()
-            })
-        server.register(
-            context.unary(SessionServiceMethods.listSessions) { (request: ListSessionsRequest, _) in
-                let sessions = try await useCases.liveSessions(of: try RequestFields.accountID(request.accountID))
-                var response = ListSessionsResponse()
-                response.sessions = sessions.map { session in
-                    var summary = SessionSummary()
-                    summary.sessionID = session.id.description
-                    summary.authenticationMethod = session.authenticationMethod.rawValue
-                    summary.createdAtUnixMilliseconds = session.createdAt.unixMilliseconds
-                    summary.expiresAtUnixMilliseconds = session.expiresAt.unixMilliseconds
-                    summary.current = session.id.description == request.currentSessionID.lowercased()
-                    return summary
-                }
-                return response
-            })
-        server.register(
-            context.unary(SessionServiceMethods.getAccount) { (request: GetAccountRequest, _) in
-                let summary = try await useCases.summary(of: try RequestFields.accountID(request.accountID))
-                var response = AccountSummary()
-                response.accountID = summary.account.id.description
-                response.displayName = summary.account.displayName
-                response.emails = summary.emails
-                response.hasPassword = summary.hasPassword
-                response.passkeyCount = Int32(clamping: summary.passkeyCount)
-                return response
-            })
+    public func createPasswordAccount(_ request: CreatePasswordAccountRequest, context: ServerContext) async throws
+        -> CreatePasswordAccountResponse
+    {
+        let id = try await useCases.createPasswordAccount(
+            email: request.email, password: request.password, displayName: request.displayName)
+        var response = CreatePasswordAccountResponse()
+        response.accountID = id.description
+        return response
+    }
+
+    public func signInWithPassword(_ request: SignInWithPasswordRequest, context: ServerContext) async throws
+        -> IssuedSession
+    {
+        IssuedSession(try await useCases.signInWithPassword(email: request.email, password: request.password))
+    }
+
+    public func validateSession(_ request: ValidateSessionRequest, context: ServerContext) async throws -> SessionInfo {
+        let (session, displayName) = try await useCases.validate(token: request.accessToken)
+        var info = SessionInfo()
+        info.sessionID = session.id.description
+        info.accountID = session.accountID.description
+        info.displayName = displayName
+        info.authenticationMethod = session.authenticationMethod
+        info.createdAtUnixMilliseconds = session.createdAt.unixMilliseconds
+        info.expiresAtUnixMilliseconds = session.expiresAt.unixMilliseconds
+        return info
+    }
+
+    public func revokeSession(_ request: RevokeSessionRequest, context: ServerContext) async throws
+        -> RevokeSessionResponse
+    {
+        try await useCases.revoke(
+            sessionID: try RequestFields.sessionID(request.sessionID), of: try RequestFields.accountID(request.accountID))
+        return RevokeSessionResponse()
+    }
+
+    public func listSessions(_ request: ListSessionsRequest, context: ServerContext) async throws
+        -> ListSessionsResponse
+    {
+        let sessions = try await useCases.liveSessions(of: try RequestFields.accountID(request.accountID))
+        var response = ListSessionsResponse()
+        response.sessions = sessions.map { session in
+            var summary = SessionSummary()
+            summary.sessionID = session.id.description
+            summary.authenticationMethod = session.authenticationMethod
+            summary.createdAtUnixMilliseconds = session.createdAt.unixMilliseconds
+            summary.expiresAtUnixMilliseconds = session.expiresAt.unixMilliseconds
+            summary.current = session.id.description == request.currentSessionID.lowercased()
+            return summary
+        }
+        return response
+    }
+
+    public func getAccount(_ request: GetAccountRequest, context: ServerContext) async throws
+        -> ServiceContracts.AccountSummary
+    {
+        let summary = try await useCases.summary(of: try RequestFields.accountID(request.accountID))
+        var response = ServiceContracts.AccountSummary()
+        response.accountID = summary.account.id.description
+        response.displayName = summary.account.displayName
+        response.emails = summary.emails
+        response.hasPassword = summary.hasPassword
+        response.passkeyCount = Int32(clamping: summary.passkeyCount)
+        return response
     }
 }

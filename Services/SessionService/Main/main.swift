@@ -11,5 +11,5 @@ await ServiceMain.run(name: "session-service", listen: \.sessionServiceListen) {
         accounts: context.storage.accounts, passwords: context.storage.passwordCredentials,
         sessions: context.storage.sessions, hashing: hashing, random: SecureRandom(),
         sessionLifetime: context.configuration.sessionLifetime, logger: context.logger)
-    SessionService(useCases: useCases).register(on: server, context: context)
+    SessionService(useCases: useCases).register(on: server, using: context)
 }

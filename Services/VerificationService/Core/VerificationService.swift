@@ -6,73 +6,80 @@ import ServiceContracts
 import ServiceRuntime
 import WebAuthn
 
-/// verification-service's gRPC surface.
-public struct VerificationService: Sendable {
+/// verification-service's gRPC surface: `passkey.v1.VerificationService`, translated to `PasskeyCeremonies` calls.
+public struct VerificationService: VerificationServiceHandler {
     let ceremonies: PasskeyCeremonies
 
     public init(ceremonies: PasskeyCeremonies) { self.ceremonies = ceremonies }
 
-    public func register(on server: GRPCServer, context: ServiceContext) {
-        server.register(
-            context.unary(VerificationServiceMethods.finishRegistration) { (request: FinishRegistrationRequest, _) in
-                let credential = try await ceremonies.finishRegistration(
-                    accountID: try RequestFields.accountID(request.accountID),
-                    challengeID: try RequestFields.challengeID(request.challengeID),
-                    response: try Self.registrationResponse(request.credential))
-                return Self.info(credential)
-            })
-        server.register(
-            context.unary(VerificationServiceMethods.finishAccountRegistration) {
-                (request: FinishAccountRegistrationRequest, _) in
-                let account = try await ceremonies.finishAccountRegistration(
-                    registrationID: try RequestFields.registrationID(request.registrationID), email: request.email,
-                    displayName: request.displayName, response: try Self.registrationResponse(request.credential))
-                var response = FinishAccountRegistrationResponse()
-                response.accountID = account.id.description
-                response.displayName = account.displayName
-                return response
-            })
-        server.register(
-            context.unary(VerificationServiceMethods.finishAuthentication) { (request: FinishAuthenticationRequest, _) in
-                guard let credential = request.credential else {
-                    throw DomainError(.invalidRequest, "credential is required")
-                }
-                let signIn = try await ceremonies.finishAuthentication(
-                    challengeID: try RequestFields.challengeID(request.challengeID),
-                    response: AuthenticationResponse(
-                        credentialID: credential.credentialID, clientDataJSON: credential.clientDataJSON,
-                        authenticatorData: credential.authenticatorData, signature: credential.signature,
-                        userHandle: credential.userHandle.isEmpty ? nil : credential.userHandle))
-                var response = FinishAuthenticationResponse()
-                response.accountID = signIn.accountID.description
-                response.credentialID = signIn.credentialID.bytes
-                response.userVerified = signIn.userVerified
-                response.cloneWarning = signIn.cloneWarning
-                response.session = IssuedSession(signIn.session)
-                return response
-            })
-        server.register(
-            context.unary(VerificationServiceMethods.listCredentials) { (request: ListCredentialsRequest, _) in
-                var response = ListCredentialsResponse()
-                response.credentials = try await ceremonies.credentials(
-                    of: try RequestFields.accountID(request.accountID)
-                ).map(Self.info)
-                return response
-            })
-        server.register(
-            context.unary(VerificationServiceMethods.renameCredential) { (request: RenameCredentialRequest, _) in
-                Self.info(
-                    try await ceremonies.rename(
-                        credentialID: try RequestFields.credentialID(request.credentialID),
-                        of: try RequestFields.accountID(request.accountID), to: request.name))
-            })
-        server.register(
-            context.unary(VerificationServiceMethods.removeCredential) { (request: RemoveCredentialRequest, _) in
-                try await ceremonies.remove(
-                    credentialID: try RequestFields.credentialID(request.credentialID),
-                    of: try RequestFields.accountID(request.accountID))
-                return RemoveCredentialResponse()
-            })
+    public func finishRegistration(_ request: FinishRegistrationRequest, context: ServerContext) async throws
+        -> PasskeyCredentialInfo
+    {
+        let credential = try await ceremonies.finishRegistration(
+            accountID: try RequestFields.accountID(request.accountID),
+            challengeID: try RequestFields.challengeID(request.challengeID),
+            response: try Self.registrationResponse(request.credential))
+        return Self.info(credential)
+    }
+
+    public func finishAccountRegistration(_ request: FinishAccountRegistrationRequest, context: ServerContext)
+        async throws -> FinishAccountRegistrationResponse
+    {
+        let account = try await ceremonies.finishAccountRegistration(
+            registrationID: try RequestFields.registrationID(request.registrationID), email: request.email,
+            displayName: request.displayName, response: try Self.registrationResponse(request.credential))
+        var response = FinishAccountRegistrationResponse()
+        response.accountID = account.id.description
+        response.displayName = account.displayName
+        return response
+    }
+
+    public func finishAuthentication(_ request: FinishAuthenticationRequest, context: ServerContext) async throws
+        -> FinishAuthenticationResponse
+    {
+        guard let credential = request.credential else {
+            throw DomainError(.invalidRequest, "credential is required")
+        }
+        let signIn = try await ceremonies.finishAuthentication(
+            challengeID: try RequestFields.challengeID(request.challengeID),
+            response: AuthenticationResponse(
+                credentialID: credential.credentialID, clientDataJSON: credential.clientDataJSON,
+                authenticatorData: credential.authenticatorData, signature: credential.signature,
+                userHandle: credential.userHandle.isEmpty ? nil : credential.userHandle))
+        var response = FinishAuthenticationResponse()
+        response.accountID = signIn.accountID.description
+        response.credentialID = signIn.credentialID.bytes
+        response.userVerified = signIn.userVerified
+        response.cloneWarning = signIn.cloneWarning
+        response.session = IssuedSession(signIn.session)
+        return response
+    }
+
+    public func listCredentials(_ request: ListCredentialsRequest, context: ServerContext) async throws
+        -> ListCredentialsResponse
+    {
+        var response = ListCredentialsResponse()
+        response.credentials = try await ceremonies.credentials(of: try RequestFields.accountID(request.accountID))
+            .map(Self.info)
+        return response
+    }
+
+    public func renameCredential(_ request: RenameCredentialRequest, context: ServerContext) async throws
+        -> PasskeyCredentialInfo
+    {
+        Self.info(
+            try await ceremonies.rename(
+                credentialID: try RequestFields.credentialID(request.credentialID),
+                of: try RequestFields.accountID(request.accountID), to: request.name))
+    }
+
+    public func removeCredential(_ request: RemoveCredentialRequest, context: ServerContext) async throws
+        -> RemoveCredentialResponse
+    {
+        try await ceremonies.remove(
+            credentialID: try RequestFields.credentialID(request.credentialID),
+            of: try RequestFields.accountID(request.accountID))
+        return RemoveCredentialResponse()
     }
 
     static func registrationResponse(_ credential: RegistrationCredential?) throws -> RegistrationResponse {

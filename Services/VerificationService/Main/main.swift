@@ -19,7 +19,7 @@ await ServiceMain.run(name: "verification-service", listen: \.verificationServic
         sessions: SessionIssuer(random: SecureRandom(), lifetime: configuration.sessionLifetime), lastUse: lastUse,
         relyingPartyID: configuration.relyingPartyID, origins: OriginPolicy(allowedOrigins: configuration.origins),
         logger: context.logger)
-    VerificationService(ceremonies: ceremonies).register(on: server, context: context)
+    VerificationService(ceremonies: ceremonies).register(on: server, using: context)
     // Cancelled once the server has drained, so the last batch is written before the process ends.
     context.background { await lastUse.run() }
 }
