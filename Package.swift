@@ -123,7 +123,7 @@ let serviceTargets: [Target] = [
         path: "Shared/ServiceRuntime"),
     .target(
         name: "ChallengeServiceCore",
-        dependencies: ["Crypto", "Domain", "GRPC", "Observability", "ServiceContracts", "ServiceRuntime"],
+        dependencies: ["Crypto", "Domain", "GRPC", "Observability", "ServiceContracts"],
         path: "Services/ChallengeService/Core"),
     .executableTarget(
         name: "challenge-service", dependencies: ["ChallengeServiceCore", "Crypto", "ServiceRuntime"],
@@ -131,8 +131,7 @@ let serviceTargets: [Target] = [
     .target(
         name: "VerificationServiceCore",
         dependencies: [
-            "Crypto", "Domain", "Encoding", "GRPC", "Observability", "ServiceContracts", "ServiceRuntime",
-            "SessionIssuance", "WebAuthn",
+            "Crypto", "Domain", "Encoding", "GRPC", "Observability", "ServiceContracts", "SessionIssuance", "WebAuthn",
         ],
         path: "Services/VerificationService/Core"),
     .target(name: "InMemoryStorage", dependencies: ["Domain"], path: "Tests/Support/InMemoryStorage"),
@@ -152,7 +151,7 @@ let serviceTargets: [Target] = [
     .target(
         name: "SessionServiceCore",
         dependencies: [
-            "Crypto", "Domain", "Encoding", "GRPC", "Observability", "PasswordHashing", "ServiceContracts", "ServiceRuntime",
+            "Crypto", "Domain", "Encoding", "GRPC", "Observability", "PasswordHashing", "ServiceContracts",
             "SessionIssuance",
         ],
         path: "Services/SessionService/Core"),
@@ -184,7 +183,7 @@ let serviceTargets: [Target] = [
         ],
         path: "Tests/GatewayTests"),
     .target(
-        name: "ServiceContracts", dependencies: ["Domain", "GRPC", "Protobuf"],
+        name: "ServiceContracts", dependencies: ["Domain", "Encoding", "GRPC", "Protobuf", "SessionIssuance"],
         path: "Shared/ServiceContracts"),
     .executableTarget(
         name: "passkey-signin-load", dependencies: ["Encoding", "JSON", "SoftwareAuthenticator", "WebAuthn"],

@@ -2,7 +2,6 @@ import Domain
 import Foundation
 import GRPC
 import ServiceContracts
-import ServiceRuntime
 
 /// challenge-service's gRPC surface: `passkey.v1.ChallengeService`, translated to `ChallengeUseCases` calls.
 public struct ChallengeService: ChallengeServiceHandler {

@@ -2,7 +2,6 @@ import Domain
 import Foundation
 import GRPC
 import ServiceContracts
-import ServiceRuntime
 
 /// session-service's gRPC surface: `passkey.v1.SessionService`, translated to `SessionUseCases` calls.
 public struct SessionService: SessionServiceHandler {

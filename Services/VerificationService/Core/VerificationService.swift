@@ -3,7 +3,6 @@ import Encoding
 import Foundation
 import GRPC
 import ServiceContracts
-import ServiceRuntime
 import WebAuthn
 
 /// verification-service's gRPC surface: `passkey.v1.VerificationService`, translated to `PasskeyCeremonies` calls.

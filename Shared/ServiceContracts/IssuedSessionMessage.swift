@@ -1,5 +1,4 @@
 import Foundation
-import ServiceContracts
 import SessionIssuance
 
 extension IssuedSession {
