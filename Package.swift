@@ -171,6 +171,7 @@ let serviceTargets: [Target] = [
             "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTP1", "HTTP2", "HTTPMessages",
             "HTTPServer",
             "JSON", "NameResolution", "NetworkIO", "Observability", "Protobuf", "RateLimiting", "ServiceContracts",
+            "WebAuthn",
         ],
         path: "Services/Gateway/Core", resources: [.copy("Web")]),
     .executableTarget(
@@ -179,7 +180,7 @@ let serviceTargets: [Target] = [
         name: "GatewayTests",
         dependencies: [
             "GatewayCore", "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTP2", "HTTPMessages", "HTTPServer", "JSON",
-            "NetworkIO", "Observability", "ServiceContracts",
+            "NetworkIO", "Observability", "ServiceContracts", "WebAuthn",
         ],
         path: "Tests/GatewayTests"),
     .target(

@@ -14,3 +14,22 @@ public struct DisplayName: Hashable, Sendable {
         self.value = trimmed
     }
 }
+
+extension DisplayName {
+    /// The name in `text`, or `invalidRequest` naming `field`: the one rule every service applies to a name a
+    /// client sent.
+    public static func validated(_ text: String, field: String = "displayName") throws(DomainError) -> DisplayName {
+        guard let name = DisplayName(text) else {
+            throw DomainError(.invalidRequest, "\(field) must be 1 to \(DisplayName.maximumLength) characters")
+        }
+        return name
+    }
+
+    /// nil for a missing or empty `text`, otherwise as `validated(_:field:)`.
+    public static func validatedIfPresent(_ text: String?, field: String = "displayName") throws(DomainError)
+        -> DisplayName?
+    {
+        guard let text, !text.isEmpty else { return nil }
+        return try validated(text, field: field)
+    }
+}

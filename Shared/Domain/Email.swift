@@ -22,3 +22,22 @@ public struct EmailAddress: Hashable, Sendable {
         self.normalized = trimmed.lowercased()
     }
 }
+
+extension EmailAddress {
+    /// The address in `text`, or `invalidRequest` naming `field`: the one rule every service applies to an email
+    /// a client sent.
+    public static func validated(_ text: String, field: String = "email") throws(DomainError) -> EmailAddress {
+        guard let email = EmailAddress(text) else {
+            throw DomainError(.invalidRequest, "\(field) is not a valid email address")
+        }
+        return email
+    }
+
+    /// nil for a missing or empty `text`, otherwise as `validated(_:field:)`.
+    public static func validatedIfPresent(_ text: String?, field: String = "email") throws(DomainError)
+        -> EmailAddress?
+    {
+        guard let text, !text.isEmpty else { return nil }
+        return try validated(text, field: field)
+    }
+}

@@ -24,8 +24,13 @@ extension ServiceContext: GRPCUnaryMethodMaker {
                     "rpc_server_duration_seconds", help: "Time spent handling RPCs.",
                     labels: ["service": name, "method": method, "outcome": outcome], seconds)
             }
+            // Bounded: the gateway sends a request ID of at most 128 characters and an address; anything longer is
+            // not ours and is dropped rather than logged.
+            let audit = AuditContext(
+                requestID: call.metadata[AuditContext.requestIDKey].flatMap { $0.utf8.count <= 128 ? $0 : nil },
+                clientAddress: call.metadata[AuditContext.clientAddressKey].flatMap { $0.utf8.count <= 64 ? $0 : nil })
             do {
-                return try await handler(request, call)
+                return try await AuditContext.$current.withValue(audit) { try await handler(request, call) }
             } catch let error as DomainError {
                 outcome = error.code.rawValue
                 if error.code == .unavailable {

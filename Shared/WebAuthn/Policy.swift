@@ -54,8 +54,8 @@ public struct RegistrationExpectation: Sendable {
     /// An expectation; by default UV is preferred, the create call was modal and the usual algorithms were offered.
     public init(
         challenge: [UInt8], relyingPartyID: String, origins: OriginPolicy,
-        userVerification: UserVerificationRequirement = .preferred, mediation: RegistrationMediation = .modal,
-        allowedAlgorithms: [Int] = COSEAlgorithm.defaultAllowed
+        userVerification: UserVerificationRequirement = CeremonyOptions.standard.userVerification,
+        mediation: RegistrationMediation = .modal, allowedAlgorithms: [Int] = CeremonyOptions.standard.algorithms
     ) {
         self.challenge = challenge
         self.relyingPartyID = relyingPartyID
@@ -161,4 +161,34 @@ public struct StoredCredential: Sendable {
         self.signCount = signCount
         self.backupEligible = backupEligible
     }
+}
+
+/// What this relying party asks of passkeys and checks when they are registered and used: the algorithms offered in
+/// `pubKeyCredParams` (and the only ones a registration may use), user verification, resident keys and attestation
+/// conveyance. The options that start a ceremony and the verifier that finishes it read this one value, so they
+/// cannot disagree.
+public struct CeremonyOptions: Sendable {
+    /// COSE algorithms in order of preference.
+    public var algorithms: [Int]
+    public var userVerification: UserVerificationRequirement
+    /// `residentKey` of `authenticatorSelection`: passkeys are discoverable credentials.
+    public var residentKeyRequired: Bool
+    /// `attestation` conveyance: `none` (the verifier still checks any statement an authenticator sends).
+    public var attestation: String
+
+    public init(
+        algorithms: [Int], userVerification: UserVerificationRequirement, residentKeyRequired: Bool, attestation: String
+    ) {
+        self.algorithms = algorithms
+        self.userVerification = userVerification
+        self.residentKeyRequired = residentKeyRequired
+        self.attestation = attestation
+    }
+
+    /// ES256 first (every platform authenticator), then EdDSA and RS256 (Windows Hello), then the rest the verifier
+    /// supports; user verification preferred (required would lock out security keys without a PIN); discoverable
+    /// credentials required; no attestation asked for.
+    public static let standard = CeremonyOptions(
+        algorithms: [-7, -8, -257] + COSEAlgorithm.defaultAllowed.filter { ![-7, -8, -257].contains($0) },
+        userVerification: .preferred, residentKeyRequired: true, attestation: "none")
 }

@@ -43,7 +43,7 @@ final class ResilienceTests: XCTestCase {
         XCTAssertEqual(created.status, 201, created.description)
         for _ in 0..<10 { await assertEqual(try await flows.signInWithPasskey(&authenticator).status, 200) }
         for replica in stack.verification {
-            XCTAssertTrue(replica.log.contains("audit.sign_in_succeeded"), "a replica took no sign-in:\n\(replica.log)")
+            XCTAssertTrue(replica.log.contains("audit.sign_in.succeeded"), "a replica took no sign-in:\n\(replica.log)")
         }
     }
 

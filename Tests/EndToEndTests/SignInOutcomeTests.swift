@@ -1,3 +1,4 @@
+import Encoding
 import Foundation
 import PasskeyClient
 import Postgres
@@ -141,5 +142,25 @@ final class SignInOutcomeTests: XCTestCase {
         let afterStop = try await stored(authenticator, in: stack)
         let flushed = try XCTUnwrap(afterStop.lastUsedAt)
         XCTAssertGreaterThan(flushed, lastUsedAt, "the drained replica left its last batch unwritten")
+    }
+
+    func testEachAuditEventIsLoggedOnceByTheServiceThatDecidesItWithTheRequestsOrigin() async throws {
+        let stack = try await Stack()
+        defer { Task { await stack.tearDown() } }
+        let flows = Flows(stack)
+        var authenticator = try await passkeyUser(flows, zeroCounter: true)
+        let signedIn = try await flows.signInWithPasskey(&authenticator)
+        XCTAssertEqual(signedIn.status, 200, signedIn.description)
+        let requestID = try XCTUnwrap(signedIn.headers["x-request-id"])
+        let lines = stack.verification[0].log.split(separator: "\n").filter {
+            $0.contains("event=audit.sign_in.succeeded")
+        }
+        XCTAssertEqual(lines.count, 1, "\(lines)")
+        let line = try XCTUnwrap(lines.first)
+        XCTAssertTrue(line.contains("request.id=\(requestID)"), String(line))
+        XCTAssertTrue(line.contains("client.address=127.0.0.1"), String(line))
+        XCTAssertTrue(line.contains("credential.id=\(Base64URL.encode(authenticator.credentialID))"), String(line))
+        XCTAssertFalse(stack.gateway.log.contains("event=audit."), "the gateway logged an audit event")
+        XCTAssertFalse(stack.verification[0].log.contains("audit.sign_in_"), "an old spelling is still logged")
     }
 }

@@ -6,6 +6,7 @@ import GRPC
 import GatewayCore
 import JSON
 import ServiceContracts
+import WebAuthn
 import XCTest
 
 final class ProblemMappingTests: XCTestCase {
@@ -117,7 +118,10 @@ final class ResponseDocumentTests: XCTestCase {
         XCTAssertEqual(options["challenge"], document["challenge"])
         XCTAssertFalse(options["challenge"]!.stringValue!.contains("="))
         let algorithms = options["pubKeyCredParams"]?.arrayValue?.compactMap { $0["alg"]?.numberValue }
-        XCTAssertEqual(algorithms, [-7, -8, -257])
+        // The verifier's own list, ES256 first: what is offered is exactly what a registration may use.
+        XCTAssertEqual(algorithms?.map { Int($0) }, CeremonyOptions.standard.algorithms)
+        XCTAssertEqual(algorithms?.prefix(3).map { Int($0) }, [-7, -8, -257])
+        XCTAssertEqual(Set(CeremonyOptions.standard.algorithms), Set(COSEAlgorithm.defaultAllowed))
         XCTAssertTrue(options["pubKeyCredParams"]!.arrayValue!.allSatisfy { $0["type"] == "public-key" })
         XCTAssertEqual(options["timeout"], 300_000)
         XCTAssertEqual(

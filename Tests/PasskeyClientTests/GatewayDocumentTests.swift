@@ -45,7 +45,7 @@ final class GatewayDocumentTests: XCTestCase {
         XCTAssertEqual(start.mode, .conditional)
         XCTAssertEqual(start.mediation, "conditional")
         XCTAssertEqual(start.publicKey.rp.id, "example.com")
-        XCTAssertEqual(start.publicKey.pubKeyCredParams.map(\.alg), ResponseDocuments.algorithms)
+        XCTAssertEqual(start.publicKey.pubKeyCredParams.map(\.alg), ResponseDocuments.options.algorithms)
         XCTAssertEqual(start.publicKey.excludeCredentials.first?.id, Data([9]))
         XCTAssertEqual(start.options.mode, .conditional)
         XCTAssertEqual(start.options.excludedCredentialIDs, [Data([9])])

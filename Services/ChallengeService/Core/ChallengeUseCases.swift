@@ -84,20 +84,8 @@ public struct ChallengeUseCases: Sendable {
     public func beginAccountRegistration(email rawEmail: String?, displayName rawName: String?) async throws
         -> AccountRegistration
     {
-        var email: EmailAddress?
-        if let rawEmail, !rawEmail.isEmpty {
-            guard let parsed = EmailAddress(rawEmail) else {
-                throw DomainError(.invalidRequest, "email is not a valid email address")
-            }
-            email = parsed
-        }
-        var displayName: DisplayName?
-        if let rawName, !rawName.isEmpty {
-            guard let parsed = DisplayName(rawName) else {
-                throw DomainError(.invalidRequest, "displayName must be 1 to \(DisplayName.maximumLength) characters")
-            }
-            displayName = parsed
-        }
+        let email = try EmailAddress.validatedIfPresent(rawEmail)
+        let displayName = try DisplayName.validatedIfPresent(rawName)
         guard let handle = UserHandle(random.bytes(count: 32)) else {
             throw DomainError(.unavailable, "no random user handle")
         }

@@ -15,7 +15,6 @@ extension GatewayApplication {
         request.password = body.password
         request.displayName = body.displayName
         let response = try await sessionService(context).createPasswordAccount(request)
-        audit("audit.account.created", context, accountID: response.accountID, [("method", "password")])
         return Self.json(201, ["accountID": .string(response.accountID)])
     }
 
@@ -27,18 +26,8 @@ extension GatewayApplication {
         var request = SignInWithPasswordRequest()
         request.email = body.email
         request.password = body.password
-        do {
-            let issued = try await sessionService(context).signInWithPassword(request)
-            audit("audit.sign_in.succeeded", context, accountID: issued.accountID, [("method", "password")])
-            return Self.json(200, ResponseDocuments.session(issued))
-        } catch let problem as APIProblem {
-            if problem.status != 503 {
-                audit(
-                    "audit.sign_in.failed", context, accountID: nil,
-                    [("method", "password"), ("reason", problem.reason ?? problem.code)])
-            }
-            throw problem
-        }
+        let issued = try await sessionService(context).signInWithPassword(request)
+        return Self.json(200, ResponseDocuments.session(issued))
     }
 
     // MARK: - The signed-in account
@@ -54,7 +43,6 @@ extension GatewayApplication {
         request.accountID = session.accountID
         request.sessionID = session.sessionID
         _ = try await sessionService(context).revokeSession(request)
-        audit("audit.session.revoked", context, accountID: session.accountID, [("session.id", session.sessionID)])
         return Self.noContent
     }
 
@@ -74,7 +62,6 @@ extension GatewayApplication {
         request.accountID = session.accountID
         request.sessionID = sessionID
         _ = try await sessionService(context).revokeSession(request)
-        audit("audit.session.revoked", context, accountID: session.accountID, [("session.id", sessionID)])
         return Self.noContent
     }
 
@@ -113,9 +100,6 @@ extension GatewayApplication {
         request.accountID = session.accountID
         request.credentialID = credentialID
         _ = try await verificationService(context).removeCredential(request)
-        audit(
-            "audit.passkey.removed", context, accountID: session.accountID,
-            [("credential.id", Base64URL.encode(credentialID))])
         return Self.noContent
     }
 

@@ -324,7 +324,12 @@ public final class GatewayApplication: HTTPResponder {
                 labels: ["service": service.rawValue, "method": method], monotonicSeconds() - started)
         }
         do {
-            let response = try await backends.call(service, descriptor, request, idempotent: idempotent)
+            // The services log the audit events they decide, with where the request came from.
+            var metadata = Metadata()
+            metadata.add(AuditContext.requestIDKey, context.requestID)
+            metadata.add(AuditContext.clientAddressKey, context.clientAddress)
+            let response = try await backends.call(
+                service, descriptor, request, idempotent: idempotent, metadata: metadata)
             record("ok")
             return response
         } catch let error as RPCError {
@@ -356,15 +361,6 @@ public final class GatewayApplication: HTTPResponder {
             record("error")
             throw APIProblem.internalError
         }
-    }
-
-    func audit(_ event: String, _ context: RequestContext, accountID: String?, _ extra: [(String, String)]) {
-        var fields = [
-            ("request.id", context.requestID), ("route", context.route), ("client.address", context.clientAddress),
-        ]
-        if let accountID, !accountID.isEmpty { fields.append(("account.id", accountID)) }
-        fields.append(contentsOf: extra)
-        logger.log(.info, event, fields: fields)
     }
 
     /// 204 for a change that worked; never cached.

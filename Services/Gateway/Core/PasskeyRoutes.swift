@@ -34,15 +34,7 @@ extension GatewayApplication {
         request.accountID = session.accountID
         request.challengeID = body.challengeID
         request.credential = body.credential
-        let info = try await verificationService(context, ceremony: .registration).finishRegistration(request)
-        audit(
-            "audit.passkey.registered", context, accountID: session.accountID,
-            [
-                (
-                    "credential.id",
-                    Base64URL.encode(info.credentialID.isEmpty ? body.credential.credentialID : info.credentialID)
-                )
-            ])
+        _ = try await verificationService(context, ceremony: .registration).finishRegistration(request)
         return Self.noContent
     }
 
@@ -69,10 +61,6 @@ extension GatewayApplication {
         request.displayName = body.displayName ?? ""
         request.credential = body.credential
         let response = try await verificationService(context, ceremony: .registration).finishAccountRegistration(request)
-        audit("audit.account.created", context, accountID: response.accountID, [("method", "passkey")])
-        audit(
-            "audit.passkey.registered", context, accountID: response.accountID,
-            [("credential.id", Base64URL.encode(body.credential.credentialID))])
         return Self.json(201, ["accountID": .string(response.accountID)])
     }
 
@@ -93,27 +81,11 @@ extension GatewayApplication {
         var request = FinishAuthenticationRequest()
         request.challengeID = body.challengeID
         request.credential = body.credential
-        let verified: FinishAuthenticationResponse
-        do {
-            verified = try await verificationService(context, ceremony: .authentication).finishAuthentication(request)
-        } catch let problem as APIProblem {
-            if problem.status != 503 {
-                audit(
-                    "audit.sign_in.failed", context, accountID: nil,
-                    [
-                        ("method", "passkey"), ("reason", problem.reason ?? problem.code),
-                        ("credential.id", Base64URL.encode(body.credential.credentialID)),
-                    ])
-            }
-            throw problem
-        }
+        let verified = try await verificationService(context, ceremony: .authentication).finishAuthentication(request)
         // verification-service issued the session in the statement that recorded the verified sign-in.
         guard let issued = verified.session else {
             throw APIProblem.unavailable
         }
-        var fields = [("method", "passkey"), ("credential.id", Base64URL.encode(body.credential.credentialID))]
-        if verified.cloneWarning { fields.append(("clone_warning", "true")) }
-        audit("audit.sign_in.succeeded", context, accountID: verified.accountID, fields)
         return Self.json(200, ResponseDocuments.session(issued))
     }
 }

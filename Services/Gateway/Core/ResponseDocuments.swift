@@ -2,11 +2,12 @@ import Domain
 import Encoding
 import JSON
 import ServiceContracts
+import WebAuthn
 
 /// The JSON documents the gateway answers with, built from service responses. Pure functions of their inputs.
 public enum ResponseDocuments {
-    /// The algorithms offered in `pubKeyCredParams`, in order of preference: ES256, EdDSA, RS256.
-    public static let algorithms: [Int] = [-7, -8, -257]
+    /// What the options ask for: the verifier's own `CeremonyOptions`.
+    public static let options = CeremonyOptions.standard
 
     /// RFC 3339 UTC in whole seconds for Unix milliseconds, e.g. `2026-11-29T18:30:00Z` (truncated). Whole seconds,
     /// because common app parsers (Foundation's `ISO8601DateFormatter` and `JSONDecoder`'s `.iso8601`) refuse a
@@ -16,11 +17,15 @@ public enum ResponseDocuments {
     }
 
     private static func credentialParameters() -> JSONValue {
-        .array(algorithms.map { ["type": "public-key", "alg": .integer($0)] })
+        .array(options.algorithms.map { ["type": "public-key", "alg": .integer($0)] })
     }
 
     private static func authenticatorSelection() -> JSONValue {
-        ["residentKey": "required", "requireResidentKey": true, "userVerification": "preferred"]
+        [
+            "residentKey": options.residentKeyRequired ? "required" : "preferred",
+            "requireResidentKey": .boolean(options.residentKeyRequired),
+            "userVerification": .string(options.userVerification.rawValue),
+        ]
     }
 
     /// The PublicKeyCredentialCreationOptionsJSON for adding a passkey to an account.
@@ -43,7 +48,7 @@ public enum ResponseDocuments {
             "timeout": .integer(response.timeoutMilliseconds),
             "excludeCredentials": .array(excluded),
             "authenticatorSelection": authenticatorSelection(),
-            "attestation": "none",
+            "attestation": .string(options.attestation),
             "extensions": ["credProps": true],
         ]
     }
@@ -78,7 +83,7 @@ public enum ResponseDocuments {
             "timeout": .integer(response.timeoutMilliseconds),
             "excludeCredentials": [],
             "authenticatorSelection": authenticatorSelection(),
-            "attestation": "none",
+            "attestation": .string(options.attestation),
             "extensions": ["credProps": true],
         ]
         return [
@@ -106,7 +111,7 @@ public enum ResponseDocuments {
                 "challenge": challenge,
                 "timeout": .integer(response.timeoutMilliseconds),
                 "allowCredentials": [],
-                "userVerification": "preferred",
+                "userVerification": .string(options.userVerification.rawValue),
             ],
         ]
     }

@@ -17,11 +17,11 @@ public enum BackendService: String, Sendable, CaseIterable {
 /// How the gateway reaches the services: one unary call at a time, and a health check per service. The real
 /// implementation is ``GRPCServiceBackends``; tests may give any other.
 public protocol ServiceBackends: Sendable {
-    /// Calls `method` on `service`; throws ``RPCError`` when the call does not end with OK.
+    /// Calls `method` on `service` with `metadata`; throws ``RPCError`` when the call does not end with OK.
     /// - Parameter idempotent: whether the call may be retried on another replica after it may have run.
     func call<Request, Response>(
         _ service: BackendService, _ method: GRPCMethodDescriptor<Request, Response>, _ request: Request,
-        idempotent: Bool
+        idempotent: Bool, metadata: Metadata
     ) async throws -> Response
 
     /// Whether `service` answers a `grpc.health.v1.Health/Check` with SERVING.
@@ -104,11 +104,12 @@ public final class GRPCServiceBackends: ServiceBackends {
 
     public func call<Request, Response>(
         _ service: BackendService, _ method: GRPCMethodDescriptor<Request, Response>, _ request: Request,
-        idempotent: Bool
+        idempotent: Bool, metadata: Metadata
     ) async throws -> Response {
         guard let client = clients[service] else { throw RPCError(code: .unavailable, message: "no client") }
-        return try await GRPCDeadlineCaller(client: client, deadline: settings.deadline)
-            .call(method, request, idempotent: idempotent)
+        return try await client.unary(
+            path: method.path, request: request, responseType: Response.self, deadline: settings.deadline,
+            idempotent: idempotent, metadata: metadata)
     }
 
     public func isServing(_ service: BackendService) async -> Bool {

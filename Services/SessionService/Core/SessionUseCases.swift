@@ -38,12 +38,8 @@ public struct SessionUseCases: Sendable {
     public func createPasswordAccount(email rawEmail: String, password: String, displayName rawName: String)
         async throws -> AccountID
     {
-        guard let email = EmailAddress(rawEmail) else {
-            throw DomainError(.invalidRequest, "email is not a valid email address")
-        }
-        guard let displayName = DisplayName(rawName) else {
-            throw DomainError(.invalidRequest, "displayName must be 1 to \(DisplayName.maximumLength) characters")
-        }
+        let email = try EmailAddress.validated(rawEmail)
+        let displayName = try DisplayName.validated(rawName)
         guard password.count >= Self.minimumPasswordLength,
             password.utf8.count <= PasswordHasher.maximumPasswordLength
         else {
@@ -60,7 +56,7 @@ public struct SessionUseCases: Sendable {
         try await accounts.createPasswordAccount(
             account, email: AccountEmail(accountID: account.id, address: email, createdAt: now),
             password: PasswordCredential(accountID: account.id, passwordHash: hash, createdAt: now, updatedAt: now))
-        logger.info("audit.account_created", ["account.id": account.id.description, "method": "password"])
+        logger.audit(.accountCreated, ["account.id": account.id.description, "method": "password"])
         return account.id
     }
 
@@ -69,17 +65,16 @@ public struct SessionUseCases: Sendable {
         let failure = DomainError(.invalidCredentials, "the email or password is wrong")
         guard let email = EmailAddress(rawEmail), password.utf8.count <= PasswordHasher.maximumPasswordLength else {
             _ = try await hashingCall { try await hashing.verifyDummy(password) }
-            logger.info("audit.sign_in_failed", ["method": "password", "reason": "invalid_credentials"])
+            logger.audit(.signInFailed, ["method": "password", "reason": "invalid_credentials"])
             throw failure
         }
         guard let record = try await passwords.signInRecord(normalizedEmail: email.normalized) else {
             _ = try await hashingCall { try await hashing.verifyDummy(password) }
-            logger.info("audit.sign_in_failed", ["method": "password", "reason": "invalid_credentials"])
+            logger.audit(.signInFailed, ["method": "password", "reason": "invalid_credentials"])
             throw failure
         }
         guard try await hashingCall({ try await hashing.verify(password, against: record.passwordHash) }) else {
-            logger.info(
-                "audit.sign_in_failed",
+            logger.audit(.signInFailed,
                 ["method": "password", "reason": "invalid_credentials", "account.id": record.accountID.description])
             throw failure
         }
@@ -93,8 +88,7 @@ public struct SessionUseCases: Sendable {
         }
         let issued = try await issueSession(
             accountID: record.accountID, displayName: record.displayName, method: .password)
-        logger.info(
-            "audit.sign_in_succeeded",
+        logger.audit(.signInSucceeded,
             ["method": "password", "account.id": record.accountID.description, "session.id": issued.session.id.description])
         return issued
     }
@@ -114,7 +108,7 @@ public struct SessionUseCases: Sendable {
         guard try await sessions.revoke(id: sessionID, of: accountID, at: clock()) else {
             throw DomainError(.notFound, "no such session")
         }
-        logger.info("audit.session_revoked", ["account.id": accountID.description, "session.id": sessionID.description])
+        logger.audit(.sessionRevoked, ["account.id": accountID.description, "session.id": sessionID.description])
     }
 
     /// The account's live sessions, newest first.

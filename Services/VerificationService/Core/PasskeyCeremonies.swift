@@ -32,7 +32,7 @@ public struct PasskeyCeremonies: Sendable {
         signIns: any PasskeySignInRepository, sessions: SessionIssuer, lastUse: LastUseRecorder,
         registrationVerifier: RegistrationVerifier = RegistrationVerifier(),
         authenticationVerifier: AuthenticationVerifier = AuthenticationVerifier(), relyingPartyID: String,
-        origins: OriginPolicy, userVerification: UserVerificationRequirement = .preferred,
+        origins: OriginPolicy, userVerification: UserVerificationRequirement = CeremonyOptions.standard.userVerification,
         keys: PublicKeyCache = PublicKeyCache(), credentials: CredentialCache = CredentialCache(),
         clock: @escaping @Sendable () -> Date = Date.init, logger: Logger
     ) {
@@ -63,9 +63,10 @@ public struct PasskeyCeremonies: Sendable {
             accountID: accountID)
         let credential = try storedCredential(verified, accountID: accountID)
         try await passkeys.add(credential)
-        logger.info(
-            "audit.passkey_registered",
+        logger.audit(
+            .passkeyRegistered,
             [
+                "credential.id": Base64URL.encode(credential.credentialID.bytes),
                 "account.id": accountID.description, "mode": mode.rawValue, "format": verified.attestationFormat.rawValue,
                 "aaguid": verified.aaguid.description, "user_present": String(verified.userPresent),
             ])
@@ -78,14 +79,13 @@ public struct PasskeyCeremonies: Sendable {
         response: RegistrationResponse
     ) async throws -> Account {
         let registration = try await challenges.consumeAccountRegistration(id: registrationID)
-        let emailText = nonEmpty(rawEmail) ?? registration.email
-        let nameText = nonEmpty(rawName) ?? registration.displayName
-        guard let emailText, let email = EmailAddress(emailText) else {
-            throw DomainError(.invalidRequest, "a valid email is required, at start or at finish")
-        }
-        guard let nameText, let displayName = DisplayName(nameText) else {
-            throw DomainError(.invalidRequest, "a display name is required, at start or at finish")
-        }
+        // Given at finish, or else at start; required by then, and checked by the same rule either way.
+        guard let email = try EmailAddress.validatedIfPresent(rawEmail) ?? EmailAddress.validatedIfPresent(registration.email)
+        else { throw DomainError(.invalidRequest, "a valid email is required, at start or at finish") }
+        guard
+            let displayName = try DisplayName.validatedIfPresent(rawName)
+                ?? DisplayName.validatedIfPresent(registration.displayName)
+        else { throw DomainError(.invalidRequest, "a display name is required, at start or at finish") }
         // A new account must prove user presence: no conditional mediation here.
         let verified = try verifyRegistration(
             response, challenge: registration.challenge, mediation: .modal,
@@ -97,8 +97,8 @@ public struct PasskeyCeremonies: Sendable {
         try await accounts.createPasskeyAccount(
             account, email: AccountEmail(accountID: account.id, address: email, createdAt: now),
             credential: try storedCredential(verified, accountID: account.id), completing: registrationID)
-        logger.info(
-            "audit.account_created",
+        logger.audit(
+            .accountCreated,
             ["account.id": account.id.description, "method": "passkey", "format": verified.attestationFormat.rawValue])
         return account
     }
@@ -178,8 +178,8 @@ public struct PasskeyCeremonies: Sendable {
                         expectedSignCount: stored.credential.signCount, expectedBackedUp: stored.credential.backedUp,
                         usage: durable ? usage : nil, session: session))
             } catch {
-                logger.warning(
-                    "audit.sign_in_failed",
+                logger.audit(
+                    .signInFailed,
                     ["method": "passkey", "reason": "not_recorded", "account.id": accountID.description,
                      "detail": String(describing: error)])
                 try? await spend(challengeID)
@@ -199,11 +199,15 @@ public struct PasskeyCeremonies: Sendable {
                 stored.displayName = displayName
                 credentials.store(stored)
                 if verified.possiblyCloned {
-                    logger.warning("audit.passkey_clone_warning", ["account.id": accountID.description])
+                    logger.audit(.passkeyCloneWarning, ["account.id": accountID.description])
                 }
-                logger.info(
-                    "audit.sign_in_succeeded",
-                    ["method": "passkey", "account.id": accountID.description, "session.id": session.id.description])
+                logger.audit(
+                    .signInSucceeded,
+                    [
+                        "method": "passkey", "account.id": accountID.description, "session.id": session.id.description,
+                        "credential.id": Base64URL.encode(credentialID.bytes),
+                        "clone_warning": String(verified.possiblyCloned),
+                    ])
                 return SignIn(
                     accountID: accountID, credentialID: credentialID, userVerified: verified.userVerified,
                     cloneWarning: verified.possiblyCloned,
@@ -232,7 +236,7 @@ public struct PasskeyCeremonies: Sendable {
     }
 
     private func signInFailed(_ reason: String, accountID: AccountID) -> DomainError {
-        logger.info("audit.sign_in_failed", ["method": "passkey", "reason": reason, "account.id": accountID.description])
+        logger.audit(.signInFailed, ["method": "passkey", "reason": reason, "account.id": accountID.description])
         if reason == "concurrent_use" {
             return DomainError(.invalidCredentials, "the passkey was used by another sign-in at the same moment; try again")
         }
@@ -240,7 +244,7 @@ public struct PasskeyCeremonies: Sendable {
     }
 
     private func unknownCredential() -> DomainError {
-        logger.info("audit.sign_in_failed", ["method": "passkey", "reason": "unknown_credential"])
+        logger.audit(.signInFailed, ["method": "passkey", "reason": "unknown_credential"])
         return DomainError(.invalidCredentials, "the passkey is not registered")
     }
 
@@ -279,9 +283,7 @@ public struct PasskeyCeremonies: Sendable {
     public func rename(credentialID: CredentialID, of accountID: AccountID, to rawName: String) async throws
         -> PasskeyCredential
     {
-        guard let name = DisplayName(rawName) else {
-            throw DomainError(.invalidRequest, "name must be 1 to \(DisplayName.maximumLength) characters")
-        }
+        let name = try DisplayName.validated(rawName, field: "name")
         guard let renamed = try await passkeys.rename(credentialID: credentialID, of: accountID, to: name.value) else {
             throw DomainError(.notFound, "no such passkey")
         }
@@ -292,7 +294,8 @@ public struct PasskeyCeremonies: Sendable {
     public func remove(credentialID: CredentialID, of accountID: AccountID) async throws {
         credentials.remove(credentialID)
         try await passkeys.remove(credentialID: credentialID, of: accountID)
-        logger.info("audit.passkey_removed", ["account.id": accountID.description])
+        logger.audit(
+            .passkeyRemoved, ["account.id": accountID.description, "credential.id": Base64URL.encode(credentialID.bytes)])
     }
 
     private func verifyRegistration(
@@ -306,8 +309,7 @@ public struct PasskeyCeremonies: Sendable {
                     userVerification: userVerification, mediation: mediation),
                 now: clock())
         } catch {
-            logger.info(
-                "audit.passkey_registration_failed", ["account.id": accountID.description, "reason": error.code.rawValue])
+            logger.audit(.passkeyRegistrationFailed, ["account.id": accountID.description, "reason": error.code.rawValue])
             throw DomainError(.verificationFailed, "the registration failed a check", reason: error.code.rawValue)
         }
     }
@@ -329,10 +331,5 @@ public struct PasskeyCeremonies: Sendable {
     static func uuid(_ aaguid: AAGUID) -> UUID {
         let b = aaguid.bytes.count == 16 ? aaguid.bytes : [UInt8](repeating: 0, count: 16)
         return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
-    }
-
-    private func nonEmpty(_ text: String?) -> String? {
-        guard let text, !text.isEmpty else { return nil }
-        return text
     }
 }

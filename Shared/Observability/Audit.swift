@@ -1,0 +1,44 @@
+/// The security events the services record, each under one name. Each is logged once, by the service that decides
+/// it (the gateway logs none), with the request's ID and client address when the gateway sent them.
+public enum AuditEvent: String, CaseIterable, Sendable {
+    case accountCreated = "audit.account.created"
+    case signInSucceeded = "audit.sign_in.succeeded"
+    case signInFailed = "audit.sign_in.failed"
+    case passkeyRegistered = "audit.passkey.registered"
+    case passkeyRegistrationFailed = "audit.passkey.registration_failed"
+    case passkeyRemoved = "audit.passkey.removed"
+    case passkeyCloneWarning = "audit.passkey.clone_warning"
+    case sessionRevoked = "audit.session.revoked"
+
+    /// Events that want an operator's attention are warnings; the rest are info.
+    public var level: LogLevel { self == .passkeyCloneWarning ? .warning : .info }
+}
+
+/// Where the request being served came from, as the gateway told the service (gRPC metadata `x-request-id` and
+/// `x-client-address`). Set for the duration of each call's handler.
+public struct AuditContext: Sendable, Equatable {
+    public static let requestIDKey = "x-request-id"
+    public static let clientAddressKey = "x-client-address"
+
+    public var requestID: String?
+    public var clientAddress: String?
+
+    public init(requestID: String?, clientAddress: String?) {
+        self.requestID = requestID
+        self.clientAddress = clientAddress
+    }
+
+    @TaskLocal public static var current = AuditContext(requestID: nil, clientAddress: nil)
+}
+
+extension Logger {
+    /// Logs `event` with `pairs` and the current request's ID and client address.
+    public func audit(_ event: AuditEvent, _ pairs: KeyValuePairs<String, String> = [:]) {
+        var fields: [(String, String)] = []
+        let context = AuditContext.current
+        if let requestID = context.requestID { fields.append(("request.id", requestID)) }
+        if let address = context.clientAddress { fields.append(("client.address", address)) }
+        fields.append(contentsOf: pairs.map { ($0.key, $0.value) })
+        log(event.level, event.rawValue, fields: fields)
+    }
+}
