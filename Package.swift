@@ -87,8 +87,9 @@ let rpcTargets: [Target] = [
         name: "HTTP2", dependencies: ["NetworkIO", "CNGHTTP2"], path: "Shared/HTTP2", swiftSettings: hotPathSettings),
     .target(name: "Protobuf", path: "Shared/Protobuf", swiftSettings: hotPathSettings),
     .target(
-        name: "GRPC", dependencies: ["NetworkIO", "HTTP2", "Protobuf", "Crypto", "Encoding", "Observability"],
+        name: "GRPC", dependencies: ["NetworkIO", "HTTP2", "Protobuf", "Encoding", "Observability"],
         path: "Shared/GRPC", swiftSettings: hotPathSettings),
+    .target(name: "TLSChannels", dependencies: ["Crypto", "NetworkIO"], path: "Shared/TLSChannels"),
     .target(name: "GRPCHealth", dependencies: ["GRPC", "Protobuf"], path: "Shared/GRPCHealth"),
     .target(
         name: "NameResolution", dependencies: ["Configuration", "GRPC", "NetworkIO"], path: "Shared/NameResolution"),
@@ -98,15 +99,17 @@ let rpcTargets: [Target] = [
         path: "Tests/NameResolutionTests"),
     .target(name: "GRPCEchoMessages", dependencies: ["GRPC", "Protobuf"], path: "Tests/Support/GRPCEchoMessages"),
     .executableTarget(
-        name: "grpc-echo-server", dependencies: ["GRPC", "GRPCHealth", "GRPCEchoMessages", "Observability"],
+        name: "grpc-echo-server",
+        dependencies: ["GRPC", "GRPCHealth", "GRPCEchoMessages", "NetworkIO", "Observability", "TLSChannels"],
         path: "Tests/Support/GRPCEchoServer"),
     .executableTarget(
-        name: "grpc-echo-client", dependencies: ["GRPC", "GRPCEchoMessages"], path: "Tests/Support/GRPCEchoClient"),
+        name: "grpc-echo-client", dependencies: ["GRPC", "GRPCEchoMessages", "NetworkIO", "TLSChannels"],
+        path: "Tests/Support/GRPCEchoClient"),
     .testTarget(name: "NetworkIOTests", dependencies: ["NetworkIO"], path: "Tests/NetworkIOTests"),
     .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2"], path: "Tests/HTTP2Tests"),
     .testTarget(name: "ProtobufTests", dependencies: ["Protobuf"], path: "Tests/ProtobufTests"),
     .testTarget(
-        name: "GRPCTests", dependencies: ["GRPC", "GRPCHealth", "GRPCEchoMessages", "NetworkIO"],
+        name: "GRPCTests", dependencies: ["GRPC", "GRPCHealth", "GRPCEchoMessages", "NetworkIO", "TLSChannels"],
         path: "Tests/GRPCTests"),
 ]
 
@@ -117,8 +120,7 @@ let serviceTargets: [Target] = [
         name: "ServiceRuntime",
         dependencies: [
             "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "NameResolution",
-            "NetworkIO", "Observability", "Postgres", "PostgresStorage", "Protobuf", "ServiceContracts",
-            "SessionIssuance",
+            "NetworkIO", "Observability", "PostgresStorage", "Protobuf", "ServiceContracts", "SessionIssuance",
         ],
         path: "Shared/ServiceRuntime"),
     .target(
@@ -163,7 +165,7 @@ let serviceTargets: [Target] = [
     .target(name: "Encoding", path: "Shared/Encoding", swiftSettings: hotPathSettings),
     .testTarget(name: "JSONTests", dependencies: ["JSON", "Encoding"], path: "Tests/JSONTests"),
     .target(
-        name: "HTTPServer", dependencies: ["GRPC", "HTTP1", "HTTP2", "HTTPMessages", "NetworkIO"],
+        name: "HTTPServer", dependencies: ["HTTP1", "HTTP2", "HTTPMessages", "NetworkIO", "TLSChannels"],
         path: "Shared/HTTPServer", swiftSettings: hotPathSettings),
     .target(
         name: "GatewayCore",

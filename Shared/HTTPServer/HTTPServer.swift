@@ -1,9 +1,9 @@
-import GRPC
 import HTTP1
 import HTTP2
 import HTTPMessages
 import NetworkIO
 import Synchronization
+import TLSChannels
 
 #if canImport(Glibc)
     import Glibc
@@ -73,7 +73,7 @@ public struct HTTPServerConfiguration: Sendable {
 
     /// TLS from PEM files, offering ALPN `h2` then `http/1.1`.
     public static func tls(certificatePath: String, keyPath: String) throws -> @Sendable () throws -> ChannelSecurity {
-        try GRPCTLS.serverSecurity(
+        try ChannelTLS.serverSecurity(
             certificateChainPath: certificatePath, privateKeyPath: keyPath, applicationProtocols: ["h2", "http/1.1"])
     }
 }

@@ -28,6 +28,38 @@ public struct PostgresStorage: Sendable {
         accountRegistrations = PostgresAccountRegistrationRepository(pool: pool)
     }
 
+    /// Storage over a new pool of `poolSize` connections to `url`, opened as they are needed.
+    public init(url: String, poolSize: Int, applicationName: String) {
+        self.init(
+            pool: PostgresPool(
+                configuration: PostgresConfiguration(url: url, poolSize: poolSize, applicationName: applicationName)))
+    }
+
+    /// Why the database cannot be used, in words fit for an operator (the password is never in them).
+    public struct Unavailable: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Checks that the database answers; throws ``Unavailable`` when it does not.
+    public func checkConnectivity() async throws(Unavailable) {
+        do {
+            try await pool.checkConnectivity()
+        } catch let error as PostgresError {
+            throw Unavailable(description: error.message)
+        } catch {
+            throw Unavailable(description: String(describing: error))
+        }
+    }
+
+    /// Statements running and waiting for a connection now.
+    public var load: (busy: Int, waiting: Int) {
+        let statistics = pool.currentStatistics
+        return (statistics.busy, statistics.waiting)
+    }
+
+    /// Closes every connection.
+    public func shutdown() { pool.shutdown() }
+
     /// The schema's migrations, shipped as numbered SQL files beside the module.
     public static func migrations() throws -> [PostgresMigration] {
         guard let directory = Bundle.module.url(forResource: "Migrations", withExtension: nil) else {

@@ -5,7 +5,6 @@ import GRPCHealth
 import HTTPServer
 import NetworkIO
 import Observability
-import Postgres
 import PostgresStorage
 import NameResolution
 import ServiceContracts
@@ -31,21 +30,16 @@ public enum ServiceMain {
             exitWithMessage(name, "\(error)", status: 2)
         }
 
-        let pool = PostgresPool(
-            configuration: PostgresConfiguration(
-                url: databaseURL, poolSize: configuration.databasePoolSize, applicationName: name))
+        let storage = PostgresStorage(url: databaseURL, poolSize: configuration.databasePoolSize, applicationName: name)
         do {
-            try await pool.checkConnectivity()
-        } catch let error as PostgresError {
-            exitWithMessage(name, "DATABASE_URL: \(error.message)", status: 1)
+            try await storage.checkConnectivity()
         } catch {
             exitWithMessage(name, "DATABASE_URL: \(error)", status: 1)
         }
 
         let metrics = MetricsRegistry()
         let context = ServiceContext(
-            name: name, configuration: configuration, logger: logger, metrics: metrics,
-            storage: PostgresStorage(pool: pool))
+            name: name, configuration: configuration, logger: logger, metrics: metrics, storage: storage)
         let address = configuration[keyPath: listen]
         let socketAddress: SocketAddress
         do {
@@ -67,7 +61,7 @@ public enum ServiceMain {
         }
 
         let watcher = Task.detached {
-            await watchDatabase(pool: pool, health: health, logger: logger, metrics: metrics, service: name)
+            await watchDatabase(storage: storage, health: health, logger: logger, metrics: metrics, service: name)
         }
         do {
             let bound = try server.start()
@@ -107,7 +101,7 @@ public enum ServiceMain {
         }
         await context.backgroundTasks.cancelAndWait()
         watcher.cancel()
-        pool.shutdown()
+        storage.shutdown()
         logger.info("service.stopped")
         endProcess(0)
     }
@@ -124,14 +118,14 @@ public enum ServiceMain {
     /// Checks the database every two seconds and reports it as a health dependency, so a replica whose database
     /// is gone answers NOT_SERVING and load balancers stop sending it work.
     static func watchDatabase(
-        pool: PostgresPool, health: HealthService, logger: Observability.Logger, metrics: MetricsRegistry,
+        storage: PostgresStorage, health: HealthService, logger: Observability.Logger, metrics: MetricsRegistry,
         service: String
     ) async {
         var available = true
         while !Task.isCancelled {
             let now: Bool
             do {
-                try await pool.checkConnectivity()
+                try await storage.checkConnectivity()
                 now = true
             } catch {
                 now = false
@@ -145,7 +139,7 @@ public enum ServiceMain {
                     logger.error("database.unavailable")
                 }
             }
-            let statistics = pool.currentStatistics
+            let statistics = storage.load
             metrics.set("db_pool_busy_connections", help: "Connections running a statement.", labels: ["service": service], to: Double(statistics.busy))
             metrics.set("db_pool_waiting_jobs", help: "Statements waiting for a connection.", labels: ["service": service], to: Double(statistics.waiting))
             try? await Task.sleep(for: .seconds(2))

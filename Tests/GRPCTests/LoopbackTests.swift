@@ -4,6 +4,7 @@ import GRPCEchoMessages
 import GRPCHealth
 import NetworkIO
 import XCTest
+import TLSChannels
 
 /// Our client against our server over real loopback sockets.
 final class LoopbackTests: XCTestCase {
@@ -197,11 +198,11 @@ final class LoopbackTests: XCTestCase {
 
     func testMutualTLS() async throws {
         let directory = try Certificates.make()
-        let serverTLS = try GRPCTLS.serverSecurity(
+        let serverTLS = try ChannelTLS.serverSecurity(
             certificateChainPath: directory + "/server.pem", privateKeyPath: directory + "/server.key",
             clientCAPath: directory + "/ca.pem")
         let (_, _, address) = try startServer(tls: serverTLS)
-        let clientTLS = try GRPCTLS.clientSecurity(
+        let clientTLS = try ChannelTLS.clientSecurity(
             trustedCAPath: directory + "/ca.pem", certificateChainPath: directory + "/client.pem",
             privateKeyPath: directory + "/client.key")
         let client = try makeClient([address], tls: clientTLS)
@@ -210,7 +211,7 @@ final class LoopbackTests: XCTestCase {
         XCTAssertEqual(response.text, "secure")
 
         // Without a client certificate the server refuses the handshake.
-        let anonymous = try makeClient([address], tls: try GRPCTLS.clientSecurity(trustedCAPath: directory + "/ca.pem"))
+        let anonymous = try makeClient([address], tls: try ChannelTLS.clientSecurity(trustedCAPath: directory + "/ca.pem"))
         do {
             _ = try await anonymous.unary(
                 path: EchoService.getPath, request: EchoRequest(), responseType: EchoResponse.self)
@@ -222,7 +223,7 @@ final class LoopbackTests: XCTestCase {
         // A client that does not trust the server's CA refuses it.
         let untrusting = try makeClient(
             [address],
-            tls: try GRPCTLS.clientSecurity(
+            tls: try ChannelTLS.clientSecurity(
                 trustedCAPath: directory + "/other-ca.pem", certificateChainPath: directory + "/client.pem",
                 privateKeyPath: directory + "/client.key"))
         do {

@@ -1,6 +1,7 @@
 import GRPC
 import GRPCEchoMessages
 import NetworkIO
+import TLSChannels
 
 #if canImport(Glibc)
     import Glibc
@@ -29,7 +30,7 @@ func environment(_ name: String) -> String? { getenv(name).map { String(cString:
 // TLS from GRPC_ECHO_TLS_CA (trusted CA) and, for mTLS, GRPC_ECHO_TLS_CERT / GRPC_ECHO_TLS_KEY.
 var configuration = GRPCClientConfiguration()
 if let trustedCA = environment("GRPC_ECHO_TLS_CA") {
-    configuration.tls = try GRPCTLS.clientSecurity(
+    configuration.tls = try ChannelTLS.clientSecurity(
         trustedCAPath: trustedCA, certificateChainPath: environment("GRPC_ECHO_TLS_CERT"),
         privateKeyPath: environment("GRPC_ECHO_TLS_KEY"))
 }

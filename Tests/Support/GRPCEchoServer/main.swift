@@ -3,6 +3,7 @@ import GRPCEchoMessages
 import GRPCHealth
 import NetworkIO
 import Observability
+import TLSChannels
 
 #if canImport(Glibc)
     import Glibc
@@ -27,7 +28,7 @@ if let drain = environment("GRPC_ECHO_DRAIN_MS").flatMap(UInt64.init) {
 configuration.logger = Logger(service: "grpc-echo-server", sink: FileDescriptorSink(1))
 if let certificate = environment("GRPC_ECHO_TLS_CERT"), let key = environment("GRPC_ECHO_TLS_KEY") {
     do {
-        configuration.tls = try GRPCTLS.serverSecurity(
+        configuration.tls = try ChannelTLS.serverSecurity(
             certificateChainPath: certificate, privateKeyPath: key, clientCAPath: environment("GRPC_ECHO_TLS_CA"))
     } catch {
         print("TLS setup failed: \(error)")

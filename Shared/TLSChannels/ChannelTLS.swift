@@ -1,8 +1,9 @@
 import Crypto
 import NetworkIO
 
-/// TLS for gRPC connections: ALPN `h2` on both sides, optional client certificates (mTLS).
-public enum GRPCTLS {
+/// TLS for the event loop's channels (gRPC, and the gateway's HTTP/1.1 and HTTP/2): ALPN on both sides, optional
+/// client certificates (mTLS), over ``Crypto/TLSContext`` and ``Crypto/TLSConnection``.
+public enum ChannelTLS {
     /// The security factory for a server presenting a certificate chain and key; with `clientCAPath`, clients
     /// must present a certificate issued by that CA.
     public static func serverSecurity(
