@@ -160,7 +160,7 @@ let serviceTargets: [Target] = [
             "HTTPServer",
             "JSON", "NameResolution", "NetworkIO", "Observability", "Protobuf", "RateLimiting", "ServiceContracts",
         ],
-        path: "Services/Gateway/Core", resources: [.copy("Web")]),
+        path: "Services/Gateway/Core", resources: [.copy("Web"), .copy("openapi.json")]),
     .executableTarget(
         name: "gateway", dependencies: ["GatewayCore", "Configuration", "Observability"], path: "Services/Gateway/Main"),
     .testTarget(

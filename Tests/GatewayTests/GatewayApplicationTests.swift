@@ -1,6 +1,7 @@
 import Configuration
 import Domain
 import Encoding
+import Foundation
 import GRPC
 import GatewayCore
 import HTTPMessages
@@ -572,6 +573,10 @@ final class GatewayApplicationTests: XCTestCase {
         XCTAssertEqual(try json(links), [])
         let openAPI = await application.respond(to: get("/openapi.json"))
         XCTAssertEqual(try json(openAPI)["openapi"], "3.1.0")
+        // Served as the resource file is, byte for byte.
+        let file = try Data(contentsOf: URL(fileURLWithPath: packageRoot + "/Services/Gateway/Core/openapi.json"))
+        XCTAssertEqual(openAPI.body, Array(file))
+        XCTAssertEqual(openAPI.headers["content-type"], "application/json")
         let metrics = await application.respond(to: get("/metrics"))
         XCTAssertTrue(metrics.headers["content-type"]?.hasPrefix("text/plain") == true)
         XCTAssertTrue(String(decoding: metrics.body, as: UTF8.self).contains("gateway_http_requests_total"))
