@@ -541,6 +541,46 @@ final class GatewayApplicationTests: XCTestCase {
         XCTAssertTrue(metrics.contains(#"outcome="unavailable""#))
     }
 
+    /// OPTIONS and every other method a path does not have: 405 `method_not_allowed` with an `Allow` header of
+    /// exactly the path's methods, before any authentication or backend call.
+    func testUnsupportedMethodsGet405WithExactlyThePathsMethods() async throws {
+        let application = try makeApplication()
+        let document = try JSONReader.parse(OpenAPIDocument.bytes)
+        let paths = try XCTUnwrap(document["paths"]?.objectValue)
+        let samples = ["{credentialID}": "AQID", "{sessionID}": "3f2a1c9e-0000-4000-8000-000000000000"]
+        let methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "PROPFIND"]
+        var checked = 0
+        for (pattern, item) in paths {
+            var path = pattern
+            for (name, value) in samples { path = path.replacingOccurrences(of: name, with: value) }
+            var expected = Set((item.objectValue ?? [:]).keys.map { $0.uppercased() }.filter(methods.contains))
+            if expected.contains("GET") { expected.insert("HEAD") }
+            for method in methods where !expected.contains(method) {
+                let response = await application.respond(to: get(path, method: method, token: "t"))
+                XCTAssertEqual(response.status, 405, "\(method) \(path)")
+                XCTAssertEqual(try json(response)["code"], "method_not_allowed", "\(method) \(path)")
+                let allow = (response.headers["allow"] ?? "").split(separator: ",").map {
+                    $0.trimmingCharacters(in: .whitespaces)
+                }
+                XCTAssertEqual(Set(allow), expected, "\(method) \(path)")
+                XCTAssertEqual(allow.count, expected.count, "\(method) \(path): \(allow)")
+                checked += 1
+            }
+        }
+        XCTAssertGreaterThan(checked, 150)
+        XCTAssertEqual(backends.paths, [], "a 405 calls no service")
+        // The page's files are GET and HEAD only.
+        for path in ["/", "/app.js", "/app.css"] {
+            let response = await application.respond(to: get(path, method: "OPTIONS"))
+            XCTAssertEqual(response.status, 405, path)
+            XCTAssertEqual(response.headers["allow"], "GET, HEAD", path)
+            let page = await application.respond(to: get(path))
+            XCTAssertEqual(page.status, 200, path)
+        }
+        let unknown = await application.respond(to: get("/nothing/here", method: "OPTIONS"))
+        XCTAssertEqual(unknown.status, 404)
+    }
+
     func testAnOutageIsLoggedOncePerSecondNotOncePerRequest() async throws {
         let application = try makeApplication()
         for _ in 0..<20 {

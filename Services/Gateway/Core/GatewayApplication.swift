@@ -77,6 +77,9 @@ public final class GatewayApplication: HTTPResponder {
     /// Every route as `METHOD pattern`.
     public static var routeNames: [String] { router.routeNames }
 
+    /// The methods of the path `pattern` (as a 405's `Allow` lists them: HEAD beside GET); empty for no such path.
+    public static func methods(of pattern: String) -> [String] { router.methods(of: pattern) }
+
     // MARK: - Dispatch
 
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
@@ -93,7 +96,9 @@ public final class GatewayApplication: HTTPResponder {
                 response = page
                 break
             }
-            response = APIProblem.notFound.response
+            response =
+                webPage.serves(request.path)
+                ? APIProblem.methodNotAllowed(allowed: ["GET", "HEAD"]).response : APIProblem.notFound.response
         case .methodNotAllowed(let allowed):
             response = APIProblem.methodNotAllowed(allowed: allowed).response
         case .found(let endpoint, let route, let parameters):
