@@ -132,7 +132,7 @@ final class GatewayApplicationTests: XCTestCase {
         created.accountID = "acc-1"
         backends.answer(SessionServiceMethods.createPasswordAccount, created)
         let response = await application.respond(
-            to: post("/v1/accounts/password", ["email": "A@x.io", "password": "pw", "displayName": "Alice"]))
+            to: post("/v1/accounts/password", ["email": "A@x.io", "password": "correct horse", "displayName": "Alice"]))
         XCTAssertEqual(response.status, 201)
         XCTAssertEqual(try json(response), ["accountID": "acc-1"])
         let sent = try backends.request(
@@ -142,7 +142,7 @@ final class GatewayApplicationTests: XCTestCase {
 
         backends.answer(SessionServiceMethods.signInWithPassword, issuedSession)
         let signIn = await application.respond(
-            to: post("/v1/sessions/password", ["email": "a@x.io", "password": "pw"]))
+            to: post("/v1/sessions/password", ["email": "a@x.io", "password": "correct horse"]))
         XCTAssertEqual(signIn.status, 200)
         let session = try json(signIn)
         XCTAssertEqual(session["tokenType"], "Bearer")
@@ -161,14 +161,14 @@ final class GatewayApplicationTests: XCTestCase {
         XCTAssertTrue(lines.contains { $0.contains("event=audit.sign_in.succeeded") && $0.contains("method=password") })
         XCTAssertTrue(
             lines.contains { $0.contains("event=audit.sign_in.failed") && $0.contains("reason=invalid_credentials") })
-        XCTAssertFalse(lines.contains { $0.contains("pw") || $0.contains("tok") }, "secrets in the log")
+        XCTAssertFalse(lines.contains { $0.contains("correct horse") || $0.contains("tok") }, "secrets in the log")
     }
 
     func testEmailTakenIsAConflict() async throws {
         let application = try makeApplication()
         backends.fail(SessionServiceMethods.createPasswordAccount, DomainError(.emailTaken, "taken"))
         let response = await application.respond(
-            to: post("/v1/accounts/password", ["email": "a@x.io", "password": "pw", "displayName": "A"]))
+            to: post("/v1/accounts/password", ["email": "a@x.io", "password": "correct horse", "displayName": "A"]))
         XCTAssertEqual(response.status, 409)
         XCTAssertEqual(try json(response)["code"], "email_taken")
     }
@@ -215,7 +215,8 @@ final class GatewayApplicationTests: XCTestCase {
         ])
         backends.fail(VerificationServiceMethods.finishAuthentication, DomainError(.challengeUnavailable, "gone"))
         let body: JSONValue = [
-            "challengeID": "a", "credentialID": "AQ", "clientDataJSON": "AQ", "authenticatorData": "AQ",
+            "challengeID": "3f2a1c9e-5b7d-4c1e-9a3b-6d8e0f1a2b3c", "credentialID": "AQ", "clientDataJSON": "AQ",
+            "authenticatorData": "AQ",
             "signature": "AQ",
             "userHandle": "AQ",
         ]
@@ -286,17 +287,22 @@ final class GatewayApplicationTests: XCTestCase {
         let signOut = await application.respond(to: get("/v1/session", method: "DELETE", token: "t"))
         XCTAssertEqual(signOut.status, 204)
         XCTAssertTrue(signOut.body.isEmpty)
-        let revoke = await application.respond(to: get("/v1/sessions/s-9", method: "DELETE", token: "t"))
+        let revoke = await application.respond(
+            to: get("/v1/sessions/d4c3b2a1-9f8e-4d7c-a6b5-4e3d2c1b0a99", method: "DELETE", token: "t"))
         XCTAssertEqual(revoke.status, 204)
         let sent = try backends.request(SessionServiceMethods.revokeSession, as: RevokeSessionRequest.self)
-        XCTAssertEqual(sent.sessionID, "s-9")
+        XCTAssertEqual(sent.sessionID, "d4c3b2a1-9f8e-4d7c-a6b5-4e3d2c1b0a99")
         XCTAssertEqual(sent.accountID, "acc-1")
         XCTAssertEqual(backends.wasIdempotent(SessionServiceMethods.revokeSession), false)
         backends.fail(SessionServiceMethods.revokeSession, DomainError(.notFound, "no"))
-        let foreign = await application.respond(to: get("/v1/sessions/other", method: "DELETE", token: "t"))
+        let foreign = await application.respond(
+            to: get("/v1/sessions/7b1e4d2a-0c9f-4e8b-b6a5-3c2d1e0f9a8b", method: "DELETE", token: "t"))
         XCTAssertEqual(foreign.status, 404)
         XCTAssertTrue(
-            sink.lines.contains { $0.contains("event=audit.session.revoked") && $0.contains("session.id=s-9") })
+            sink.lines.contains {
+                $0.contains("event=audit.session.revoked")
+                    && $0.contains("session.id=d4c3b2a1-9f8e-4d7c-a6b5-4e3d2c1b0a99")
+            })
 
         var account = AccountSummary()
         account.accountID = "acc-1"
@@ -392,7 +398,8 @@ final class GatewayApplicationTests: XCTestCase {
         let application = try makeApplication()
         signedIn()
         let body: JSONValue = [
-            "challengeID": "c", "credentialID": "AQ", "clientDataJSON": "AQ", "attestationObject": "AQ",
+            "challengeID": "3f2a1c9e-5b7d-4c1e-9a3b-6d8e0f1a2b3c", "credentialID": "AQ", "clientDataJSON": "AQ",
+            "attestationObject": "AQ",
         ]
         backends.fail(
             VerificationServiceMethods.finishRegistration,
@@ -413,7 +420,7 @@ final class GatewayApplicationTests: XCTestCase {
         let sent = try backends.request(
             VerificationServiceMethods.finishRegistration, as: FinishRegistrationRequest.self)
         XCTAssertEqual(sent.accountID, "acc-1")
-        XCTAssertEqual(sent.challengeID, "c")
+        XCTAssertEqual(sent.challengeID, "3f2a1c9e-5b7d-4c1e-9a3b-6d8e0f1a2b3c")
         XCTAssertEqual(sent.credential?.credentialID, [1])
         XCTAssertTrue(
             sink.lines.contains { $0.contains("event=audit.passkey.registered") && $0.contains("account.id=acc-1") })
@@ -426,12 +433,12 @@ final class GatewayApplicationTests: XCTestCase {
     func testAccountRegistrationFlow() async throws {
         let application = try makeApplication()
         var begin = BeginAccountRegistrationResponse()
-        begin.registrationID = "r-1"
+        begin.registrationID = "7b1e4d2a-0c9f-4e8b-b6a5-3c2d1e0f9a8b"
         begin.userHandle = [7, 7]
         backends.answer(ChallengeServiceMethods.beginAccountRegistration, begin)
         let started = await application.respond(to: post("/v1/passkeys/account-registrations", ["email": "n@x.io"]))
         XCTAssertEqual(started.status, 200)
-        XCTAssertEqual(try json(started)["registrationID"], "r-1")
+        XCTAssertEqual(try json(started)["registrationID"], "7b1e4d2a-0c9f-4e8b-b6a5-3c2d1e0f9a8b")
         XCTAssertEqual(
             try backends.request(
                 ChallengeServiceMethods.beginAccountRegistration, as: BeginAccountRegistrationRequest.self
@@ -440,7 +447,7 @@ final class GatewayApplicationTests: XCTestCase {
         finished.accountID = "acc-9"
         backends.answer(VerificationServiceMethods.finishAccountRegistration, finished)
         let body: JSONValue = [
-            "registrationID": "r-1", "displayName": "Nina",
+            "registrationID": "7b1e4d2a-0c9f-4e8b-b6a5-3c2d1e0f9a8b", "displayName": "Nina",
             "credential": ["rawId": "AQ", "response": ["clientDataJSON": "AQ", "attestationObject": "AQ"]],
         ]
         let created = await application.respond(to: post("/v1/passkeys/account-registrations/finish", body))
@@ -461,7 +468,7 @@ final class GatewayApplicationTests: XCTestCase {
     func testPasskeySignIn() async throws {
         let application = try makeApplication()
         var begin = BeginAuthenticationResponse()
-        begin.challengeID = "a-1"
+        begin.challengeID = "3f2a1c9e-5b7d-4c1e-9a3b-6d8e0f1a2b3c"
         begin.challenge = [1, 2]
         begin.relyingPartyID = "localhost"
         backends.answer(ChallengeServiceMethods.beginAuthentication, begin)
@@ -474,7 +481,7 @@ final class GatewayApplicationTests: XCTestCase {
         XCTAssertEqual(empty.status, 200)
 
         let body: JSONValue = [
-            "challengeID": "a-1",
+            "challengeID": "3f2a1c9e-5b7d-4c1e-9a3b-6d8e0f1a2b3c",
             "credential": [
                 "id": "AQ", "type": "public-key",
                 "response": ["clientDataJSON": "AQ", "authenticatorData": "AQ", "signature": "AQ", "userHandle": "Bw"],
