@@ -9,7 +9,7 @@ import ServiceContracts
 import XCTest
 
 final class ProblemMappingTests: XCTestCase {
-    func testEveryDomainErrorHasTheStatusOfAPIMD() {
+    func testEveryDomainErrorHasTheStatusOfTheAPIReference() {
         let expected: [DomainError.Code: Int] = [
             .invalidRequest: 400, .verificationFailed: 400, .unauthenticated: 401, .invalidCredentials: 401,
             .forbidden: 403, .notFound: 404, .emailTaken: 409, .credentialAlreadyRegistered: 409,
@@ -336,6 +336,22 @@ final class RouterTests: XCTestCase {
             if expected.contains("GET") { expected.insert("HEAD") }
             XCTAssertEqual(Set(GatewayApplication.methods(of: pattern)), expected, pattern)
             XCTAssertEqual(GatewayApplication.methods(of: pattern).count, expected.count, "\(pattern): duplicates")
+        }
+    }
+
+    /// docs/api.md, the reference written from the document, names every route, every problem code and every
+    /// reason of it.
+    func testTheAPIReferenceNamesEveryRouteCodeAndReason() throws {
+        let reference = try String(contentsOfFile: packageRoot + "/docs/api.md", encoding: .utf8)
+        for name in GatewayApplication.routeNames {
+            XCTAssertTrue(reference.contains("`\(name)"), "\(name) is not in docs/api.md")
+        }
+        let document = try JSONReader.parse(OpenAPIDocument.bytes)
+        let problem = try XCTUnwrap(document["components"]?["schemas"]?["Problem"]?["properties"])
+        for key in ["code", "reason"] {
+            for value in (problem[key]?["enum"]?.arrayValue ?? []).compactMap(\.stringValue) {
+                XCTAssertTrue(reference.contains("`\(value)`"), "\(key) \(value) is not in docs/api.md")
+            }
         }
     }
 

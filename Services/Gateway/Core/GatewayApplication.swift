@@ -26,7 +26,7 @@ public struct GatewaySettings: Sendable {
 }
 
 /// The gateway's routes: authenticates bearer tokens, calls the services, and maps their answers to the JSON of
-/// API.md. Every request ends in a response; failures are problem+json.
+/// docs/api.md. Every request ends in a response; failures are problem+json.
 public final class GatewayApplication: HTTPResponder {
     let configuration: ServerConfiguration
     let backends: any ServiceBackends
@@ -165,7 +165,7 @@ public final class GatewayApplication: HTTPResponder {
 
     // MARK: - Routes
 
-    /// The routes of API.md and the operational ones.
+    /// The routes of docs/api.md and the operational ones.
     enum Endpoint: Sendable {
         case createPasswordAccount, signInWithPassword
         case beginRegistration, finishRegistration, beginAccountRegistration, finishAccountRegistration
