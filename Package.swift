@@ -175,7 +175,7 @@ let serviceTargets: [Target] = [
             "JSON", "NameResolution", "NetworkIO", "Observability", "Protobuf", "RateLimiting", "ServiceContracts",
             "WebAuthn",
         ],
-        path: "Services/Gateway/Core", resources: [.copy("Web")]),
+        path: "Services/Gateway/Core", resources: [.copy("Web"), .copy("openapi.json")]),
     .executableTarget(
         name: "gateway", dependencies: ["GatewayCore", "Configuration", "Observability"], path: "Services/Gateway/Main"),
     .testTarget(

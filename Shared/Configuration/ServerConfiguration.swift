@@ -1,4 +1,4 @@
-/// Everything a deployment sets, read from the environment (API.md's table) and validated at start.
+/// Everything a deployment sets, read from the environment (docs/configuration.md's table) and validated at start.
 ///
 /// Every executable reads the same variables, so one `.env` serves the whole stack.
 public struct ServerConfiguration: Sendable, Equatable {

@@ -2,7 +2,8 @@ import Encoding
 
 /// An email address as the user typed it, with the form used for lookups and uniqueness.
 public struct EmailAddress: Hashable, Sendable {
-    /// The longest address accepted (RFC 5321's path limit).
+    /// The longest address accepted (RFC 5321's path limit), in Unicode scalars as the database's `char_length`
+    /// counts, for the address as given and once lowercased.
     public static let maximumLength = 254
 
     /// The address as given, trimmed.
@@ -14,12 +15,15 @@ public struct EmailAddress: Hashable, Sendable {
     /// returns nil when the address cannot be an email address.
     public init?(_ raw: String) {
         let trimmed = raw.trimmingWhitespace()
-        guard !trimmed.isEmpty, trimmed.utf8.count <= EmailAddress.maximumLength else { return nil }
+        guard !trimmed.isEmpty, trimmed.unicodeScalars.count <= EmailAddress.maximumLength else { return nil }
         let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { return nil }
         guard !trimmed.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else { return nil }
+        // Lowercasing can lengthen an address (U+0130 becomes two scalars); the stored form must fit too.
+        let normalized = trimmed.lowercased()
+        guard normalized.unicodeScalars.count <= EmailAddress.maximumLength else { return nil }
         self.address = trimmed
-        self.normalized = trimmed.lowercased()
+        self.normalized = normalized
     }
 }
 

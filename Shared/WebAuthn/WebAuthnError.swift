@@ -1,6 +1,6 @@
 /// A WebAuthn check that failed: a stable code for machines, a reason for the log, and where it was raised.
 ///
-/// `code.rawValue` is the `reason` value the gateway returns (see API.md). The human reason is meant for logs;
+/// `code.rawValue` is the `reason` value the gateway returns (see docs/api.md). The human reason is meant for logs;
 /// it never contains key material.
 public struct WebAuthnError: Error, Sendable, CustomStringConvertible {
     /// The check that failed. Raw values are stable, snake_case, and part of the public API.

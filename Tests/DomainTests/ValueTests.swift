@@ -10,11 +10,18 @@ final class ValueTests: XCTestCase {
     }
 
     func testMalformedEmailsAreRejected() {
-        for raw in ["", "   ", "ada", "@example.com", "ada@", "a@b@c", "ada lovelace@example.com", "a\u{0}@b.c",
-            String(repeating: "a", count: 250) + "@b.co"]
-        {
+        for raw in [
+            "", "   ", "ada", "@example.com", "ada@", "a@b@c", "ada lovelace@example.com", "a\u{0}@b.c",
+            String(repeating: "a", count: 250) + "@b.co",
+        ] {
             XCTAssertNil(EmailAddress(raw), raw)
         }
+        // The limit counts characters (as the database's char_length does), before and after lowercasing.
+        let local = String(repeating: "é", count: 243)
+        XCTAssertEqual(EmailAddress(local + "@example.co")?.address.unicodeScalars.count, 254)
+        XCTAssertNil(EmailAddress(local + "@example.com"))
+        XCTAssertNotNil(EmailAddress(String(repeating: "\u{130}", count: 121) + "@example.co"))
+        XCTAssertNil(EmailAddress(String(repeating: "\u{130}", count: 122) + "@example.co"), "255 once lowercased")
     }
 
     func testDisplayNamesAreTrimmedAndBounded() {

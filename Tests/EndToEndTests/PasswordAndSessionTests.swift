@@ -243,8 +243,10 @@ final class WebPageTests: XCTestCase {
         XCTAssertTrue(script.value?.text.contains("parseCreationOptionsFromJSON") ?? false)
         let style = await flows.outcome(TextRequest("/app.css"))
         XCTAssertTrue(style.value?.contentType.hasPrefix("text/css") ?? false)
+        // The page's files are GET and HEAD only: any other method is 405 with exactly those two.
         let post = await flows.outcome(RawRequest(.post, "/", body: .json([String: String]())))
-        XCTAssertEqual(post.status, 404)
+        XCTAssertEqual(post.status, 405)
+        XCTAssertEqual(post.headers["allow"], "GET, HEAD")
     }
 }
 

@@ -1,6 +1,7 @@
 import Configuration
 import Domain
 import Encoding
+import Foundation
 import GRPC
 import GatewayCore
 import HTTPMessages
@@ -147,7 +148,7 @@ final class GatewayApplicationTests: XCTestCase {
         created.accountID = "acc-1"
         backends.answer(SessionServiceMethods.createPasswordAccount, created)
         let response = await application.respond(
-            to: post("/v1/accounts/password", ["email": "A@x.io", "password": "pw", "displayName": "Alice"]))
+            to: post("/v1/accounts/password", ["email": "A@x.io", "password": "correct horse", "displayName": "Alice"]))
         XCTAssertEqual(response.status, 201)
         XCTAssertEqual(try json(response), ["accountID": "acc-1"])
         let sent = try backends.request(
@@ -157,7 +158,7 @@ final class GatewayApplicationTests: XCTestCase {
 
         backends.answer(SessionServiceMethods.signInWithPassword, issuedSession)
         let signIn = await application.respond(
-            to: post("/v1/sessions/password", ["email": "a@x.io", "password": "pw"]))
+            to: post("/v1/sessions/password", ["email": "a@x.io", "password": "correct horse"]))
         XCTAssertEqual(signIn.status, 200)
         let session = try json(signIn)
         XCTAssertEqual(session["tokenType"], "Bearer")
@@ -177,14 +178,14 @@ final class GatewayApplicationTests: XCTestCase {
         let forwarded = try XCTUnwrap(backends.metadata(SessionServiceMethods.signInWithPassword))
         XCTAssertEqual(forwarded[AuditContext.clientAddressKey], "127.0.0.1")
         XCTAssertEqual(forwarded[AuditContext.requestIDKey]?.isEmpty, false)
-        XCTAssertFalse(lines.contains { $0.contains("pw") || $0.contains("tok") }, "secrets in the log")
+        XCTAssertFalse(lines.contains { $0.contains("correct horse") || $0.contains("tok") }, "secrets in the log")
     }
 
     func testEmailTakenIsAConflict() async throws {
         let application = try makeApplication()
         backends.fail(SessionServiceMethods.createPasswordAccount, DomainError(.emailTaken, "taken"))
         let response = await application.respond(
-            to: post("/v1/accounts/password", ["email": "a@x.io", "password": "pw", "displayName": "A"]))
+            to: post("/v1/accounts/password", ["email": "a@x.io", "password": "correct horse", "displayName": "A"]))
         XCTAssertEqual(response.status, 409)
         XCTAssertEqual(try json(response)["code"], "email_taken")
     }
@@ -231,7 +232,8 @@ final class GatewayApplicationTests: XCTestCase {
         ])
         backends.fail(VerificationServiceMethods.finishAuthentication, DomainError(.challengeUnavailable, "gone"))
         let body: JSONValue = [
-            "challengeID": "a", "credentialID": "AQ", "clientDataJSON": "AQ", "authenticatorData": "AQ",
+            "challengeID": "3f2a1c9e-5b7d-4c1e-9a3b-6d8e0f1a2b3c", "credentialID": "AQ", "clientDataJSON": "AQ",
+            "authenticatorData": "AQ",
             "signature": "AQ",
             "userHandle": "AQ",
         ]
@@ -302,14 +304,16 @@ final class GatewayApplicationTests: XCTestCase {
         let signOut = await application.respond(to: get("/v1/session", method: "DELETE", token: "t"))
         XCTAssertEqual(signOut.status, 204)
         XCTAssertTrue(signOut.body.isEmpty)
-        let revoke = await application.respond(to: get("/v1/sessions/s-9", method: "DELETE", token: "t"))
+        let revoke = await application.respond(
+            to: get("/v1/sessions/d4c3b2a1-9f8e-4d7c-a6b5-4e3d2c1b0a99", method: "DELETE", token: "t"))
         XCTAssertEqual(revoke.status, 204)
         let sent = try backends.request(SessionServiceMethods.revokeSession, as: RevokeSessionRequest.self)
-        XCTAssertEqual(sent.sessionID, "s-9")
+        XCTAssertEqual(sent.sessionID, "d4c3b2a1-9f8e-4d7c-a6b5-4e3d2c1b0a99")
         XCTAssertEqual(sent.accountID, "acc-1")
         XCTAssertEqual(backends.wasIdempotent(SessionServiceMethods.revokeSession), false)
         backends.fail(SessionServiceMethods.revokeSession, DomainError(.notFound, "no"))
-        let foreign = await application.respond(to: get("/v1/sessions/other", method: "DELETE", token: "t"))
+        let foreign = await application.respond(
+            to: get("/v1/sessions/7b1e4d2a-0c9f-4e8b-b6a5-3c2d1e0f9a8b", method: "DELETE", token: "t"))
         XCTAssertEqual(foreign.status, 404)
 
         var account = AccountSummary()
@@ -409,7 +413,8 @@ final class GatewayApplicationTests: XCTestCase {
         let application = try makeApplication()
         signedIn()
         let body: JSONValue = [
-            "challengeID": "c", "credentialID": "AQ", "clientDataJSON": "AQ", "attestationObject": "AQ",
+            "challengeID": "3f2a1c9e-5b7d-4c1e-9a3b-6d8e0f1a2b3c", "credentialID": "AQ", "clientDataJSON": "AQ",
+            "attestationObject": "AQ",
         ]
         backends.fail(
             VerificationServiceMethods.finishRegistration,
@@ -430,7 +435,7 @@ final class GatewayApplicationTests: XCTestCase {
         let sent = try backends.request(
             VerificationServiceMethods.finishRegistration, as: FinishRegistrationRequest.self)
         XCTAssertEqual(sent.accountID, "acc-1")
-        XCTAssertEqual(sent.challengeID, "c")
+        XCTAssertEqual(sent.challengeID, "3f2a1c9e-5b7d-4c1e-9a3b-6d8e0f1a2b3c")
         XCTAssertEqual(sent.credential?.credentialID, [1])
         let metrics = application.metrics.exposition()
         XCTAssertTrue(
@@ -441,12 +446,12 @@ final class GatewayApplicationTests: XCTestCase {
     func testAccountRegistrationFlow() async throws {
         let application = try makeApplication()
         var begin = BeginAccountRegistrationResponse()
-        begin.registrationID = "r-1"
+        begin.registrationID = "7b1e4d2a-0c9f-4e8b-b6a5-3c2d1e0f9a8b"
         begin.userHandle = [7, 7]
         backends.answer(ChallengeServiceMethods.beginAccountRegistration, begin)
         let started = await application.respond(to: post("/v1/passkeys/account-registrations", ["email": "n@x.io"]))
         XCTAssertEqual(started.status, 200)
-        XCTAssertEqual(try json(started)["registrationID"], "r-1")
+        XCTAssertEqual(try json(started)["registrationID"], "7b1e4d2a-0c9f-4e8b-b6a5-3c2d1e0f9a8b")
         XCTAssertEqual(
             try backends.request(
                 ChallengeServiceMethods.beginAccountRegistration, as: BeginAccountRegistrationRequest.self
@@ -455,7 +460,7 @@ final class GatewayApplicationTests: XCTestCase {
         finished.accountID = "acc-9"
         backends.answer(VerificationServiceMethods.finishAccountRegistration, finished)
         let body: JSONValue = [
-            "registrationID": "r-1", "displayName": "Nina",
+            "registrationID": "7b1e4d2a-0c9f-4e8b-b6a5-3c2d1e0f9a8b", "displayName": "Nina",
             "credential": ["rawId": "AQ", "response": ["clientDataJSON": "AQ", "attestationObject": "AQ"]],
         ]
         let created = await application.respond(to: post("/v1/passkeys/account-registrations/finish", body))
@@ -476,7 +481,7 @@ final class GatewayApplicationTests: XCTestCase {
     func testPasskeySignIn() async throws {
         let application = try makeApplication()
         var begin = BeginAuthenticationResponse()
-        begin.challengeID = "a-1"
+        begin.challengeID = "3f2a1c9e-5b7d-4c1e-9a3b-6d8e0f1a2b3c"
         begin.challenge = [1, 2]
         begin.relyingPartyID = "localhost"
         backends.answer(ChallengeServiceMethods.beginAuthentication, begin)
@@ -489,7 +494,7 @@ final class GatewayApplicationTests: XCTestCase {
         XCTAssertEqual(empty.status, 200)
 
         let body: JSONValue = [
-            "challengeID": "a-1",
+            "challengeID": "3f2a1c9e-5b7d-4c1e-9a3b-6d8e0f1a2b3c",
             "credential": [
                 "id": "AQ", "type": "public-key",
                 "response": ["clientDataJSON": "AQ", "authenticatorData": "AQ", "signature": "AQ", "userHandle": "Bw"],
@@ -568,6 +573,46 @@ final class GatewayApplicationTests: XCTestCase {
         XCTAssertTrue(metrics.contains(#"outcome="unavailable""#))
     }
 
+    /// OPTIONS and every other method a path does not have: 405 `method_not_allowed` with an `Allow` header of
+    /// exactly the path's methods, before any authentication or backend call.
+    func testUnsupportedMethodsGet405WithExactlyThePathsMethods() async throws {
+        let application = try makeApplication()
+        let document = try JSONReader.parse(OpenAPIDocument.bytes)
+        let paths = try XCTUnwrap(document["paths"]?.objectValue)
+        let samples = ["{credentialID}": "AQID", "{sessionID}": "3f2a1c9e-0000-4000-8000-000000000000"]
+        let methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "PROPFIND"]
+        var checked = 0
+        for (pattern, item) in paths {
+            var path = pattern
+            for (name, value) in samples { path = path.replacingOccurrences(of: name, with: value) }
+            var expected = Set((item.objectValue ?? [:]).keys.map { $0.uppercased() }.filter(methods.contains))
+            if expected.contains("GET") { expected.insert("HEAD") }
+            for method in methods where !expected.contains(method) {
+                let response = await application.respond(to: get(path, method: method, token: "t"))
+                XCTAssertEqual(response.status, 405, "\(method) \(path)")
+                XCTAssertEqual(try json(response)["code"], "method_not_allowed", "\(method) \(path)")
+                let allow = (response.headers["allow"] ?? "").split(separator: ",").map {
+                    $0.trimmingCharacters(in: .whitespaces)
+                }
+                XCTAssertEqual(Set(allow), expected, "\(method) \(path)")
+                XCTAssertEqual(allow.count, expected.count, "\(method) \(path): \(allow)")
+                checked += 1
+            }
+        }
+        XCTAssertGreaterThan(checked, 150)
+        XCTAssertEqual(backends.paths, [], "a 405 calls no service")
+        // The page's files are GET and HEAD only.
+        for path in ["/", "/app.js", "/app.css"] {
+            let response = await application.respond(to: get(path, method: "OPTIONS"))
+            XCTAssertEqual(response.status, 405, path)
+            XCTAssertEqual(response.headers["allow"], "GET, HEAD", path)
+            let page = await application.respond(to: get(path))
+            XCTAssertEqual(page.status, 200, path)
+        }
+        let unknown = await application.respond(to: get("/nothing/here", method: "OPTIONS"))
+        XCTAssertEqual(unknown.status, 404)
+    }
+
     func testAnOutageIsLoggedOncePerSecondNotOncePerRequest() async throws {
         let application = try makeApplication()
         for _ in 0..<20 {
@@ -600,6 +645,10 @@ final class GatewayApplicationTests: XCTestCase {
         XCTAssertEqual(try json(links), [])
         let openAPI = await application.respond(to: get("/openapi.json"))
         XCTAssertEqual(try json(openAPI)["openapi"], "3.1.0")
+        // Served as the resource file is, byte for byte.
+        let file = try Data(contentsOf: URL(fileURLWithPath: packageRoot + "/Services/Gateway/Core/openapi.json"))
+        XCTAssertEqual(openAPI.body, Array(file))
+        XCTAssertEqual(openAPI.headers["content-type"], "application/json")
         let metrics = await application.respond(to: get("/metrics"))
         XCTAssertTrue(metrics.headers["content-type"]?.hasPrefix("text/plain") == true)
         XCTAssertTrue(String(decoding: metrics.body, as: UTF8.self).contains("gateway_http_requests_total"))

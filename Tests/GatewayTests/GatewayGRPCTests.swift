@@ -103,14 +103,14 @@ final class GatewayGRPCTests: XCTestCase {
 
         let mismatch = post(
             "/v1/passkeys/authentications/finish",
-            #"{"challengeID":"c","credentialID":"AQ","clientDataJSON":"AQ","authenticatorData":"AQ","signature":"AQ","userHandle":"BAUG"}"#
+            #"{"challengeID":"3f2a1c9e-5b7d-4c1e-9a3b-6d8e0f1a2b3c","credentialID":"AQ","clientDataJSON":"AQ","authenticatorData":"AQ","signature":"AQ","userHandle":"BAUG"}"#
         )
         XCTAssertEqual(mismatch?.status, 401)
         XCTAssertEqual(mismatch?.json?["code"], "invalid_credentials")
         XCTAssertEqual(mismatch?.json?["reason"], "user_handle_mismatch")
         let used = post(
             "/v1/passkeys/authentications/finish",
-            #"{"challengeID":"c","credentialID":"AQ","clientDataJSON":"AQ","authenticatorData":"AQ","signature":"AQ","userHandle":"AQID"}"#
+            #"{"challengeID":"3f2a1c9e-5b7d-4c1e-9a3b-6d8e0f1a2b3c","credentialID":"AQ","clientDataJSON":"AQ","authenticatorData":"AQ","signature":"AQ","userHandle":"AQID"}"#
         )
         XCTAssertEqual(used?.status, 410)
         XCTAssertEqual(used?.json?["code"], "challenge_unavailable")

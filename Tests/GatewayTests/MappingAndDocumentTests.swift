@@ -10,7 +10,7 @@ import WebAuthn
 import XCTest
 
 final class ProblemMappingTests: XCTestCase {
-    func testEveryDomainErrorHasTheStatusOfAPIMD() {
+    func testEveryDomainErrorHasTheStatusOfTheAPIReference() {
         let expected: [DomainError.Code: Int] = [
             .invalidRequest: 400, .verificationFailed: 400, .unauthenticated: 401, .invalidCredentials: 401,
             .forbidden: 403, .notFound: 404, .emailTaken: 409, .credentialAlreadyRegistered: 409,
@@ -282,6 +282,80 @@ final class RouterTests: XCTestCase {
         XCTAssertEqual(allowed, ["PATCH", "DELETE"])
         for path in ["/v1/passkeys/", "/v1/passkeys/a/b", "/v1/passkey", "v1/passkeys", "/v1/passkeys/%zz"] {
             guard case .notFound = router.match(method: "GET", path: path) else { return XCTFail(path) }
+        }
+    }
+
+    /// A literal path beside a parameter route is a resource of its own: the parameter route neither answers it nor
+    /// lends it methods, whichever order the routes were added in.
+    func testALiteralSegmentBeatsAParameterAndA405ListsOnlyThatResourcesMethods() {
+        func check(_ router: Router<Int>, _ order: String) {
+            func allowed(_ method: String, _ path: String) -> [String]? {
+                guard case .methodNotAllowed(let allowed) = router.match(method: method, path: path) else { return nil }
+                return allowed.sorted()
+            }
+            func handler(_ method: String, _ path: String) -> Int? {
+                guard case .found(let handler, _, _) = router.match(method: method, path: path) else { return nil }
+                return handler
+            }
+            for method in ["OPTIONS", "PATCH", "DELETE", "GET", "HEAD", "PUT"] {
+                XCTAssertEqual(allowed(method, "/v1/passkeys/authentications"), ["POST"], "\(order): \(method)")
+                XCTAssertEqual(allowed(method, "/v1/sessions/password"), ["POST"], "\(order): \(method)")
+            }
+            XCTAssertEqual(handler("POST", "/v1/passkeys/authentications"), 1, order)
+            XCTAssertEqual(handler("PATCH", "/v1/passkeys/AQID"), 2, order)
+            XCTAssertEqual(handler("DELETE", "/v1/passkeys/AQID"), 3, order)
+            XCTAssertEqual(handler("DELETE", "/v1/sessions/x"), 5, order)
+            XCTAssertEqual(handler("POST", "/v1/sessions/password"), 6, order)
+            XCTAssertEqual(allowed("OPTIONS", "/v1/passkeys/AQID"), ["DELETE", "PATCH"], order)
+            XCTAssertEqual(allowed("POST", "/v1/passkeys/AQID"), ["DELETE", "PATCH"], order)
+            XCTAssertEqual(allowed("OPTIONS", "/v1/passkeys"), ["GET", "HEAD"], order)
+            XCTAssertEqual(allowed("OPTIONS", "/v1/sessions/x"), ["DELETE"], order)
+            XCTAssertEqual(handler("HEAD", "/v1/passkeys"), 4, order)
+        }
+        let routes: [(String, String, Int)] = [
+            ("POST", "/v1/passkeys/authentications", 1), ("PATCH", "/v1/passkeys/{credentialID}", 2),
+            ("DELETE", "/v1/passkeys/{credentialID}", 3), ("GET", "/v1/passkeys", 4),
+            ("DELETE", "/v1/sessions/{sessionID}", 5), ("POST", "/v1/sessions/password", 6),
+        ]
+        var forward = Router<Int>()
+        for (method, pattern, handler) in routes { forward.add(method, pattern, handler) }
+        check(forward, "literal first")
+        var backward = Router<Int>()
+        for (method, pattern, handler) in routes.reversed() { backward.add(method, pattern, handler) }
+        check(backward, "parameter first")
+        XCTAssertEqual(forward.methods(of: "/v1/passkeys/{id}"), ["PATCH", "DELETE"])
+        XCTAssertEqual(forward.methods(of: "/v1/passkeys"), ["GET", "HEAD"])
+        XCTAssertEqual(forward.methods(of: "/v1/nothing"), [])
+    }
+
+    /// The gateway's own routes: every path of the document answers every method it does not list with 405 and an
+    /// `Allow` of exactly its methods (HEAD beside GET), and the router's methods of each path are the document's.
+    func testEveryPathOfTheDocumentAllowsExactlyItsDocumentedMethods() throws {
+        let document = try JSONReader.parse(OpenAPIDocument.bytes)
+        let paths = try XCTUnwrap(document["paths"]?.objectValue)
+        let operations: Set<String> = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
+        for (pattern, item) in paths {
+            let documented = (item.objectValue ?? [:]).keys.filter(operations.contains).map { $0.uppercased() }
+            var expected = Set(documented)
+            if expected.contains("GET") { expected.insert("HEAD") }
+            XCTAssertEqual(Set(GatewayApplication.methods(of: pattern)), expected, pattern)
+            XCTAssertEqual(GatewayApplication.methods(of: pattern).count, expected.count, "\(pattern): duplicates")
+        }
+    }
+
+    /// docs/api.md, the reference written from the document, names every route, every problem code and every
+    /// reason of it.
+    func testTheAPIReferenceNamesEveryRouteCodeAndReason() throws {
+        let reference = try String(contentsOfFile: packageRoot + "/docs/api.md", encoding: .utf8)
+        for name in GatewayApplication.routeNames {
+            XCTAssertTrue(reference.contains("`\(name)"), "\(name) is not in docs/api.md")
+        }
+        let document = try JSONReader.parse(OpenAPIDocument.bytes)
+        let problem = try XCTUnwrap(document["components"]?["schemas"]?["Problem"]?["properties"])
+        for key in ["code", "reason"] {
+            for value in (problem[key]?["enum"]?.arrayValue ?? []).compactMap(\.stringValue) {
+                XCTAssertTrue(reference.contains("`\(value)`"), "\(key) \(value) is not in docs/api.md")
+            }
         }
     }
 

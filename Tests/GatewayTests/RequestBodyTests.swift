@@ -33,7 +33,8 @@ final class RequestBodyTests: XCTestCase {
 
     var flatRegistration: JSONObject {
         [
-            "challengeID": "c-1", "credentialID": .string(Base64URL.encode(credentialID)),
+            "challengeID": "3f2a1c9e-5b7d-4c1e-9a3b-6d8e0f1a2b3c",
+            "credentialID": .string(Base64URL.encode(credentialID)),
             "clientDataJSON": .string(Base64URL.encode(clientData)),
             "attestationObject": .string(Base64URL.encode(attestation)), "transports": ["internal", "hybrid"],
         ]
@@ -41,7 +42,7 @@ final class RequestBodyTests: XCTestCase {
 
     var standardRegistration: JSONObject {
         [
-            "challengeID": "c-1",
+            "challengeID": "3f2a1c9e-5b7d-4c1e-9a3b-6d8e0f1a2b3c",
             "credential": [
                 "id": .string(Base64URL.encode(credentialID)), "rawId": .string(Base64URL.encode(credentialID)),
                 "type": "public-key", "authenticatorAttachment": "platform",
@@ -58,7 +59,7 @@ final class RequestBodyTests: XCTestCase {
     func testRegistrationFinishFlatAndStandardFormsGiveTheSameCredential() throws {
         let flat = try RegistrationFinishBody(body(.object(flatRegistration)))
         let standard = try RegistrationFinishBody(body(.object(standardRegistration)))
-        XCTAssertEqual(flat.challengeID, "c-1")
+        XCTAssertEqual(flat.challengeID, "3f2a1c9e-5b7d-4c1e-9a3b-6d8e0f1a2b3c")
         XCTAssertEqual(flat.credential.credentialID, credentialID)
         XCTAssertEqual(flat.credential.clientDataJSON, clientData)
         XCTAssertEqual(flat.credential.attestationObject, attestation)
@@ -68,7 +69,9 @@ final class RequestBodyTests: XCTestCase {
         XCTAssertEqual(standard.credential.clientDataJSON, clientData)
         XCTAssertEqual(standard.credential.attestationObject, attestation)
         XCTAssertEqual(standard.credential.transports, ["internal", "hybrid"])
-        XCTAssertEqual(String(decoding: standard.credential.clientExtensionResultsJSON, as: UTF8.self), #"{"credProps":{"rk":true}}"#)
+        XCTAssertEqual(
+            String(decoding: standard.credential.clientExtensionResultsJSON, as: UTF8.self),
+            #"{"credProps":{"rk":true}}"#)
     }
 
     func testStandardFormAcceptsRawIdOrIdAlone() throws {
@@ -84,6 +87,75 @@ final class RequestBodyTests: XCTestCase {
         }
     }
 
+    /// Browsers send both; rawId is the ID, and id (checked for its shape) is only used without it.
+    func testRawIdIsTheCredentialIDWhenIdDiffers() throws {
+        var object = standardRegistration
+        var credential = object["credential"]!.objectValue!
+        credential["rawId"] = .string(Base64URL.encode([9, 9]))
+        object["credential"] = .object(credential)
+        XCTAssertEqual(try RegistrationFinishBody(body(.object(object))).credential.credentialID, [9, 9])
+        credential["rawId"] = .null
+        object["credential"] = .object(credential)
+        XCTAssertEqual(try RegistrationFinishBody(body(.object(object))).credential.credentialID, credentialID)
+    }
+
+    func testIdentifiersAreUUIDsAndCredentialIDsHaveTheirLength() throws {
+        for bad: JSONValue in ["c-1", "", "3f2a1c9e5b7d4c1e9a3b6d8e0f1a2b3c", "{3f2a1c9e-5b7d-4c1e-9a3b-6d8e0f1a2b3}"] {
+            var object = flatRegistration
+            object["challengeID"] = bad
+            assertInvalid(.object(object), mentioning: "challengeID must be a UUID") {
+                _ = try RegistrationFinishBody($0)
+            }
+            var authentication = flatAuthentication
+            authentication["challengeID"] = bad
+            assertInvalid(.object(authentication), mentioning: "challengeID must be a UUID") {
+                _ = try AuthenticationFinishBody($0)
+            }
+        }
+        var upper = flatRegistration
+        upper["challengeID"] = "3F2A1C9E-5B7D-4C1E-9A3B-6D8E0F1A2B3C"
+        XCTAssertEqual(
+            try RegistrationFinishBody(body(.object(upper))).challengeID, "3F2A1C9E-5B7D-4C1E-9A3B-6D8E0F1A2B3C")
+        for (count, valid) in [(0, false), (1, true), (1023, true), (1024, false)] {
+            var object = flatAuthentication
+            object["credentialID"] = .string(Base64URL.encode([UInt8](repeating: 0xAB, count: count)))
+            if valid {
+                XCTAssertEqual(try AuthenticationFinishBody(body(.object(object))).credential.credentialID.count, count)
+            } else {
+                assertInvalid(.object(object), mentioning: "credentialID") { _ = try AuthenticationFinishBody($0) }
+            }
+        }
+        // Standard base64 and padding decode as well (the document's pattern says so too).
+        var padded = flatRegistration
+        padded["credentialID"] = .string(Base64URL.encodeStandard([0xFB, 0xFF]))
+        XCTAssertEqual(try RegistrationFinishBody(body(.object(padded))).credential.credentialID, [0xFB, 0xFF])
+    }
+
+    func testNamesAddressesAndPasswordsHaveTheirShapes() throws {
+        let good: JSONObject = [
+            "email": " Ada@Example.com ", "password": "e\u{301}e\u{301}e\u{301}e\u{301}", "displayName": "Ada",
+        ]
+        XCTAssertEqual(try PasswordAccountBody(body(.object(good))).email, " Ada@Example.com ")
+        let bad: [(String, JSONValue)] = [
+            ("email", "ada"), ("email", "a b@c"), ("email", "a@b@c"), ("email", "@b"), ("email", "a@"), ("email", ""),
+            ("email", .string(String(repeating: "a", count: 250) + "@b.co")), ("email", "a\u{7F}@b"),
+            ("password", "1234567"), ("password", .string(String(repeating: "p", count: 257))),
+            ("displayName", ""), ("displayName", " \u{3000} "), ("displayName", "bell\u{7}"),
+            ("displayName", .string(String(repeating: "あ", count: 129))),
+        ]
+        for (key, value) in bad {
+            var object = good
+            object[key] = value
+            assertInvalid(.object(object), mentioning: key) { _ = try PasswordAccountBody($0) }
+        }
+        XCTAssertNil(try AccountRegistrationStartBody(body(["email": "", "displayName": .null])).email)
+        assertInvalid(["email": "nobody"], mentioning: "email") { _ = try AccountRegistrationStartBody($0) }
+        assertInvalid(["displayName": " "], mentioning: "displayName") { _ = try AccountRegistrationStartBody($0) }
+        assertInvalid(["name": "\u{0}"], mentioning: "name") { _ = try RenamePasskeyBody($0) }
+        // Sign-in takes any strings: a malformed address fails as a wrong password does, in the session service.
+        XCTAssertEqual(try PasswordSignInBody(body(["email": "x", "password": ""])).email, "x")
+    }
+
     func testOptionalFieldsMayBeAbsentOrNull() throws {
         var object = flatRegistration
         object["transports"] = nil
@@ -95,7 +167,9 @@ final class RequestBodyTests: XCTestCase {
         credential["clientExtensionResults"] = ["credProps": ["rk": false]]
         standard["credential"] = .object(credential)
         let parsed = try RegistrationFinishBody(body(.object(standard)))
-        XCTAssertEqual(String(decoding: parsed.credential.clientExtensionResultsJSON, as: UTF8.self), #"{"credProps":{"rk":false}}"#)
+        XCTAssertEqual(
+            String(decoding: parsed.credential.clientExtensionResultsJSON, as: UTF8.self),
+            #"{"credProps":{"rk":false}}"#)
     }
 
     func testEveryMissingFlatRegistrationFieldIsInvalid() {
@@ -143,7 +217,22 @@ final class RequestBodyTests: XCTestCase {
                     $0["rawId"] = nil
                 }, "rawId"
             ),
-            (mutated { $0["rawId"] = .string(Base64URL.encode([9, 9])) }, "differ"),
+            (mutated { $0["rawId"] = .string(Base64URL.encode([UInt8](repeating: 9, count: 1024))) }, "rawId"),
+            (mutated { $0["rawId"] = "" }, "rawId"),
+            (
+                mutated {
+                    $0["rawId"] = nil
+                    $0["id"] = ""
+                }, "id"
+            ),
+            (mutated { $0["authenticatorAttachment"] = 7 }, "authenticatorAttachment"),
+            (
+                mutated {
+                    var response = $0["response"]!.objectValue!
+                    response["transports"] = ["usb\u{0}"]
+                    $0["response"] = .object(response)
+                }, "transports"
+            ),
             (mutated { $0["rawId"] = "%%%" }, "rawId"),
             (mutated { $0["type"] = "password" }, "type"),
             (mutated { $0["type"] = 1 }, "type"),
@@ -185,21 +274,23 @@ final class RequestBodyTests: XCTestCase {
     func testAccountRegistrationFinishInBothForms() throws {
         var flat = flatRegistration
         flat["challengeID"] = nil
-        flat["registrationID"] = "r-1"
+        flat["registrationID"] = "7b1e4d2a-0c9f-4e8b-b6a5-3c2d1e0f9a8b"
         flat["email"] = "new@example.com"
         let parsed = try AccountRegistrationFinishBody(body(.object(flat)))
-        XCTAssertEqual(parsed.registrationID, "r-1")
+        XCTAssertEqual(parsed.registrationID, "7b1e4d2a-0c9f-4e8b-b6a5-3c2d1e0f9a8b")
         XCTAssertEqual(parsed.email, "new@example.com")
         XCTAssertNil(parsed.displayName)
         XCTAssertEqual(parsed.credential.credentialID, credentialID)
         var standard = standardRegistration
         standard["challengeID"] = nil
-        standard["registrationID"] = "r-2"
+        standard["registrationID"] = "d4c3b2a1-9f8e-4d7c-a6b5-4e3d2c1b0a99"
         standard["displayName"] = "New"
         let parsedStandard = try AccountRegistrationFinishBody(body(.object(standard)))
-        XCTAssertEqual(parsedStandard.registrationID, "r-2")
+        XCTAssertEqual(parsedStandard.registrationID, "d4c3b2a1-9f8e-4d7c-a6b5-4e3d2c1b0a99")
         XCTAssertEqual(parsedStandard.displayName, "New")
-        XCTAssertEqual(String(decoding: parsedStandard.credential.clientExtensionResultsJSON, as: UTF8.self), #"{"credProps":{"rk":true}}"#)
+        XCTAssertEqual(
+            String(decoding: parsedStandard.credential.clientExtensionResultsJSON, as: UTF8.self),
+            #"{"credProps":{"rk":true}}"#)
         flat["registrationID"] = nil
         assertInvalid(.object(flat), mentioning: "registrationID") { _ = try AccountRegistrationFinishBody($0) }
         standard["email"] = 5
@@ -208,7 +299,8 @@ final class RequestBodyTests: XCTestCase {
 
     var flatAuthentication: JSONObject {
         [
-            "challengeID": "a-1", "credentialID": .string(Base64URL.encode(credentialID)),
+            "challengeID": "3f2a1c9e-5b7d-4c1e-9a3b-6d8e0f1a2b3c",
+            "credentialID": .string(Base64URL.encode(credentialID)),
             "clientDataJSON": .string(Base64URL.encode(clientData)),
             "authenticatorData": .string(Base64URL.encode(authenticatorData)),
             "signature": .string(Base64URL.encode(signature)), "userHandle": .string(Base64URL.encode(userHandle)),
@@ -217,7 +309,7 @@ final class RequestBodyTests: XCTestCase {
 
     var standardAuthentication: JSONObject {
         [
-            "challengeID": "a-1",
+            "challengeID": "3f2a1c9e-5b7d-4c1e-9a3b-6d8e0f1a2b3c",
             "credential": [
                 "id": .string(Base64URL.encode(credentialID)), "rawId": .string(Base64URL.encode(credentialID)),
                 "type": "public-key",
@@ -236,7 +328,7 @@ final class RequestBodyTests: XCTestCase {
         let flat = try AuthenticationFinishBody(body(.object(flatAuthentication)))
         let standard = try AuthenticationFinishBody(body(.object(standardAuthentication)))
         XCTAssertEqual(flat, standard)
-        XCTAssertEqual(flat.challengeID, "a-1")
+        XCTAssertEqual(flat.challengeID, "3f2a1c9e-5b7d-4c1e-9a3b-6d8e0f1a2b3c")
         XCTAssertEqual(flat.credential.authenticatorData, authenticatorData)
         XCTAssertEqual(flat.credential.signature, signature)
         XCTAssertEqual(flat.credential.userHandle, userHandle)
@@ -276,10 +368,11 @@ final class RequestBodyTests: XCTestCase {
         XCTAssertEqual(try RegistrationStartBody(body(["mode": "modal"])).mode, .modal)
         assertInvalid(["mode": "silent"], mentioning: "mode") { _ = try RegistrationStartBody($0) }
         assertInvalid(["mode": 1], mentioning: "mode") { _ = try RegistrationStartBody($0) }
-        let account = try PasswordAccountBody(body(["email": "a@b.c", "password": "pw", "displayName": "A"]))
+        let account = try PasswordAccountBody(
+            body(["email": "a@b.c", "password": "correct horse", "displayName": "A"]))
         XCTAssertEqual(account.displayName, "A")
         for key in ["email", "password", "displayName"] {
-            var object: JSONObject = ["email": "a@b.c", "password": "pw", "displayName": "A"]
+            var object: JSONObject = ["email": "a@b.c", "password": "correct horse", "displayName": "A"]
             object[key] = nil
             assertInvalid(.object(object), mentioning: key) { _ = try PasswordAccountBody($0) }
             object[key] = false

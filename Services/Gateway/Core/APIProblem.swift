@@ -9,7 +9,8 @@ import ServiceContracts
 public struct APIProblem: Error, Sendable, Equatable {
     /// The HTTP status.
     public var status: Int
-    /// The stable, machine-readable code (API.md's table, plus the protocol-level codes listed in ``Code``).
+    /// The stable, machine-readable code (docs/api.md's table: the domain's, plus the protocol-level codes listed in
+    /// ``Code``).
     public var code: String
     /// The WebAuthn check that failed, when one did.
     public var reason: String?

@@ -58,6 +58,9 @@ extension GatewayApplication {
     func revokeSession(_ context: RequestContext) async throws -> HTTPResponse {
         let session = try await authenticate(context)
         let sessionID = context.parameters["sessionID"] ?? ""
+        guard FieldRules.isUUID(sessionID) else {
+            throw APIProblem.invalidRequest("The session ID in the path must be a UUID.")
+        }
         var request = RevokeSessionRequest()
         request.accountID = session.accountID
         request.sessionID = sessionID
@@ -104,8 +107,11 @@ extension GatewayApplication {
     }
 
     static func credentialID(_ context: RequestContext) throws(APIProblem) -> [UInt8] {
-        guard let text = context.parameters["credentialID"], let bytes = Base64URL.decode(text), !bytes.isEmpty else {
-            throw .invalidRequest("The credential ID in the path is not base64url.")
+        guard let text = context.parameters["credentialID"], let bytes = Base64URL.decode(text),
+            FieldRules.credentialIDLengths.contains(bytes.count)
+        else {
+            throw .invalidRequest(
+                "The credential ID in the path must be base64url of 1 to \(CredentialID.maximumLength) bytes.")
         }
         return bytes
     }

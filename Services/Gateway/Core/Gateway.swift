@@ -27,6 +27,9 @@ public final class Gateway: Sendable {
         serverSettings: (inout HTTPServerConfiguration) -> Void = { _ in },
         settings: GatewaySettings = GatewaySettings()
     ) throws {
+        guard !OpenAPIDocument.bytes.isEmpty else {
+            throw GatewayStartError("the openapi.json resource is missing from the GatewayCore bundle")
+        }
         let address =
             try listenAddress ?? AddressResolution.resolve(configuration.gatewayListen, variable: "GATEWAY_LISTEN")
         var serverConfiguration = HTTPServerConfiguration(address: address)
@@ -83,4 +86,12 @@ public final class Gateway: Sendable {
         logger.log(.info, "gateway.signal", fields: [("signal", String(signal))])
         shutdown()
     }
+}
+
+/// A reason the gateway cannot start that is not a configuration value: a file of its own installation is missing.
+public struct GatewayStartError: Error, CustomStringConvertible {
+    /// What is missing.
+    public let description: String
+
+    init(_ description: String) { self.description = description }
 }

@@ -24,7 +24,7 @@ public struct GatewaySettings: Sendable {
 }
 
 /// The gateway's routes: authenticates bearer tokens, calls the services, and maps their answers to the JSON of
-/// API.md. Every request ends in a response; failures are problem+json.
+/// docs/api.md. Every request ends in a response; failures are problem+json.
 public final class GatewayApplication: HTTPResponder {
     let configuration: ServerConfiguration
     let backends: any ServiceBackends
@@ -75,6 +75,9 @@ public final class GatewayApplication: HTTPResponder {
     /// Every route as `METHOD pattern`.
     public static var routeNames: [String] { router.routeNames }
 
+    /// The methods of the path `pattern` (as a 405's `Allow` lists them: HEAD beside GET); empty for no such path.
+    public static func methods(of pattern: String) -> [String] { router.methods(of: pattern) }
+
     // MARK: - Dispatch
 
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
@@ -91,7 +94,9 @@ public final class GatewayApplication: HTTPResponder {
                 response = page
                 break
             }
-            response = APIProblem.notFound.response
+            response =
+                webPage.serves(request.path)
+                ? APIProblem.methodNotAllowed(allowed: ["GET", "HEAD"]).response : APIProblem.notFound.response
         case .methodNotAllowed(let allowed):
             response = APIProblem.methodNotAllowed(allowed: allowed).response
         case .found(let endpoint, let route, let parameters):
@@ -158,7 +163,7 @@ public final class GatewayApplication: HTTPResponder {
 
     // MARK: - Routes
 
-    /// The routes of API.md and the operational ones.
+    /// The routes of docs/api.md and the operational ones.
     enum Endpoint: Sendable {
         case createPasswordAccount, signInWithPassword
         case beginRegistration, finishRegistration, beginAccountRegistration, finishAccountRegistration

@@ -1,11 +1,14 @@
 import Domain
 import Encoding
+import Foundation
 import HTTPMessages
 import JSON
 import ServiceContracts
 
-/// Reads the JSON body of a request into typed fields: every missing, mistyped or undecodable field is a 400
-/// `invalid_request` naming the field. Unknown members are ignored, so apps may send more than is read.
+/// Reads the JSON body of a request into typed fields: every missing, mistyped, undecodable or ill-shaped field is a
+/// 400 `invalid_request` naming the field, before any service is called. Unknown members are ignored, so apps may
+/// send more than is read. The shapes are ``FieldRules``', which `openapi.json` writes as formats, patterns and
+/// lengths.
 public struct JSONBody: Sendable {
     /// The top-level object.
     public let object: JSONObject
@@ -54,6 +57,58 @@ public struct JSONBody: Sendable {
         guard let text = try optionalString(key, path: path) else { return nil }
         guard let bytes = Base64URL.decode(text) else { throw .invalidRequest("\(path + key) is not base64url.") }
         return bytes
+    }
+
+    /// A required member in UUID text form (``FieldRules/isUUID(_:)``).
+    public func uuid(_ key: String, path: String = "") throws(APIProblem) -> String {
+        let text = try string(key, path: path)
+        guard FieldRules.isUUID(text) else { throw .invalidRequest("\(path + key) must be a UUID.") }
+        return text
+    }
+
+    /// An optional string member that, unless absent, null or empty, passes `rule`; absent, null and empty read
+    /// as nil.
+    public func optionalString(
+        _ key: String, path: String = "", rule: (String) -> Bool, _ requirement: String
+    ) throws(APIProblem) -> String? {
+        guard let text = try optionalString(key, path: path), !text.isEmpty else { return nil }
+        guard rule(text) else { throw .invalidRequest("\(path + key) \(requirement)") }
+        return text
+    }
+
+    /// A required string member that passes `rule`.
+    public func string(_ key: String, path: String = "", rule: (String) -> Bool, _ requirement: String)
+        throws(APIProblem) -> String
+    {
+        let text = try string(key, path: path)
+        guard rule(text) else { throw .invalidRequest("\(path + key) \(requirement)") }
+        return text
+    }
+
+    /// A required base64url member of a credential ID's length (1 to 1,023 bytes decoded).
+    public func credentialID(_ key: String, path: String = "") throws(APIProblem) -> [UInt8] {
+        guard let bytes = try optionalCredentialID(key, path: path) else {
+            throw .invalidRequest("\(path + key) is required.")
+        }
+        return bytes
+    }
+
+    /// An optional base64url member of a credential ID's length.
+    public func optionalCredentialID(_ key: String, path: String = "") throws(APIProblem) -> [UInt8]? {
+        guard let bytes = try optionalBytes(key, path: path) else { return nil }
+        guard FieldRules.credentialIDLengths.contains(bytes.count) else {
+            throw .invalidRequest("\(path + key) must be 1 to \(CredentialID.maximumLength) bytes.")
+        }
+        return bytes
+    }
+
+    /// An optional array of transport names (``FieldRules/isTransport(_:)``).
+    public func optionalTransports(_ key: String, path: String = "") throws(APIProblem) -> [String]? {
+        guard let names = try optionalStrings(key, path: path) else { return nil }
+        guard names.allSatisfy(FieldRules.isTransport) else {
+            throw .invalidRequest("\(path + key) may not contain control characters.")
+        }
+        return names
     }
 
     /// An optional array of strings.
@@ -106,9 +161,10 @@ public struct PasswordAccountBody: Sendable, Equatable {
 
     /// Reads the body.
     public init(_ body: JSONBody) throws(APIProblem) {
-        email = try body.string("email")
-        password = try body.string("password")
-        displayName = try body.string("displayName")
+        email = try body.string("email", rule: FieldRules.isEmail, FieldRules.emailRequirement)
+        password = try body.string("password", rule: FieldRules.isPassword, FieldRules.passwordRequirement)
+        displayName = try body.string(
+            "displayName", rule: FieldRules.isDisplayName, FieldRules.displayNameRequirement)
     }
 }
 
@@ -151,10 +207,11 @@ public struct AccountRegistrationStartBody: Sendable, Equatable {
     /// The display name, when given here.
     public var displayName: String?
 
-    /// Reads the body.
+    /// Reads the body; an empty string is as good as leaving a member out.
     public init(_ body: JSONBody) throws(APIProblem) {
-        email = try body.optionalString("email")
-        displayName = try body.optionalString("displayName")
+        email = try body.optionalString("email", rule: FieldRules.isEmail, FieldRules.emailRequirement)
+        displayName = try body.optionalString(
+            "displayName", rule: FieldRules.isDisplayName, FieldRules.displayNameRequirement)
     }
 }
 
@@ -175,20 +232,22 @@ public enum RegistrationCredentialBody {
             credential.credentialID = try credentialID(standard)
             credential.clientDataJSON = try response.bytes("clientDataJSON", path: "credential.response.")
             credential.attestationObject = try response.bytes("attestationObject", path: "credential.response.")
-            credential.transports = try response.optionalStrings("transports", path: "credential.response.") ?? []
+            credential.transports = try response.optionalTransports("transports", path: "credential.response.") ?? []
             // Passed on as sent, once the outputs the verifier reads (credProps.rk) have the right types.
             if let extensions = try standard.optionalObject("clientExtensionResults", path: "credential.") {
-                if let credProps = try extensions.optionalObject("credProps", path: "credential.clientExtensionResults.") {
+                if let credProps = try extensions.optionalObject(
+                    "credProps", path: "credential.clientExtensionResults.")
+                {
                     _ = try credProps.optionalBool("rk", path: "credential.clientExtensionResults.credProps.")
                 }
                 credential.clientExtensionResultsJSON = JSONWriter.serialize(.object(extensions.object))
             }
             return credential
         }
-        credential.credentialID = try body.bytes("credentialID")
+        credential.credentialID = try body.credentialID("credentialID")
         credential.clientDataJSON = try body.bytes("clientDataJSON")
         credential.attestationObject = try body.bytes("attestationObject")
-        credential.transports = try body.optionalStrings("transports") ?? []
+        credential.transports = try body.optionalTransports("transports") ?? []
         return credential
     }
 
@@ -199,26 +258,27 @@ public enum RegistrationCredentialBody {
         }
     }
 
-    /// `credential.type` must be "public-key" when present; `credential.response` is required.
+    /// `credential.type` must be "public-key" and `credential.authenticatorAttachment` a string when present;
+    /// `credential.response` is required.
     static func responseObject(_ standard: JSONBody) throws(APIProblem) -> JSONBody {
         if let type = try standard.optionalString("type", path: "credential."), type != "public-key" {
             throw .invalidRequest("credential.type must be \"public-key\".")
         }
+        _ = try standard.optionalString("authenticatorAttachment", path: "credential.")
         guard let response = try standard.optionalObject("response", path: "credential.") else {
             throw .invalidRequest("credential.response is required.")
         }
         return response
     }
 
-    /// `rawId`, or `id` when `rawId` is absent; both must agree when both are given.
+    /// `rawId`, or `id` when `rawId` is absent. Each must have a credential ID's shape when given; when both are,
+    /// `rawId` is the one used (browsers send both, equal; the verifier checks the ID against the attestation or
+    /// the stored credential either way).
     static func credentialID(_ standard: JSONBody) throws(APIProblem) -> [UInt8] {
-        let rawID = try standard.optionalBytes("rawId", path: "credential.")
-        let id = try standard.optionalBytes("id", path: "credential.")
-        switch (rawID, id) {
-        case (nil, nil): throw .invalidRequest("credential.rawId is required.")
-        case (let raw?, let id?) where raw != id: throw .invalidRequest("credential.id and credential.rawId differ.")
-        default: return rawID ?? id ?? []
-        }
+        let rawID = try standard.optionalCredentialID("rawId", path: "credential.")
+        let id = try standard.optionalCredentialID("id", path: "credential.")
+        guard let chosen = rawID ?? id else { throw .invalidRequest("credential.rawId is required.") }
+        return chosen
     }
 }
 
@@ -242,7 +302,7 @@ public enum AuthenticationCredentialBody {
             credential.userHandle = try response.bytes("userHandle", path: path)
             return credential
         }
-        credential.credentialID = try body.bytes("credentialID")
+        credential.credentialID = try body.credentialID("credentialID")
         credential.clientDataJSON = try body.bytes("clientDataJSON")
         credential.authenticatorData = try body.bytes("authenticatorData")
         credential.signature = try body.bytes("signature")
@@ -260,7 +320,7 @@ public struct RegistrationFinishBody: Sendable, Equatable {
 
     /// Reads the body in either form.
     public init(_ body: JSONBody) throws(APIProblem) {
-        challengeID = try body.string("challengeID")
+        challengeID = try body.uuid("challengeID")
         credential = try RegistrationCredentialBody.read(body)
     }
 }
@@ -276,11 +336,12 @@ public struct AccountRegistrationFinishBody: Sendable, Equatable {
     /// The registration response, in the service contract's form.
     public var credential: RegistrationCredential
 
-    /// Reads the body in either form.
+    /// Reads the body in either form; an empty email or display name is as good as leaving it out.
     public init(_ body: JSONBody) throws(APIProblem) {
-        registrationID = try body.string("registrationID")
-        email = try body.optionalString("email")
-        displayName = try body.optionalString("displayName")
+        registrationID = try body.uuid("registrationID")
+        email = try body.optionalString("email", rule: FieldRules.isEmail, FieldRules.emailRequirement)
+        displayName = try body.optionalString(
+            "displayName", rule: FieldRules.isDisplayName, FieldRules.displayNameRequirement)
         credential = try RegistrationCredentialBody.read(body)
     }
 }
@@ -294,7 +355,7 @@ public struct AuthenticationFinishBody: Sendable, Equatable {
 
     /// Reads the body in either form.
     public init(_ body: JSONBody) throws(APIProblem) {
-        challengeID = try body.string("challengeID")
+        challengeID = try body.uuid("challengeID")
         credential = try AuthenticationCredentialBody.read(body)
     }
 }
@@ -306,8 +367,72 @@ public struct RenamePasskeyBody: Sendable, Equatable {
 
     /// Reads the body.
     public init(_ body: JSONBody) throws(APIProblem) {
-        name = try body.string("name")
+        name = try body.string("name", rule: FieldRules.isDisplayName, FieldRules.displayNameRequirement)
     }
+}
+
+/// The shapes of request fields, checked by the gateway before any service sees them and written in `openapi.json`
+/// as the same formats, patterns and lengths (a test compares the two). Each is at least as strict as the domain's
+/// own rule (`EmailAddress`, `DisplayName`, the password policy), so what passes here is never refused there for its
+/// shape. Lengths count Unicode scalars, as JSON Schema's `minLength`/`maxLength` and Postgres's `char_length` do.
+public enum FieldRules {
+    /// The scalars with Unicode's White_Space property: what the domain trims from names and addresses.
+    public static func isWhitespace(_ scalar: Unicode.Scalar) -> Bool { scalar.properties.isWhitespace }
+
+    /// C0 and C1 control characters (general category Cc: U+0000–U+001F, U+007F–U+009F).
+    public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    /// A UUID in its 36-character text form, hex digits of either case.
+    public static func isUUID(_ text: String) -> Bool { text.utf8.count == 36 && UUID(text: text) != nil }
+
+    /// The longest email address, in Unicode scalars, surrounding whitespace included.
+    public static let emailMaximumLength = EmailAddress.maximumLength
+    static let emailRequirement =
+        "must be an email address: one @ with text on each side, no spaces or control characters, at most \(emailMaximumLength) characters."
+
+    /// `local@domain`, optionally between whitespace: neither side empty, no whitespace, control character or second
+    /// `@` in either, at most ``emailMaximumLength`` scalars in all.
+    public static func isEmail(_ text: String) -> Bool {
+        let scalars = Array(text.unicodeScalars)
+        guard scalars.count <= emailMaximumLength,
+            let first = scalars.firstIndex(where: { !isWhitespace($0) }),
+            let last = scalars.lastIndex(where: { !isWhitespace($0) })
+        else { return false }
+        let address = scalars[first...last]
+        guard address.allSatisfy({ !isWhitespace($0) && !isControl($0) }),
+            let at = address.firstIndex(of: "@"), at > address.startIndex, at < address.index(before: address.endIndex)
+        else { return false }
+        return !address[address.index(after: at)...].contains("@")
+    }
+
+    /// The longest display name or passkey name, in Unicode scalars, surrounding whitespace included.
+    public static let displayNameMaximumLength = DisplayName.maximumLength
+    static let displayNameRequirement =
+        "must be 1 to \(displayNameMaximumLength) characters, not all whitespace, without control characters."
+
+    /// At most ``displayNameMaximumLength`` scalars, no control character, and at least one that is not whitespace.
+    public static func isDisplayName(_ text: String) -> Bool {
+        text.unicodeScalars.count <= displayNameMaximumLength && !text.unicodeScalars.contains(where: isControl)
+            && text.unicodeScalars.contains { !isWhitespace($0) }
+    }
+
+    /// The password policy of new accounts, in Unicode scalars (NIST SP 800-63B counts each code point as one
+    /// character). The longest one is at most 1,024 bytes in UTF-8, the hasher's limit.
+    public static let passwordLengths = 8...256
+    static let passwordRequirement =
+        "must be \(passwordLengths.lowerBound) to \(passwordLengths.upperBound) characters."
+
+    /// Whether a new account's password has an allowed length.
+    public static func isPassword(_ text: String) -> Bool { passwordLengths.contains(text.unicodeScalars.count) }
+
+    /// A credential ID's decoded length.
+    public static let credentialIDLengths = 1...CredentialID.maximumLength
+
+    /// A transport name as reported by the client (`internal`, `hybrid`, …; unknown ones are kept): any text
+    /// without control characters.
+    public static func isTransport(_ text: String) -> Bool { !text.unicodeScalars.contains(where: isControl) }
 }
 
 /// Whether a `content-type` value names JSON (`application/json` or any `+json` type, parameters allowed).

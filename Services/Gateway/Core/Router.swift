@@ -88,6 +88,11 @@ public enum RouteMatch<Handler: Sendable>: Sendable {
 }
 
 /// Method-and-path routing. `HEAD` is answered by the `GET` route of the same path.
+///
+/// A path names one resource: of the patterns that match it, the most specific one, where a literal segment beats a
+/// parameter at the first place they differ (as OpenAPI matches concrete paths before templated ones). Only that
+/// resource's routes answer, so `/v1/passkeys/authentications` is never taken for `/v1/passkeys/{credentialID}`,
+/// and a 405 lists exactly the resource's methods.
 public struct Router<Handler: Sendable>: Sendable {
     private var routes: [(method: String, pattern: RoutePattern, name: String, handler: Handler)] = []
 
@@ -103,20 +108,65 @@ public struct Router<Handler: Sendable>: Sendable {
     /// Every route as `METHOD pattern`, in the order added.
     public var routeNames: [String] { routes.map(\.name) }
 
+    /// The methods of the resource at `pattern` (with `HEAD` after `GET`), in the order added; empty when no route
+    /// has that pattern.
+    public func methods(of pattern: String) -> [String] {
+        let shape = RoutePattern(pattern)
+        return routes.filter { $0.pattern.hasShape(of: shape) }.flatMap {
+            $0.method == "GET" ? ["GET", "HEAD"] : [$0.method]
+        }
+    }
+
     /// Finds the route for `method` and `path`.
     public func match(method: String, path: String) -> RouteMatch<Handler> {
         let lookup = method == "HEAD" ? "GET" : method
         guard path.utf8.first == UInt8(ascii: "/") else { return .notFound }
         let pieces = RoutePattern.pieces(of: path)
-        var allowed: [String] = []
+        var resource: (pattern: RoutePattern, parameters: [String: String])?
         for route in routes {
+            if let current = resource?.pattern, !route.pattern.isMoreSpecific(than: current) { continue }
             guard let parameters = route.pattern.match(pieces: pieces) else { continue }
+            resource = (route.pattern, parameters)
+        }
+        guard let resource else { return .notFound }
+        var allowed: [String] = []
+        for route in routes where route.pattern.hasShape(of: resource.pattern) {
             if route.method == lookup {
-                return .found(route.handler, route: route.name, parameters: parameters)
+                return .found(route.handler, route: route.name, parameters: resource.parameters)
             }
             allowed.append(route.method)
             if route.method == "GET" { allowed.append("HEAD") }
         }
-        return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
+        return .methodNotAllowed(allowed: allowed)
+    }
+}
+
+extension RoutePattern {
+    /// Whether both patterns have the same literals in the same places and parameters in the same places (whatever
+    /// the parameters' names): the same resource.
+    func hasShape(of other: RoutePattern) -> Bool {
+        guard segments.count == other.segments.count else { return false }
+        for (mine, theirs) in zip(segments, other.segments) {
+            switch (mine, theirs) {
+            case (.literal(let a), .literal(let b)) where a == b: continue
+            case (.parameter, .parameter): continue
+            default: return false
+            }
+        }
+        return true
+    }
+
+    /// Whether this pattern is preferred to `other` for a path both match: at the first place they differ, this one
+    /// has a literal and the other a parameter. Patterns of different lengths never match the same path.
+    func isMoreSpecific(than other: RoutePattern) -> Bool {
+        guard segments.count == other.segments.count else { return true }
+        for (mine, theirs) in zip(segments, other.segments) {
+            switch (mine, theirs) {
+            case (.literal, .parameter): return true
+            case (.parameter, .literal): return false
+            default: continue
+            }
+        }
+        return false
     }
 }

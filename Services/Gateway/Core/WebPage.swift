@@ -33,4 +33,7 @@ struct WebPage: Sendable {
         guard method == "GET" || method == "HEAD" else { return nil }
         return assets[path]
     }
+
+    /// Whether `path` is one of the page's files (served to GET and HEAD only).
+    func serves(_ path: String) -> Bool { assets[path] != nil }
 }

@@ -7,7 +7,8 @@ import SessionIssuance
 
 /// Password accounts, password sign-in and sessions: the use cases of session-service, in domain terms.
 public struct SessionUseCases: Sendable {
-    /// Passwords shorter than this are refused at sign-up (NIST SP 800-63B's minimum).
+    /// Passwords shorter than this, in Unicode scalars, are refused at sign-up (NIST SP 800-63B's minimum, which
+    /// counts each code point as one character, as the gateway's schema does).
     public static let minimumPasswordLength = 8
 
     let accounts: any AccountRepository
@@ -40,7 +41,7 @@ public struct SessionUseCases: Sendable {
     {
         let email = try EmailAddress.validated(rawEmail)
         let displayName = try DisplayName.validated(rawName)
-        guard password.count >= Self.minimumPasswordLength,
+        guard password.unicodeScalars.count >= Self.minimumPasswordLength,
             password.utf8.count <= PasswordHasher.maximumPasswordLength
         else {
             throw DomainError(

@@ -12,7 +12,7 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
         public init(rawValue: String) { self.rawValue = rawValue }
         public var description: String { rawValue }
 
-        // The gateway's codes (API.md).
+        // The gateway's codes (docs/api.md).
         /// Malformed JSON, missing or mistyped fields, bad base64url (400).
         public static let invalidRequest = Code(rawValue: "invalid_request")
         /// A registration failed a WebAuthn check; ``PasskeyClientError/reason`` names it (400).
@@ -84,7 +84,7 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
         ]
     }
 
-    /// The WebAuthn check that failed, as the gateway names it (API.md); unknown values are kept as sent.
+    /// The WebAuthn check that failed, as the gateway names it (docs/api.md); unknown values are kept as sent.
     public struct Reason: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
@@ -133,7 +133,7 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
         /// challenge is spent. Nothing was issued; start the sign-in again (a new challenge).
         public static let challengeSpent = Reason(rawValue: "challenge_spent")
 
-        /// The reasons the gateway's document names.
+        /// The reasons docs/api.md names.
         public static let known: Set<Reason> = [
             .typeMismatch, .challengeMismatch, .originMismatch, .crossOriginNotAllowed, .rpIDHashMismatch,
             .userPresentFlagNotSet, .userVerificationRequired, .backupStateInvalid, .unsupportedAlgorithm,

@@ -1,6 +1,6 @@
 import Foundation
 
-// The gateway's response documents (API.md, `openapi.json`). Members the contract requires are non-optional, so a
+// The gateway's response documents (docs/api.md, `openapi.json`). Members the contract requires are non-optional, so a
 // response without one fails decoding with an error naming it; binary members are `Data` (base64url on the wire)
 // and times are `Date` (RFC 3339).
 
