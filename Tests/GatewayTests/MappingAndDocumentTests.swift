@@ -122,6 +122,11 @@ final class ResponseDocumentTests: XCTestCase {
         XCTAssertEqual(algorithms?.map { Int($0) }, CeremonyOptions.standard.algorithms)
         XCTAssertEqual(algorithms?.prefix(3).map { Int($0) }, [-7, -8, -257])
         XCTAssertEqual(Set(CeremonyOptions.standard.algorithms), Set(COSEAlgorithm.defaultAllowed))
+        // And the document says the same.
+        let openAPI = try JSONReader.parse(OpenAPIDocument.bytes)
+        let documented = openAPI["components"]?["schemas"]?["PublicKeyCredentialCreationOptionsJSON"]?["properties"]?[
+            "pubKeyCredParams"]?["items"]?["properties"]?["alg"]?["enum"]?.arrayValue?.compactMap { (value: JSONValue) in value.numberValue }
+        XCTAssertEqual(documented?.map { Int($0) }, CeremonyOptions.standard.algorithms)
         XCTAssertTrue(options["pubKeyCredParams"]!.arrayValue!.allSatisfy { $0["type"] == "public-key" })
         XCTAssertEqual(options["timeout"], 300_000)
         XCTAssertEqual(
