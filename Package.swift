@@ -219,6 +219,12 @@ let clientTargets: [Target] = [
 let allTargets =
     cLibraryTargets + cryptoTargets + persistenceTargets + webAuthnTargets + rpcTargets + serviceTargets + clientTargets
 
+// Every Swift target: a member (a method, an extension's property) is visible only where its module is imported,
+// so a file that leans on an import it does not declare fails to compile instead of working by accident.
+for target in allTargets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("MemberImportVisibility")]
+}
+
 let package = Package(
     name: "passkey-server",
     platforms: [.macOS(.v15), .iOS(.v16)],

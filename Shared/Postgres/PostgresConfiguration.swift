@@ -1,3 +1,4 @@
+import Foundation
 /// How to reach the database and how to behave once connected.
 public struct PostgresConfiguration: Sendable {
     /// A `postgresql://` URL or libpq keyword/value string.

@@ -4,6 +4,8 @@ import PostgresTestSupport
 import SoftwareAuthenticator
 import Synchronization
 import XCTest
+import Postgres
+import WebAuthn
 
 /// Every flow an app runs, through the PasskeyClient library against the real stack and the way an app would: one
 /// client per device, which keeps its session's token (the tests never handle one), and the software

@@ -4,6 +4,7 @@ import PostgresTestSupport
 import SoftwareAuthenticator
 import WebAuthn
 import XCTest
+import Postgres
 
 final class PasskeyFlowTests: XCTestCase {
     static let shared = SharedStack()

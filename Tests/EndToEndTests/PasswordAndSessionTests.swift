@@ -2,6 +2,7 @@ import Foundation
 import PasskeyClient
 import PostgresTestSupport
 import XCTest
+import Postgres
 
 final class PasswordAndSessionTests: XCTestCase {
     static let shared = SharedStack()

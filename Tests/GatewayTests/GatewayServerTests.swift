@@ -8,6 +8,7 @@ import JSON
 import NetworkIO
 import Observability
 import XCTest
+import HTTPServer
 
 /// The gateway on a real port, in-process, with no service running behind it.
 final class GatewayServerTests: XCTestCase {

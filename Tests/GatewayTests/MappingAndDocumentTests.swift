@@ -8,6 +8,7 @@ import JSON
 import ServiceContracts
 import WebAuthn
 import XCTest
+import HTTPMessages
 
 final class ProblemMappingTests: XCTestCase {
     func testEveryDomainErrorHasTheStatusOfTheAPIReference() {

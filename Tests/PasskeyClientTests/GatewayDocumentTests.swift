@@ -7,6 +7,7 @@ import JSON
 import PasskeyClient
 import ServiceContracts
 import XCTest
+import WebAuthn
 
 /// The documents the gateway's own code writes, read by the library: the response documents of every route and
 /// the problem of every error.

@@ -2,6 +2,8 @@ import Domain
 import Foundation
 import PostgresTestSupport
 import XCTest
+import PostgresStorage
+import Postgres
 
 final class AccountRepositoryTests: StorageTestCase {
     func testPasswordAccountRoundTripsEveryColumn() async throws {

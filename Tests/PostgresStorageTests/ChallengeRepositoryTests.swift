@@ -2,6 +2,7 @@ import Domain
 import Foundation
 import PostgresTestSupport
 import XCTest
+import PostgresStorage
 
 final class ChallengeRepositoryTests: StorageTestCase {
     func registrationChallenge(for account: Account, mode: RegistrationMode = .modal, expiresIn: TimeInterval = 300)

@@ -2,6 +2,7 @@ import Domain
 import Foundation
 import PostgresTestSupport
 import XCTest
+import PostgresStorage
 
 final class PasskeyCredentialRepositoryTests: StorageTestCase {
     func testPasskeyRoundTripsEveryColumn() async throws {

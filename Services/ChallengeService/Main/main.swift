@@ -2,6 +2,10 @@ import ChallengeServiceCore
 import Crypto
 import Foundation
 import ServiceRuntime
+import PostgresStorage
+import Configuration
+import ServiceContracts
+import Observability
 
 await ServiceMain.run(name: "challenge-service", listen: \.challengeServiceListen) { server, context in
     let storage = context.storage

@@ -3,6 +3,7 @@ import Encoding
 import HTTPMessages
 import JSON
 import ServiceContracts
+import Configuration
 
 /// The passkey ceremonies: adding a passkey to the signed-in account, creating an account with a passkey, and
 /// signing in with one.

@@ -3,6 +3,9 @@ import Foundation
 import PasswordHashing
 import ServiceRuntime
 import SessionServiceCore
+import PostgresStorage
+import Configuration
+import ServiceContracts
 
 await ServiceMain.run(name: "session-service", listen: \.sessionServiceListen) { server, context in
     // Hashing gets the cores; its bounded queue turns a password flood into quick refusals.

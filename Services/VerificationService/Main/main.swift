@@ -4,6 +4,9 @@ import ServiceRuntime
 import SessionIssuance
 import VerificationServiceCore
 import WebAuthn
+import PostgresStorage
+import Configuration
+import ServiceContracts
 
 await ServiceMain.run(name: "verification-service", listen: \.verificationServiceListen) { server, context in
     let configuration = context.configuration
