@@ -142,6 +142,11 @@ let serviceTargets: [Target] = [
             "VerificationServiceCore", "WebAuthn",
         ],
         path: "Tests/VerificationServiceCoreTests"),
+    .target(
+        name: "UseCaseTestSupport", dependencies: ["Crypto", "Domain"], path: "Tests/Support/UseCaseTestSupport"),
+    .testTarget(
+        name: "InMemoryStorageTests", dependencies: ["Domain", "InMemoryStorage", "UseCaseTestSupport"],
+        path: "Tests/InMemoryStorageTests"),
     .executableTarget(
         name: "verification-service",
         dependencies: [
