@@ -147,6 +147,12 @@ let serviceTargets: [Target] = [
     .testTarget(
         name: "InMemoryStorageTests", dependencies: ["Domain", "InMemoryStorage", "UseCaseTestSupport"],
         path: "Tests/InMemoryStorageTests"),
+    .testTarget(
+        name: "ChallengeServiceCoreTests",
+        dependencies: [
+            "ChallengeServiceCore", "Crypto", "Domain", "InMemoryStorage", "Observability", "UseCaseTestSupport",
+        ],
+        path: "Tests/ChallengeServiceCoreTests"),
     .executableTarget(
         name: "verification-service",
         dependencies: [
