@@ -153,6 +153,13 @@ let serviceTargets: [Target] = [
             "ChallengeServiceCore", "Crypto", "Domain", "InMemoryStorage", "Observability", "UseCaseTestSupport",
         ],
         path: "Tests/ChallengeServiceCoreTests"),
+    .testTarget(
+        name: "SessionServiceCoreTests",
+        dependencies: [
+            "Crypto", "Domain", "Encoding", "InMemoryStorage", "Observability", "PasswordHashing", "SessionIssuance",
+            "SessionServiceCore", "UseCaseTestSupport",
+        ],
+        path: "Tests/SessionServiceCoreTests"),
     .executableTarget(
         name: "verification-service",
         dependencies: [
