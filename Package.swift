@@ -144,6 +144,24 @@ let serviceTargets: [Target] = [
             "VerificationServiceCore", "WebAuthn",
         ],
         path: "Tests/VerificationServiceCoreTests"),
+    .target(
+        name: "UseCaseTestSupport", dependencies: ["Crypto", "Domain"], path: "Tests/Support/UseCaseTestSupport"),
+    .testTarget(
+        name: "InMemoryStorageTests", dependencies: ["Domain", "InMemoryStorage", "UseCaseTestSupport"],
+        path: "Tests/InMemoryStorageTests"),
+    .testTarget(
+        name: "ChallengeServiceCoreTests",
+        dependencies: [
+            "ChallengeServiceCore", "Crypto", "Domain", "InMemoryStorage", "Observability", "UseCaseTestSupport",
+        ],
+        path: "Tests/ChallengeServiceCoreTests"),
+    .testTarget(
+        name: "SessionServiceCoreTests",
+        dependencies: [
+            "Crypto", "Domain", "Encoding", "InMemoryStorage", "Observability", "PasswordHashing", "SessionIssuance",
+            "SessionServiceCore", "UseCaseTestSupport",
+        ],
+        path: "Tests/SessionServiceCoreTests"),
     .executableTarget(
         name: "verification-service",
         dependencies: [
