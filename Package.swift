@@ -136,7 +136,7 @@ let serviceTargets: [Target] = [
             "Crypto", "Domain", "Encoding", "GRPC", "Observability", "ServiceContracts", "SessionIssuance", "WebAuthn",
         ],
         path: "Services/VerificationService/Core"),
-    .target(name: "InMemoryStorage", dependencies: ["Domain"], path: "Tests/Support/InMemoryStorage"),
+    .target(name: "InMemoryStorage", dependencies: ["Domain", "Encoding"], path: "Tests/Support/InMemoryStorage"),
     .testTarget(
         name: "VerificationServiceCoreTests",
         dependencies: [

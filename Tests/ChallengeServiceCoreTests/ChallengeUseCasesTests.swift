@@ -6,6 +6,7 @@ import InMemoryStorage
 import Observability
 import UseCaseTestSupport
 import XCTest
+import Synchronization
 
 /// `ChallengeUseCases` without processes: what each start stores and returns, every refusal, the sweep, and stores
 /// that fail, against in-memory ports with a fixed clock and recorded random draws.
@@ -297,13 +298,14 @@ final class ChallengeUseCasesTests: XCTestCase {
         XCTAssertEqual(registrationChallenges, [:])
     }
 
-    func testAFailingEmailReadSurfacesInsteadOfFallingBackToTheDisplayName() async throws {
+    func testAFailingEmailReadSurfacesInsteadOfFallingBackToTheDisplayNameAndStoresNothing() async throws {
         let account = try await storedAccount(emails: ["ada@example.com"])
         store.state.withLock { $0.failing = [.emails] }
         await assertThrows(StoreDown()) {
             _ = try await self.useCases.beginRegistration(
                 accountID: account.id, mode: .modal, sessionMethod: nil, sessionCreatedAt: nil)
         }
+        XCTAssertEqual(registrationChallenges, [:], "a challenge stored for a start that failed")
     }
 
     func testAFailingAccountRegistrationWriteSurfacesAndStoresNothing() async throws {

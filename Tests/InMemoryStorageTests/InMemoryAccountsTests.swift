@@ -3,6 +3,7 @@ import Foundation
 import InMemoryStorage
 import UseCaseTestSupport
 import XCTest
+import Synchronization
 
 /// The in-memory store keeps the rules `PostgresStorageTests` check on the Postgres repositories, so use-case tests
 /// against it mean what they would against the database.

@@ -9,6 +9,7 @@ import SessionIssuance
 import SessionServiceCore
 import UseCaseTestSupport
 import XCTest
+import Synchronization
 
 /// `SessionUseCases` without processes: sign-up, password sign-in (with the hash upgrade), validation, revocation,
 /// listing and the summary, every refusal, and stores that fail, against in-memory ports with a fixed clock and a

@@ -60,7 +60,7 @@ public struct ChallengeUseCases: Sendable {
         if mode == .conditional {
             guard sessionMethod == .password, let signedInAt = sessionCreatedAt,
                 now.timeIntervalSince(signedInAt) < Self.conditionalWindow,
-                signedInAt.timeIntervalSince(now) < 60  // a creation time from the future is not believed
+                signedInAt.timeIntervalSince(now) < 60  // a minute of clock skew; a time further ahead is not believed
             else {
                 throw DomainError(
                     .forbidden, "conditional registration needs a password sign-in from the last five minutes")
@@ -69,15 +69,17 @@ public struct ChallengeUseCases: Sendable {
         guard let account = try await storage.accounts.account(id: accountID) else {
             throw DomainError(.notFound, "no such account")
         }
+        // Both reads finish before the challenge is stored, so a failed read leaves no row behind.
         async let emails = storage.emails.emails(of: accountID)
         async let existing = storage.passkeys.credentials(of: accountID)
+        let (accountEmails, excluded) = try await (emails, existing)
         let challenge = RegistrationChallenge(
             id: .random(), accountID: accountID, challenge: random.bytes(count: Self.challengeLength), mode: mode,
             createdAt: now, expiresAt: now.addingTimeInterval(challengeLifetime), consumedAt: nil)
         try await storage.registrationChallenges.add(challenge)
-        let userName = try await emails.first?.email ?? account.displayName
+        let userName = accountEmails.first?.email ?? account.displayName
         return IssuedRegistration(
-            challenge: challenge, account: account, userName: userName, excludeCredentials: try await existing)
+            challenge: challenge, account: account, userName: userName, excludeCredentials: excluded)
     }
 
     /// Starts creating an account with a passkey: a prospective account ID and user handle, nothing in `accounts`.

@@ -1,6 +1,7 @@
 import Domain
 import Foundation
 import Synchronization
+import Encoding
 
 /// `accounts`, `account_emails`, `password_credentials`, `authentication_sessions`,
 /// `passkey_registration_challenges` and `passkey_account_registrations` in memory, with the same rules as the
