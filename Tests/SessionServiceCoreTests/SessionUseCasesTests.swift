@@ -92,7 +92,7 @@ final class SessionUseCasesTests: XCTestCase {
         XCTAssertEqual(password.createdAt, clock.now)
         XCTAssertEqual(password.updatedAt, clock.now)
 
-        XCTAssertTrue(log.lines.contains { $0.contains("audit.account_created") && $0.contains("account.id=\(id)") })
+        XCTAssertTrue(log.lines.contains { $0.contains("audit.account.created") && $0.contains("account.id=\(id)") })
         XCTAssertFalse(log.lines.contains { $0.contains(Self.password) }, "the password is never logged")
     }
 
@@ -165,7 +165,7 @@ final class SessionUseCasesTests: XCTestCase {
         XCTAssertEqual(sessions, [session.id: session])
         XCTAssertFalse(log.lines.contains { $0.contains(issued.token) }, "the token is never logged")
         XCTAssertTrue(
-            log.lines.contains { $0.contains("audit.sign_in_succeeded") && $0.contains("session.id=\(session.id)") })
+            log.lines.contains { $0.contains("audit.sign_in.succeeded") && $0.contains("session.id=\(session.id)") })
     }
 
     func testSessionIDsAreTimeOrdered() async throws {
@@ -307,7 +307,7 @@ final class SessionUseCasesTests: XCTestCase {
         try await useCases.revoke(sessionID: adas.id, of: ada)
         XCTAssertEqual(sessions[adas.id]?.revokedAt, clock.now)
         XCTAssertTrue(
-            log.lines.contains { $0.contains("audit.session_revoked") && $0.contains("session.id=\(adas.id)") })
+            log.lines.contains { $0.contains("audit.session.revoked") && $0.contains("session.id=\(adas.id)") })
         clock.advance(by: 5)
         await assertThrowsDomainError(.notFound, "already revoked") {
             try await self.useCases.revoke(sessionID: adas.id, of: ada)
