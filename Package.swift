@@ -237,6 +237,43 @@ let clientTargets: [Target] = [
 let allTargets =
     cLibraryTargets + cryptoTargets + persistenceTargets + webAuthnTargets + rpcTargets + serviceTargets + clientTargets
 
+// MARK: - Layers
+
+/// The product's modules from the bottom up. A module depends only on modules of its own layer or below, so the
+/// domain never reaches I/O and nothing below the services knows them; evaluating this manifest fails when an edge
+/// points up or a module is in no layer. Tests, test support and tools (under `Tests/`) may use any layer.
+let layers: [(name: String, modules: Set<String>)] = [
+    ("C libraries, one system-library target each", ["COpenSSL", "CLibPQ", "CNGHTTP2", "CArgon2", "CNetworkIO"]),
+    ("foundations: codecs, logs and metrics, configuration, limits, threads",
+     ["Encoding", "JSON", "Protobuf", "HTTPMessages", "Observability", "Configuration", "RateLimiting", "WorkerThreads"]),
+    ("domain and protocol logic, no I/O: accounts and ports, crypto, WebAuthn, sessions, passwords, HTTP/1.1 parsing",
+     ["Domain", "Crypto", "WebAuthn", "SessionIssuance", "PasswordHashing", "HTTP1"]),
+    ("I/O: event loops, TLS, HTTP/2, gRPC, discovery, the HTTP server, Postgres and the repositories",
+     ["NetworkIO", "TLSChannels", "HTTP2", "GRPC", "GRPCHealth", "NameResolution", "HTTPServer", "Postgres",
+      "PostgresStorage"]),
+    ("the services' contracts and their composition root", ["ServiceContracts", "ServiceRuntime"]),
+    ("services: each one's core (use cases and handlers) and executable; the gateway; migrations",
+     ["ChallengeServiceCore", "challenge-service", "VerificationServiceCore", "verification-service",
+      "SessionServiceCore", "session-service", "GatewayCore", "gateway", "passkey-migrate"]),
+    ("the app client library (Foundation only)", ["PasskeyClient"]),
+]
+
+func checkLayers(_ targets: [Target]) {
+    var layerOf: [String: Int] = [:]
+    for (index, layer) in layers.enumerated() { for module in layer.modules { layerOf[module] = index } }
+    for target in targets where !(target.path?.hasPrefix("Tests/") ?? false) {
+        guard let layer = layerOf[target.name] else { fatalError("Package.swift: put \(target.name) in a layer") }
+        for dependency in target.dependencies {
+            guard case .byNameItem(let name, _) = dependency, let below = layerOf[name] else { continue }
+            if below > layer {
+                fatalError(
+                    "Package.swift: \(target.name) (\(layers[layer].name)) depends on \(name) (\(layers[below].name)), a layer above it")
+            }
+        }
+    }
+}
+checkLayers(allTargets)
+
 // Every Swift target: a member (a method, an extension's property) is visible only where its module is imported,
 // so a file that leans on an import it does not declare fails to compile instead of working by accident.
 for target in allTargets where target.type != .system {
