@@ -11,13 +11,16 @@ import NameResolution
 import ServiceContracts
 
 /// The composition root every gRPC service shares: read configuration, open the database (failing fast), serve
-/// gRPC with health, watch the database for readiness, run until SIGTERM or SIGINT, drain, exit.
+/// gRPC with health, watch the database for readiness, sweep the tables the service owns, run until SIGTERM or
+/// SIGINT, drain, exit.
 public enum ServiceMain {
     /// Runs the service and exits the process: 0 after a clean shutdown, 1 when the database cannot be reached
-    /// or the listener cannot be opened, 2 for a bad configuration value.
+    /// or the listener cannot be opened, 2 for a bad configuration value. `sweeping` names the tables whose ended
+    /// rows this service deletes (see ``Sweeper``); every replica sweeps them.
     public static func run(
         name: String, listen: KeyPath<ServerConfiguration, ServiceAddress>,
         environment: [String: String] = ProcessInfo.processInfo.environment,
+        sweeping sweptTables: @Sendable (ServiceContext) -> [SweptTable] = { _ in [] },
         register: @Sendable (GRPCServer, ServiceContext) throws -> Void
     ) async -> Never {
         let logger = Observability.Logger(service: name)
@@ -95,6 +98,10 @@ public enum ServiceMain {
             }
             operations = endpoint
         }
+        let tables = sweptTables(context)
+        let sweeper = Sweeper(
+            service: name, tables: tables, settings: Sweeper.Settings(configuration), metrics: metrics, logger: logger)
+        let sweeping = tables.isEmpty ? nil : Task.detached { await sweeper.run() }
         await waitForTerminationSignal()
         logger.info("service.stopping")
         // Shutdown blocks while calls drain; it runs on a thread of its own, not a cooperative one.
@@ -106,6 +113,9 @@ public enum ServiceMain {
             }.start()
         }
         watcher.cancel()
+        sweeping?.cancel()
+        // A batch in flight finishes before the pool goes.
+        await sweeping?.value
         pool.shutdown()
         logger.info("service.stopped")
         endProcess(0)

@@ -134,14 +134,6 @@ public struct ChallengeUseCases: Sendable {
         try Self.unwrap(await storage.authenticationChallenges.consume(id: id))
     }
 
-    /// Deletes expired rows; returns how many.
-    public func sweepExpired() async throws -> Int {
-        let now = clock()
-        return try await storage.registrationChallenges.deleteExpired(before: now)
-            + storage.authenticationChallenges.deleteExpired(before: now)
-            + storage.accountRegistrations.deleteExpired(before: now)
-    }
-
     static func unwrap<Row>(_ consumption: Consumption<Row>) throws -> Row {
         switch consumption {
         case .consumed(let row): return row
