@@ -89,9 +89,15 @@ final class ConfigurationTests: XCTestCase {
     func testStartAndSignUpLimitsAndSweepingHaveDefaultsAndAreParsed() throws {
         let defaults = try ServerConfiguration(environment: [:])
         XCTAssertEqual(defaults.startRateLimitPerAddress, Rate(count: 6000, perSeconds: 60))
-        XCTAssertEqual(defaults.startRateLimitGlobal, Rate(count: 2000, perSeconds: 1))
+        // 2,000 starts and 50 sign-ups a second on a replica, with bursts at least as large as one address's.
+        XCTAssertEqual(defaults.startRateLimitGlobal, Rate(count: 120_000, perSeconds: 60))
+        XCTAssertEqual(defaults.startRateLimitGlobal?.perSecond, 2000)
+        XCTAssertEqual(defaults.startRateLimitGlobal?.burst, 12_000)
+        XCTAssertEqual(defaults.startRateLimitPerAddress?.burst, 600)
         XCTAssertEqual(defaults.signUpRateLimitPerAddress, Rate(count: 30, perSeconds: 60))
-        XCTAssertEqual(defaults.signUpRateLimitGlobal, Rate(count: 50, perSeconds: 1))
+        XCTAssertEqual(defaults.signUpRateLimitPerAddress?.burst, 10)
+        XCTAssertEqual(defaults.signUpRateLimitGlobal, Rate(count: 3000, perSeconds: 60))
+        XCTAssertEqual(defaults.signUpRateLimitGlobal?.burst, 300)
         XCTAssertEqual(defaults.sweepInterval, 10)
         XCTAssertEqual(defaults.sweepBatchSize, 1000)
         XCTAssertEqual(defaults.sweepBatchPause, 0.05)

@@ -39,6 +39,10 @@ public final class GatewayApplication: HTTPResponder {
     let passwordPerEmail: TokenBucketLimiter?
     let passwordPerAddress: TokenBucketLimiter?
     let passkeyPerAddress: TokenBucketLimiter?
+    let startPerAddress: TokenBucketLimiter?
+    let startGlobal: TokenBucketLimiter?
+    let signUpPerAddress: TokenBucketLimiter?
+    let signUpGlobal: TokenBucketLimiter?
     private let wellKnown: [String: [UInt8]]
     /// During an outage every request fails the same way: one line per service and status per second is enough.
     private let failureLog = LogThrottle(interval: 1)
@@ -54,12 +58,19 @@ public final class GatewayApplication: HTTPResponder {
         self.metrics = metrics
         self.settings = settings
         addressResolver = ClientAddressResolver(trustedProxies: configuration.trustedProxies)
-        func limiter(_ rate: Rate?) -> TokenBucketLimiter? {
-            rate.map { TokenBucketLimiter(ratePerSecond: $0.perSecond, burst: $0.burst, clock: settings.limiterClock) }
+        func limiter(_ rate: Rate?, keys: Int = 100_000) -> TokenBucketLimiter? {
+            rate.map {
+                TokenBucketLimiter(
+                    ratePerSecond: $0.perSecond, burst: $0.burst, maximumKeys: keys, clock: settings.limiterClock)
+            }
         }
         passwordPerEmail = limiter(configuration.passwordRateLimitPerEmail)
         passwordPerAddress = limiter(configuration.passwordRateLimitPerAddress)
         passkeyPerAddress = limiter(configuration.passkeyRateLimitPerAddress)
+        startPerAddress = limiter(configuration.startRateLimitPerAddress)
+        startGlobal = limiter(configuration.startRateLimitGlobal, keys: 1)
+        signUpPerAddress = limiter(configuration.signUpRateLimitPerAddress)
+        signUpGlobal = limiter(configuration.signUpRateLimitGlobal, keys: 1)
         var documents: [String: [UInt8]] = [
             "/.well-known/apple-app-site-association": WellKnownDocuments.appleAppSiteAssociation(
                 appIDs: configuration.appleAppIDs
@@ -292,6 +303,15 @@ public final class GatewayApplication: HTTPResponder {
                 ])
             throw APIProblem.rateLimited(retryAfterSeconds: seconds)
         }
+    }
+
+    /// The limits of a route that writes a row for anyone who asks: the client address's bucket first, so that a
+    /// flooding address is refused by its own and leaves the replica-wide one to everyone else, then that one.
+    func limit(
+        perAddress: TokenBucketLimiter?, global: TokenBucketLimiter?, name: String, _ context: RequestContext
+    ) throws {
+        try limit(perAddress, key: context.clientAddress, name: "\(name)_per_address", context)
+        try limit(global, key: "", name: "\(name)_global", context)
     }
 
     /// One call to a service, with metrics; a failure becomes the API problem apps see.

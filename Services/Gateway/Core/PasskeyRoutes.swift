@@ -10,6 +10,7 @@ extension GatewayApplication {
     // MARK: - Adding a passkey
 
     func beginRegistration(_ context: RequestContext) async throws -> HTTPResponse {
+        try limit(perAddress: startPerAddress, global: startGlobal, name: "start", context)
         let session = try await authenticate(context)
         let body = try RegistrationStartBody(context.jsonBody(emptyAllowed: true))
         if body.mode == .conditional {
@@ -63,6 +64,8 @@ extension GatewayApplication {
     // MARK: - Creating an account with a passkey
 
     func beginAccountRegistration(_ context: RequestContext) async throws -> HTTPResponse {
+        // A sign-up: its limits, not the starts', so that a sign-up flood leaves sign-ins alone.
+        try limit(perAddress: signUpPerAddress, global: signUpGlobal, name: "signup", context)
         let body = try AccountRegistrationStartBody(context.jsonBody(emptyAllowed: true))
         var request = BeginAccountRegistrationRequest()
         request.email = body.email ?? ""
@@ -97,6 +100,7 @@ extension GatewayApplication {
     // MARK: - Signing in with a passkey
 
     func beginAuthentication(_ context: RequestContext) async throws -> HTTPResponse {
+        try limit(perAddress: startPerAddress, global: startGlobal, name: "start", context)
         _ = try context.jsonBody(emptyAllowed: true)
         var response = try await call(
             .challenge, ChallengeServiceMethods.beginAuthentication, BeginAuthenticationRequest(),
