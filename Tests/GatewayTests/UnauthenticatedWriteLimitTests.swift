@@ -7,7 +7,7 @@ import ServiceContracts
 import XCTest
 
 /// The limits on routes that write a row for anyone who asks: ceremony starts and sign-ups, per client address and
-/// per replica.
+/// per replica, and requests whose client went away.
 final class UnauthenticatedWriteLimitTests: XCTestCase {
     var backends = FakeBackends()
     var clock = ManualClock()
@@ -181,5 +181,24 @@ final class UnauthenticatedWriteLimitTests: XCTestCase {
         }
         // 30 a minute per address, with a burst of 10.
         XCTAssertEqual(signUps, [200: 10, 429: 10])
+    }
+
+    func testARequestWhoseTaskWasCancelledCallsNoService() async throws {
+        let application = try makeApplication([:])
+        answerEveryStart()
+        let request = post("/v1/passkeys/authentications", from: "192.0.2.1")
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await application.respond(to: request)
+        }
+        let response = await task.value
+        XCTAssertEqual(response.status, 499)
+        XCTAssertEqual(backends.paths, [])
+        let metrics = application.metrics.exposition()
+        XCTAssertTrue(
+            metrics.contains(#"gateway_http_requests_total{route="POST /v1/passkeys/authentications",status="499"} 1"#),
+            metrics)
+        let answered = await application.respond(to: request)
+        XCTAssertEqual(answered.status, 200, "an uncancelled request is served")
     }
 }

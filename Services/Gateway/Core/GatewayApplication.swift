@@ -116,6 +116,9 @@ public final class GatewayApplication: HTTPResponder {
                 response = try await handle(endpoint, context)
             } catch let problem as APIProblem {
                 response = problem.response
+            } catch is CancellationError {
+                // Nobody reads this: the client reset the stream. 499 (as nginx logs it) keeps it apart in metrics.
+                response = HTTPResponse(status: 499)
             } catch {
                 logger.log(
                     .error, "request.failed",
@@ -314,7 +317,8 @@ public final class GatewayApplication: HTTPResponder {
         try limit(global, key: "", name: "\(name)_global", context)
     }
 
-    /// One call to a service, with metrics; a failure becomes the API problem apps see.
+    /// One call to a service, with metrics; a failure becomes the API problem apps see. A request whose client
+    /// went away (an HTTP/2 stream reset, which cancels the handler's task) calls nothing more.
     func call<Request: ProtobufMessage, Response: ProtobufMessage>(
         _ service: BackendService, _ path: String, _ request: Request, _ responseType: Response.Type,
         context: RequestContext, idempotent: Bool = false, ceremony: Ceremony? = nil
@@ -322,6 +326,7 @@ public final class GatewayApplication: HTTPResponder {
         // The method name after the path's last "/", found by byte: Character-wise splitting costs more than the rest
         // of the call's bookkeeping.
         let method = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[path.utf8.index(after: $0)...]) } ?? path
+        try Task.checkCancellation()
         let started = monotonicSeconds()
         func record(_ outcome: String) {
             metrics.increment(
