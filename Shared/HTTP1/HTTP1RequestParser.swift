@@ -191,12 +191,14 @@ public struct HTTP1RequestParser: Sendable {
         throw error
     }
 
-    /// Reads up to CRLF; nil when no full line is buffered yet.
+    /// Reads up to CRLF; nil when no full line is buffered yet. A line longer than `limit` is refused however the
+    /// bytes arrived: once it is complete, or as soon as more than `limit` bytes and a CR are buffered without one.
     private mutating func readLine(limit: Int) throws -> ArraySlice<UInt8>? {
         var index = position
         while index + 1 < buffer.count {
             if buffer[index] == 13 {
                 guard buffer[index + 1] == 10 else { throw HTTP1ParseError.badRequest("bare CR") }
+                guard index - position <= limit else { throw HTTP1ParseError(status: 431, reason: "line too long") }
                 let line = buffer[position..<index]
                 position = index + 2
                 return line
@@ -204,7 +206,8 @@ public struct HTTP1RequestParser: Sendable {
             if buffer[index] == 10 { throw HTTP1ParseError.badRequest("bare LF") }
             index += 1
         }
-        if buffer.count - position > limit { throw HTTP1ParseError(status: 431, reason: "line too long") }
+        // The last byte may be the CR of a line of exactly `limit` bytes.
+        if buffer.count - position > limit + 1 { throw HTTP1ParseError(status: 431, reason: "line too long") }
         return nil
     }
 
@@ -222,7 +225,9 @@ public struct HTTP1RequestParser: Sendable {
         }
         guard let end else {
             scanFrom = max(position, buffer.count - 3)
-            if buffer.count - position > limits.maximumHeadBytes {
+            // Up to three bytes of the final CRLFCRLF may be buffered behind a head of exactly the limit: refusing
+            // any sooner would refuse a head that is accepted when it arrives in one read.
+            if buffer.count - position > limits.maximumHeadBytes + 3 {
                 throw HTTP1ParseError(status: 431, reason: "request head too large")
             }
             return nil
