@@ -191,14 +191,16 @@ public struct HTTP1RequestParser: Sendable {
         throw error
     }
 
-    /// Reads up to CRLF; nil when no full line is buffered yet. A line longer than `limit` is refused however the
-    /// bytes arrived: once it is complete, or as soon as more than `limit` bytes and a CR are buffered without one.
+    /// Reads up to CRLF; nil when no full line is buffered yet. The bytes are judged in order, each once the byte
+    /// after it is known, so the answer does not depend on how they arrived: a bare CR or LF within the first
+    /// `limit` bytes is a 400, a line longer than `limit` a 431.
     private mutating func readLine(limit: Int) throws -> ArraySlice<UInt8>? {
         var index = position
-        while index + 1 < buffer.count {
+        while index < buffer.count {
+            guard index - position <= limit else { throw HTTP1ParseError(status: 431, reason: "line too long") }
             if buffer[index] == 13 {
+                guard index + 1 < buffer.count else { return nil }
                 guard buffer[index + 1] == 10 else { throw HTTP1ParseError.badRequest("bare CR") }
-                guard index - position <= limit else { throw HTTP1ParseError(status: 431, reason: "line too long") }
                 let line = buffer[position..<index]
                 position = index + 2
                 return line
@@ -206,8 +208,6 @@ public struct HTTP1RequestParser: Sendable {
             if buffer[index] == 10 { throw HTTP1ParseError.badRequest("bare LF") }
             index += 1
         }
-        // The last byte may be the CR of a line of exactly `limit` bytes.
-        if buffer.count - position > limit + 1 { throw HTTP1ParseError(status: 431, reason: "line too long") }
         return nil
     }
 

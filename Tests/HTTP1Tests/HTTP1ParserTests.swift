@@ -117,7 +117,12 @@ final class HTTP1ParserTests: XCTestCase {
         let longestExtension = chunked + "1;" + String(repeating: "e", count: 1022) + "\r\na\r\n0\r\n\r\n"
         let longTrailer = chunked + "0\r\nT: " + String(repeating: "t", count: 62) + "\r\n\r\n"
         let longestTrailer = chunked + "0\r\nT: " + String(repeating: "t", count: 61) + "\r\n\r\n"
+        // A trailer line over the limit with a bare CR after it: too long, whether or not the CR has arrived.
+        let longThenBareCR = chunked + "0\r\nT: " + String(repeating: "t", count: 70) + "\rx\n\r\n"
         for byteAtATime in [false, true] {
+            XCTAssertThrowsError(try parseAll(longThenBareCR, limits: limits, byteAtATime: byteAtATime)) {
+                XCTAssertEqual(($0 as? HTTP1ParseError)?.status, 431, "\(byteAtATime)")
+            }
             XCTAssertEqual(requests(try parseAll(exact, limits: limits, byteAtATime: byteAtATime)).count, 1)
             XCTAssertEqual(requests(try parseAll(longestExtension, limits: limits, byteAtATime: byteAtATime)).count, 1)
             XCTAssertEqual(requests(try parseAll(longestTrailer, limits: limits, byteAtATime: byteAtATime)).count, 1)
