@@ -123,6 +123,9 @@ public struct HTTP1RequestParser: Sendable {
             case .body(var head, let remaining):
                 let available = min(remaining, buffer.count - position)
                 guard available > 0 else { return nil }
+                // The state lets go of the body first, so that appending to it does not copy all of it: a body
+                // trickled in a byte at a time would cost time quadratic in its length.
+                state = .head
                 head.body.append(contentsOf: buffer[position..<(position + available)])
                 position += available
                 if available == remaining {
@@ -151,6 +154,7 @@ public struct HTTP1RequestParser: Sendable {
             case .chunkData(var head, let remaining):
                 let available = min(remaining, buffer.count - position)
                 guard available > 0 else { return nil }
+                state = .head  // as for .body: no copy of the body so far
                 head.body.append(contentsOf: buffer[position..<(position + available)])
                 position += available
                 state = available == remaining ? .chunkDataEnd(head) : .chunkData(head, remaining: remaining - available)
