@@ -123,12 +123,14 @@ let serviceTargets: [Target] = [
             "NetworkIO", "Observability", "PostgresStorage", "Protobuf", "ServiceContracts", "SessionIssuance",
         ],
         path: "Shared/ServiceRuntime"),
+    .testTarget(
+        name: "ServiceRuntimeTests", dependencies: ["ServiceRuntime", "Observability"], path: "Tests/ServiceRuntimeTests"),
     .target(
         name: "ChallengeServiceCore",
         dependencies: ["Crypto", "Domain", "GRPC", "Observability", "ServiceContracts"],
         path: "Services/ChallengeService/Core"),
     .executableTarget(
-        name: "challenge-service", dependencies: ["ChallengeServiceCore", "Crypto", "ServiceRuntime"],
+        name: "challenge-service", dependencies: ["ChallengeServiceCore", "Crypto", "PostgresStorage", "ServiceRuntime"],
         path: "Services/ChallengeService/Main"),
     .target(
         name: "VerificationServiceCore",
@@ -177,7 +179,7 @@ let serviceTargets: [Target] = [
         path: "Services/SessionService/Core"),
     .executableTarget(
         name: "session-service",
-        dependencies: ["Crypto", "PasswordHashing", "ServiceRuntime", "SessionIssuance", "SessionServiceCore"],
+        dependencies: ["Crypto", "PasswordHashing", "PostgresStorage", "ServiceRuntime", "SessionIssuance", "SessionServiceCore"],
         path: "Services/SessionService/Main"),
     .target(name: "JSON", path: "Shared/JSON", swiftSettings: hotPathSettings),
     .target(name: "Encoding", path: "Shared/Encoding", swiftSettings: hotPathSettings),

@@ -42,12 +42,14 @@ public struct EnvironmentReader: Sendable {
         return number
     }
 
-    /// A duration such as `500ms`, `90s`, `5m`, `12h` or `30d`, in seconds.
-    public func duration(_ name: String, default defaultValue: String) throws -> Double {
+    /// A duration such as `500ms`, `90s`, `5m`, `12h` or `30d`, in seconds; `0` too when `allowingZero`.
+    public func duration(_ name: String, default defaultValue: String, allowingZero: Bool = false) throws -> Double {
         let value = raw(name) ?? defaultValue
-        guard let seconds = Self.parseDuration(value), seconds > 0 else {
-            throw ConfigurationError(
-                variable: name, problem: "expected a positive duration like 90s, 5m, 12h or 30d, got \(value)")
+        if allowingZero, value == "0" { return 0 }
+        guard let seconds = Self.parseDuration(value), seconds > 0 || (allowingZero && seconds == 0) else {
+            let expected =
+                allowingZero ? "a duration like 0, 90s, 5m, 12h or 30d" : "a positive duration like 90s, 5m, 12h or 30d"
+            throw ConfigurationError(variable: name, problem: "expected \(expected), got \(value)")
         }
         return seconds
     }

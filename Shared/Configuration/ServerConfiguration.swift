@@ -18,6 +18,25 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var passwordRateLimitPerEmail: Rate?
     public var passwordRateLimitPerAddress: Rate?
     public var passkeyRateLimitPerAddress: Rate?
+    /// Passkey ceremony starts that write a challenge row (signing in, adding a passkey), per client address and on
+    /// one gateway replica in all. Each start writes a row, so the global rate bounds how fast the challenge tables
+    /// can grow between sweeps.
+    public var startRateLimitPerAddress: Rate?
+    public var startRateLimitGlobal: Rate?
+    /// Account sign-ups (a password account, or starting one with a passkey), per client address and on one gateway
+    /// replica in all.
+    public var signUpRateLimitPerAddress: Rate?
+    public var signUpRateLimitGlobal: Rate?
+    /// Seconds between sweeps of ended rows (challenge-service: ceremony rows; session-service: sessions).
+    public var sweepInterval: Double
+    /// Rows one sweep statement deletes at most.
+    public var sweepBatchSize: Int
+    /// Seconds a sweep waits between two batches, so that it never holds the table's rows for long.
+    public var sweepBatchPause: Double
+    /// Seconds a ceremony row is kept after it expired or was consumed.
+    public var ceremonyRetention: Double
+    /// Seconds a session is kept after it expired or was revoked.
+    public var sessionRetention: Double
     /// Peers whose `X-Forwarded-For` is believed.
     public var trustedProxies: [String]
     /// nil: the run command starts a local Postgres and sets it.
@@ -86,6 +105,15 @@ public struct ServerConfiguration: Sendable, Equatable {
         passwordRateLimitPerEmail = try env.rate("PASSKEY_RATE_LIMIT_PASSWORD_PER_EMAIL", default: "10/m")
         passwordRateLimitPerAddress = try env.rate("PASSKEY_RATE_LIMIT_PASSWORD_PER_ADDRESS", default: "100/m")
         passkeyRateLimitPerAddress = try env.rate("PASSKEY_RATE_LIMIT_PASSKEY_PER_ADDRESS", default: "6000/m")
+        startRateLimitPerAddress = try env.rate("PASSKEY_RATE_LIMIT_START_PER_ADDRESS", default: "6000/m")
+        startRateLimitGlobal = try env.rate("PASSKEY_RATE_LIMIT_START_GLOBAL", default: "120000/m")
+        signUpRateLimitPerAddress = try env.rate("PASSKEY_RATE_LIMIT_SIGNUP_PER_ADDRESS", default: "30/m")
+        signUpRateLimitGlobal = try env.rate("PASSKEY_RATE_LIMIT_SIGNUP_GLOBAL", default: "3000/m")
+        sweepInterval = try env.duration("PASSKEY_SWEEP_INTERVAL", default: "10s")
+        sweepBatchSize = try env.integer("PASSKEY_SWEEP_BATCH_SIZE", default: 1000, range: 1...100_000)
+        sweepBatchPause = try env.duration("PASSKEY_SWEEP_BATCH_PAUSE", default: "50ms", allowingZero: true)
+        ceremonyRetention = try env.duration("PASSKEY_CEREMONY_RETENTION", default: "1m", allowingZero: true)
+        sessionRetention = try env.duration("PASSKEY_SESSION_RETENTION", default: "7d", allowingZero: true)
         trustedProxies = env.list("PASSKEY_TRUSTED_PROXIES")
         databaseURL = env.raw("DATABASE_URL")
         databasePoolSize = try env.integer("DATABASE_POOL_SIZE", default: 8, range: 1...256)

@@ -92,8 +92,9 @@ public protocol AuthenticationSessionRepository: Sendable {
     func liveSessions(of accountID: AccountID, at now: Date) async throws -> [AuthenticationSession]
     /// Revokes one of the account's sessions; false when it has no such live session.
     func revoke(id: SessionID, of accountID: AccountID, at now: Date) async throws -> Bool
-    /// Deletes sessions that expired or were revoked before `cutoff`; returns how many.
-    func deleteEnded(before cutoff: Date) async throws -> Int
+    /// Deletes at most `limit` sessions that expired or were revoked before `cutoff`, skipping rows another
+    /// transaction holds; returns how many. Safe to run from several replicas at once.
+    func deleteEnded(before cutoff: Date, limit: Int) async throws -> Int
 }
 
 /// `passkey_registration_challenges`.
@@ -102,8 +103,9 @@ public protocol RegistrationChallengeRepository: Sendable {
     /// Marks the challenge consumed in one atomic statement, if it belongs to `accountID`, is unconsumed and
     /// unexpired by the database's clock.
     func consume(id: ChallengeID, accountID: AccountID) async throws -> Consumption<RegistrationChallenge>
-    /// Deletes challenges that expired before `cutoff`; returns how many.
-    func deleteExpired(before cutoff: Date) async throws -> Int
+    /// Deletes at most `limit` challenges that expired or were consumed before `cutoff`, skipping rows another
+    /// transaction holds; returns how many. Safe to run from several replicas at once.
+    func deleteEnded(before cutoff: Date, limit: Int) async throws -> Int
 }
 
 /// `passkey_authentication_challenges`.
@@ -112,7 +114,9 @@ public protocol AuthenticationChallengeRepository: Sendable {
     /// Marks the challenge consumed in one atomic statement, if it is unconsumed and unexpired by the database's
     /// clock.
     func consume(id: ChallengeID) async throws -> Consumption<AuthenticationChallenge>
-    func deleteExpired(before cutoff: Date) async throws -> Int
+    /// Deletes at most `limit` challenges that expired or were consumed before `cutoff`, skipping rows another
+    /// transaction holds; returns how many. Safe to run from several replicas at once.
+    func deleteEnded(before cutoff: Date, limit: Int) async throws -> Int
 }
 
 /// `passkey_account_registrations`.
@@ -121,5 +125,7 @@ public protocol AccountRegistrationRepository: Sendable {
     /// Marks the registration consumed in one atomic statement, if it is unconsumed, uncompleted and unexpired by
     /// the database's clock.
     func consume(id: AccountRegistrationID) async throws -> Consumption<AccountRegistration>
-    func deleteExpired(before cutoff: Date) async throws -> Int
+    /// Deletes at most `limit` registrations that expired or were consumed before `cutoff`, skipping rows another
+    /// transaction holds; returns how many. Safe to run from several replicas at once.
+    func deleteEnded(before cutoff: Date, limit: Int) async throws -> Int
 }

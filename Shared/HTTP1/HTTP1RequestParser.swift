@@ -123,6 +123,9 @@ public struct HTTP1RequestParser: Sendable {
             case .body(var head, let remaining):
                 let available = min(remaining, buffer.count - position)
                 guard available > 0 else { return nil }
+                // The state lets go of the body first, so that appending to it does not copy all of it: a body
+                // trickled in a byte at a time would cost time quadratic in its length.
+                state = .head
                 head.body.append(contentsOf: buffer[position..<(position + available)])
                 position += available
                 if available == remaining {
@@ -151,6 +154,7 @@ public struct HTTP1RequestParser: Sendable {
             case .chunkData(var head, let remaining):
                 let available = min(remaining, buffer.count - position)
                 guard available > 0 else { return nil }
+                state = .head  // as for .body: no copy of the body so far
                 head.body.append(contentsOf: buffer[position..<(position + available)])
                 position += available
                 state = available == remaining ? .chunkDataEnd(head) : .chunkData(head, remaining: remaining - available)
@@ -191,11 +195,15 @@ public struct HTTP1RequestParser: Sendable {
         throw error
     }
 
-    /// Reads up to CRLF; nil when no full line is buffered yet.
+    /// Reads up to CRLF; nil when no full line is buffered yet. The bytes are judged in order, each once the byte
+    /// after it is known, so the answer does not depend on how they arrived: a bare CR or LF within the first
+    /// `limit` bytes is a 400, a line longer than `limit` a 431.
     private mutating func readLine(limit: Int) throws -> ArraySlice<UInt8>? {
         var index = position
-        while index + 1 < buffer.count {
+        while index < buffer.count {
+            guard index - position <= limit else { throw HTTP1ParseError(status: 431, reason: "line too long") }
             if buffer[index] == 13 {
+                guard index + 1 < buffer.count else { return nil }
                 guard buffer[index + 1] == 10 else { throw HTTP1ParseError.badRequest("bare CR") }
                 let line = buffer[position..<index]
                 position = index + 2
@@ -204,7 +212,6 @@ public struct HTTP1RequestParser: Sendable {
             if buffer[index] == 10 { throw HTTP1ParseError.badRequest("bare LF") }
             index += 1
         }
-        if buffer.count - position > limit { throw HTTP1ParseError(status: 431, reason: "line too long") }
         return nil
     }
 
@@ -222,7 +229,9 @@ public struct HTTP1RequestParser: Sendable {
         }
         guard let end else {
             scanFrom = max(position, buffer.count - 3)
-            if buffer.count - position > limits.maximumHeadBytes {
+            // Up to three bytes of the final CRLFCRLF may be buffered behind a head of exactly the limit: refusing
+            // any sooner would refuse a head that is accepted when it arrives in one read.
+            if buffer.count - position > limits.maximumHeadBytes + 3 {
                 throw HTTP1ParseError(status: 431, reason: "request head too large")
             }
             return nil

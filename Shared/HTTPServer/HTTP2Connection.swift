@@ -7,6 +7,9 @@ import HTTP1
 /// ``HTTPRequest`` for the responder, and its ``HTTPResponse`` goes back on the same stream. Bodies over the limit
 /// get 413 at once.
 ///
+/// A stream the client resets is not processed further (HTTP/2 rapid reset): its handler's task is cancelled, and a
+/// handler that has not started yet, as when the request's last frame and the reset arrive together, never does.
+///
 /// Confined to its channel's loop; other threads reach it only through `loop.execute` (the responder's result, the
 /// server's drain), which is why the `@unchecked Sendable` holds.
 final class HTTP2Connection: HTTP2SessionDelegate, DrainableConnection, @unchecked Sendable {
@@ -14,6 +17,8 @@ final class HTTP2Connection: HTTP2SessionDelegate, DrainableConnection, @uncheck
         var headers: [HTTP2Header]
         var body: [UInt8] = []
         var answered = false
+        /// The responder's task, from the end of the request until the stream closes.
+        var handler: Task<Void, Never>?
     }
 
     let session: HTTP2Session
@@ -69,6 +74,8 @@ final class HTTP2Connection: HTTP2SessionDelegate, DrainableConnection, @uncheck
     func http2SessionDidClose(_ session: HTTP2Session, error: NetworkError?) {
         if let idleTimer { loop.cancelTimer(idleTimer) }
         idleTimer = nil
+        // Nobody is left to answer: handlers that have not started do not start, and running ones are cancelled.
+        for stream in streams.values { stream.handler?.cancel() }
         streams.removeAll()
         if let registryKey { registry.remove(registryKey) }
         registryKey = nil
@@ -118,6 +125,9 @@ final class HTTP2Connection: HTTP2SessionDelegate, DrainableConnection, @uncheck
     }
 
     func http2Session(_ session: HTTP2Session, streamDidClose streamID: Int32, errorCode: UInt32) {
+        // Closed before its response was sent (reset by the client, or the connection is going): stop the handler.
+        // After the response it has finished, and cancelling it changes nothing.
+        streams[streamID]?.handler?.cancel()
         streams[streamID] = nil
         armIdleTimer()
     }
@@ -152,7 +162,10 @@ final class HTTP2Connection: HTTP2SessionDelegate, DrainableConnection, @uncheck
         let responder = self.responder
         let loop = self.loop
         let headRequest = method == "HEAD"
-        Task(executorPreference: loop) {
+        // The task runs on this loop after the bytes read with the request's end are processed, so a reset that
+        // came with them has already cancelled it.
+        streams[streamID]?.handler = Task(executorPreference: loop) {
+            guard !Task.isCancelled else { return }
             let response = await responder.respond(to: request)
             loop.executeOnLoop { [self] in send(streamID, response, headRequest: headRequest) }
         }

@@ -9,6 +9,9 @@ import Postgres
 public struct PostgresRegistrationChallengeRepository: RegistrationChallengeRepository {
     let pool: PostgresPool
 
+    /// The table's name, for the sweeper's logs and metrics.
+    public static let table = "passkey_registration_challenges"
+
     private static let columns = "id, account_id, challenge, mode, created_at, expires_at, consumed_at"
 
     public func add(_ challenge: RegistrationChallenge) async throws {
@@ -35,11 +38,9 @@ public struct PostgresRegistrationChallengeRepository: RegistrationChallengeRepo
         }
     }
 
-    public func deleteExpired(before cutoff: Date) async throws -> Int {
-        try await translatingErrors {
-            try await pool.query("DELETE FROM passkey_registration_challenges WHERE expires_at < \(cutoff)")
-                .affectedRowCount
-        }
+    public func deleteEnded(before cutoff: Date, limit: Int) async throws -> Int {
+        try await EndedRowDeletion(pool: pool, table: Self.table, endColumns: ["expires_at", "consumed_at"])
+            .delete(before: cutoff, limit: limit)
     }
 
     static func decode(_ row: PostgresRow) throws -> RegistrationChallenge {
@@ -57,6 +58,9 @@ public struct PostgresRegistrationChallengeRepository: RegistrationChallengeRepo
 /// `passkey_authentication_challenges`.
 public struct PostgresAuthenticationChallengeRepository: AuthenticationChallengeRepository {
     let pool: PostgresPool
+
+    /// The table's name, for the sweeper's logs and metrics.
+    public static let table = "passkey_authentication_challenges"
 
     private static let columns = "id, challenge, created_at, expires_at, consumed_at"
 
@@ -83,11 +87,9 @@ public struct PostgresAuthenticationChallengeRepository: AuthenticationChallenge
         }
     }
 
-    public func deleteExpired(before cutoff: Date) async throws -> Int {
-        try await translatingErrors {
-            try await pool.query("DELETE FROM passkey_authentication_challenges WHERE expires_at < \(cutoff)")
-                .affectedRowCount
-        }
+    public func deleteEnded(before cutoff: Date, limit: Int) async throws -> Int {
+        try await EndedRowDeletion(pool: pool, table: Self.table, endColumns: ["expires_at", "consumed_at"])
+            .delete(before: cutoff, limit: limit)
     }
 
     static func decode(_ row: PostgresRow) throws -> AuthenticationChallenge {
@@ -102,6 +104,9 @@ public struct PostgresAuthenticationChallengeRepository: AuthenticationChallenge
 /// `passkey_account_registrations`.
 public struct PostgresAccountRegistrationRepository: AccountRegistrationRepository {
     let pool: PostgresPool
+
+    /// The table's name, for the sweeper's logs and metrics.
+    public static let table = "passkey_account_registrations"
 
     private static let columns = """
         id, prospective_account_id, user_handle, email, display_name, challenge, created_at, expires_at, consumed_at,
@@ -133,11 +138,9 @@ public struct PostgresAccountRegistrationRepository: AccountRegistrationReposito
         }
     }
 
-    public func deleteExpired(before cutoff: Date) async throws -> Int {
-        try await translatingErrors {
-            try await pool.query("DELETE FROM passkey_account_registrations WHERE expires_at < \(cutoff)")
-                .affectedRowCount
-        }
+    public func deleteEnded(before cutoff: Date, limit: Int) async throws -> Int {
+        try await EndedRowDeletion(pool: pool, table: Self.table, endColumns: ["expires_at", "consumed_at"])
+            .delete(before: cutoff, limit: limit)
     }
 
     static func decode(_ row: PostgresRow) throws -> AccountRegistration {

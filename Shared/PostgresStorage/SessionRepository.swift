@@ -6,6 +6,9 @@ import Postgres
 public struct PostgresAuthenticationSessionRepository: AuthenticationSessionRepository {
     let pool: PostgresPool
 
+    /// The table's name, for the sweeper's logs and metrics.
+    public static let table = "authentication_sessions"
+
     static let columns =
         "id, account_id, token_digest, authentication_method, created_at, expires_at, revoked_at"
 
@@ -56,12 +59,9 @@ public struct PostgresAuthenticationSessionRepository: AuthenticationSessionRepo
         }
     }
 
-    public func deleteEnded(before cutoff: Date) async throws -> Int {
-        try await translatingErrors {
-            try await pool.query(
-                "DELETE FROM authentication_sessions WHERE expires_at < \(cutoff) OR revoked_at < \(cutoff)"
-            ).affectedRowCount
-        }
+    public func deleteEnded(before cutoff: Date, limit: Int) async throws -> Int {
+        try await EndedRowDeletion(pool: pool, table: Self.table, endColumns: ["expires_at", "revoked_at"])
+            .delete(before: cutoff, limit: limit)
     }
 
     static func decode(_ row: PostgresRow) throws -> AuthenticationSession {

@@ -10,13 +10,16 @@ import NameResolution
 import ServiceContracts
 
 /// The composition root every gRPC service shares: read configuration, open the database (failing fast), serve
-/// gRPC with health, watch the database for readiness, run until SIGTERM or SIGINT, drain, exit.
+/// gRPC with health, watch the database for readiness, sweep the tables the service owns, run until SIGTERM or
+/// SIGINT, drain, exit.
 public enum ServiceMain {
     /// Runs the service and exits the process: 0 after a clean shutdown, 1 when the database cannot be reached
-    /// or the listener cannot be opened, 2 for a bad configuration value.
+    /// or the listener cannot be opened, 2 for a bad configuration value. `sweeping` names the tables whose ended
+    /// rows this service deletes (see ``Sweeper``); every replica sweeps them.
     public static func run(
         name: String, listen: KeyPath<ServerConfiguration, ServiceAddress>,
         environment: [String: String] = ProcessInfo.processInfo.environment,
+        sweeping sweptTables: @Sendable (ServiceContext) -> [SweptTable] = { _ in [] },
         register: @Sendable (GRPCServer, ServiceContext) throws -> Void
     ) async -> Never {
         let logger = Observability.Logger(service: name)
@@ -89,6 +92,10 @@ public enum ServiceMain {
             }
             operations = endpoint
         }
+        let tables = sweptTables(context)
+        let sweeper = Sweeper(
+            service: name, tables: tables, settings: Sweeper.Settings(configuration), metrics: metrics, logger: logger)
+        if !tables.isEmpty { context.background { await sweeper.run() } }
         await waitForTerminationSignal()
         logger.info("service.stopping")
         // Shutdown blocks while calls drain; it runs on a thread of its own, not a cooperative one.
@@ -99,6 +106,7 @@ public enum ServiceMain {
                 done.resume()
             }.start()
         }
+        // Background work (a sweep batch, the last last-use batch) finishes before the pool goes.
         await context.backgroundTasks.cancelAndWait()
         watcher.cancel()
         storage.shutdown()

@@ -73,6 +73,8 @@ class Stack:
             "PASSKEY_RATE_LIMIT_PASSWORD_PER_EMAIL": "0",
             "PASSKEY_RATE_LIMIT_PASSWORD_PER_ADDRESS": "0",
             "PASSKEY_RATE_LIMIT_PASSKEY_PER_ADDRESS": "0",
+            "PASSKEY_RATE_LIMIT_START_PER_ADDRESS": "0",
+            "PASSKEY_RATE_LIMIT_SIGNUP_PER_ADDRESS": "0",
             "GATEWAY_LISTEN": f"127.0.0.1:{self.gateway_port}",
         })
         for name, port in ports.items():

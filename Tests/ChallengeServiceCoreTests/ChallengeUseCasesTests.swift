@@ -246,44 +246,6 @@ final class ChallengeUseCasesTests: XCTestCase {
         XCTAssertEqual(authenticationChallenges, [first.id: first, second.id: second])
     }
 
-    // MARK: sweepExpired
-
-    func testSweepRemovesOnlyExpiredRows() async throws {
-        let account = try await storedAccount()
-        func issueOneOfEach() async throws -> (ChallengeID, ChallengeID, AccountRegistrationID) {
-            let registration = try await useCases.beginRegistration(
-                accountID: account.id, mode: .modal, sessionMethod: nil, sessionCreatedAt: nil)
-            let authentication = try await useCases.beginAuthentication()
-            let accountRegistration = try await useCases.beginAccountRegistration(email: nil, displayName: nil)
-            return (registration.challenge.id, authentication.id, accountRegistration.id)
-        }
-        func remaining() -> Set<UUID> {
-            Set(registrationChallenges.keys.map(\.rawValue)).union(authenticationChallenges.keys.map(\.rawValue))
-                .union(accountRegistrations.keys.map(\.rawValue))
-        }
-        // Issued at t, expiring at t + 300 (challenges) and t + 600 (the account registration).
-        let (_, _, signUp0) = try await issueOneOfEach()
-        clock.advance(by: 200)
-        // Expiring at t + 500 and t + 800.
-        let (registration1, authentication1, signUp1) = try await issueOneOfEach()
-
-        clock.advance(by: 100)  // t + 300: the first challenges expire now, which is not yet before now
-        let swept = try await useCases.sweepExpired()
-        XCTAssertEqual(swept, 0)
-        clock.advance(by: 1)
-        let sweptFirst = try await useCases.sweepExpired()
-        XCTAssertEqual(sweptFirst, 2)
-        XCTAssertEqual(
-            remaining(), [registration1.rawValue, authentication1.rawValue, signUp0.rawValue, signUp1.rawValue])
-        let sweptAgain = try await useCases.sweepExpired()
-        XCTAssertEqual(sweptAgain, 0)
-
-        clock.advance(by: 300)  // t + 601
-        let sweptSecond = try await useCases.sweepExpired()
-        XCTAssertEqual(sweptSecond, 3)
-        XCTAssertEqual(remaining(), [signUp1.rawValue])
-    }
-
     // MARK: Failing stores
 
     func testAFailingAccountReadOrChallengeWriteSurfacesAndStoresNothing() async throws {
@@ -321,23 +283,11 @@ final class ChallengeUseCasesTests: XCTestCase {
         useCases = makeUseCases(authenticationChallenges: UnreachableAuthenticationChallenges())
         await assertThrows(StoreDown()) { _ = try await self.useCases.beginAuthentication() }
     }
-
-    func testAFailingDeleteSurfacesFromTheSweep() async throws {
-        for operation in [
-            InMemoryAccounts.Operation.deleteExpiredRegistrationChallenges, .deleteExpiredAccountRegistrations,
-        ] {
-            store.state.withLock { $0.failing = [operation] }
-            await assertThrows(StoreDown(), "\(operation)") { _ = try await self.useCases.sweepExpired() }
-        }
-        useCases = makeUseCases(authenticationChallenges: UnreachableAuthenticationChallenges())
-        store.state.withLock { $0.failing = [] }
-        await assertThrows(StoreDown()) { _ = try await self.useCases.sweepExpired() }
-    }
 }
 
 /// `passkey_authentication_challenges` on a database that cannot be reached.
 struct UnreachableAuthenticationChallenges: AuthenticationChallengeRepository {
     func add(_ challenge: AuthenticationChallenge) async throws { throw StoreDown() }
     func consume(id: ChallengeID) async throws -> Consumption<AuthenticationChallenge> { throw StoreDown() }
-    func deleteExpired(before cutoff: Date) async throws -> Int { throw StoreDown() }
+    func deleteEnded(before cutoff: Date, limit: Int) async throws -> Int { throw StoreDown() }
 }

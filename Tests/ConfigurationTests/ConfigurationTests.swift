@@ -86,6 +86,56 @@ final class ConfigurationTests: XCTestCase {
         }
     }
 
+    func testStartAndSignUpLimitsAndSweepingHaveDefaultsAndAreParsed() throws {
+        let defaults = try ServerConfiguration(environment: [:])
+        XCTAssertEqual(defaults.startRateLimitPerAddress, Rate(count: 6000, perSeconds: 60))
+        // 2,000 starts and 50 sign-ups a second on a replica, with bursts at least as large as one address's.
+        XCTAssertEqual(defaults.startRateLimitGlobal, Rate(count: 120_000, perSeconds: 60))
+        XCTAssertEqual(defaults.startRateLimitGlobal?.perSecond, 2000)
+        XCTAssertEqual(defaults.startRateLimitGlobal?.burst, 12_000)
+        XCTAssertEqual(defaults.startRateLimitPerAddress?.burst, 600)
+        XCTAssertEqual(defaults.signUpRateLimitPerAddress, Rate(count: 30, perSeconds: 60))
+        XCTAssertEqual(defaults.signUpRateLimitPerAddress?.burst, 10)
+        XCTAssertEqual(defaults.signUpRateLimitGlobal, Rate(count: 3000, perSeconds: 60))
+        XCTAssertEqual(defaults.signUpRateLimitGlobal?.burst, 300)
+        XCTAssertEqual(defaults.sweepInterval, 10)
+        XCTAssertEqual(defaults.sweepBatchSize, 1000)
+        XCTAssertEqual(defaults.sweepBatchPause, 0.05)
+        XCTAssertEqual(defaults.ceremonyRetention, 60)
+        XCTAssertEqual(defaults.sessionRetention, 7 * 86_400)
+
+        let configured = try ServerConfiguration(environment: [
+            "PASSKEY_RATE_LIMIT_START_PER_ADDRESS": "0", "PASSKEY_RATE_LIMIT_START_GLOBAL": "300/s",
+            "PASSKEY_RATE_LIMIT_SIGNUP_PER_ADDRESS": "5/h", "PASSKEY_RATE_LIMIT_SIGNUP_GLOBAL": "0",
+            "PASSKEY_SWEEP_INTERVAL": "250ms", "PASSKEY_SWEEP_BATCH_SIZE": "50", "PASSKEY_SWEEP_BATCH_PAUSE": "0",
+            "PASSKEY_CEREMONY_RETENTION": "0", "PASSKEY_SESSION_RETENTION": "1d",
+        ])
+        XCTAssertNil(configured.startRateLimitPerAddress)
+        XCTAssertEqual(configured.startRateLimitGlobal?.perSecond, 300)
+        XCTAssertEqual(configured.signUpRateLimitPerAddress, Rate(count: 5, perSeconds: 3600))
+        XCTAssertNil(configured.signUpRateLimitGlobal)
+        XCTAssertEqual(configured.sweepInterval, 0.25)
+        XCTAssertEqual(configured.sweepBatchSize, 50)
+        XCTAssertEqual(configured.sweepBatchPause, 0)
+        XCTAssertEqual(configured.ceremonyRetention, 0)
+        XCTAssertEqual(configured.sessionRetention, 86_400)
+
+        let bad: [(String, String)] = [
+            ("PASSKEY_RATE_LIMIT_START_PER_ADDRESS", "many"), ("PASSKEY_RATE_LIMIT_START_GLOBAL", "-5/s"),
+            ("PASSKEY_RATE_LIMIT_SIGNUP_PER_ADDRESS", "10/week"), ("PASSKEY_RATE_LIMIT_SIGNUP_GLOBAL", "/s"),
+            // A sweep interval of zero would spin; retention and the pause may be zero, but not negative.
+            ("PASSKEY_SWEEP_INTERVAL", "0"), ("PASSKEY_SWEEP_INTERVAL", "soon"), ("PASSKEY_SWEEP_BATCH_SIZE", "0"),
+            ("PASSKEY_SWEEP_BATCH_SIZE", "100001"), ("PASSKEY_SWEEP_BATCH_PAUSE", "-1s"),
+            ("PASSKEY_CEREMONY_RETENTION", "-1m"), ("PASSKEY_CEREMONY_RETENTION", "forever"),
+            ("PASSKEY_SESSION_RETENTION", "7 days"),
+        ]
+        for (variable, value) in bad {
+            XCTAssertThrowsError(try ServerConfiguration(environment: [variable: value]), "\(variable)=\(value)") {
+                XCTAssertEqual(($0 as? ConfigurationError)?.variable, variable, "\(variable)=\(value)")
+            }
+        }
+    }
+
     func testServiceTargetsInGRPCSyntax() throws {
         let configuration = try ServerConfiguration(environment: [
             "VERIFICATION_SERVICE_ADDRESSES":

@@ -330,7 +330,10 @@ def stack(tmp_path_factory):
     assert LOAD_GENERATOR.is_file(), f"{LOAD_GENERATOR} was not built"
     extra = tmp_path_factory.mktemp("rollout") / "load.env"
     # Every client reaches the published port from one address: without this the load shares one bucket.
-    extra.write_text("PASSKEY_RATE_LIMIT_PASSKEY_PER_ADDRESS=0\n")
+    extra.write_text(
+        "PASSKEY_RATE_LIMIT_PASSKEY_PER_ADDRESS=0\n"
+        "PASSKEY_RATE_LIMIT_START_PER_ADDRESS=0\n"
+        "PASSKEY_RATE_LIMIT_SIGNUP_PER_ADDRESS=0\n")
     gateway_port, metrics_port_base = choose_ports()
     stack = Stack(extra, gateway_port, metrics_port_base)
     log(f"stack {STACK_NAME}: gateway on 127.0.0.1:{gateway_port}, metrics ports from {metrics_port_base + 1}")

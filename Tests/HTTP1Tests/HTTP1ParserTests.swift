@@ -104,6 +104,36 @@ final class HTTP1ParserTests: XCTestCase {
         XCTAssertThrowsError(try parser.next())
     }
 
+    func testLimitsGiveTheSameAnswerWhicheverWayTheBytesArrive() throws {
+        // Found by Tests/Fuzz/FuzzHTTP1Request: a head of exactly the limit was refused when its last bytes came
+        // late, and accepted when the whole request came in one read; a chunk line the other way round.
+        let limits = HTTP1Limits(maximumHeadBytes: 64, maximumHeaderCount: 8, maximumBodyBytes: 64)
+        let start = "GET / HTTP/1.1\r\nHost: x\r\nX: "
+        let exact = start + String(repeating: "a", count: 64 - start.utf8.count) + "\r\n\r\n"
+        let over = start + String(repeating: "a", count: 65 - start.utf8.count) + "\r\n\r\n"
+        let chunked = "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        // Chunk lines may be 1024 bytes, trailer lines as long as the head limit.
+        let longExtension = chunked + "1;" + String(repeating: "e", count: 1023) + "\r\na\r\n0\r\n\r\n"
+        let longestExtension = chunked + "1;" + String(repeating: "e", count: 1022) + "\r\na\r\n0\r\n\r\n"
+        let longTrailer = chunked + "0\r\nT: " + String(repeating: "t", count: 62) + "\r\n\r\n"
+        let longestTrailer = chunked + "0\r\nT: " + String(repeating: "t", count: 61) + "\r\n\r\n"
+        // A trailer line over the limit with a bare CR after it: too long, whether or not the CR has arrived.
+        let longThenBareCR = chunked + "0\r\nT: " + String(repeating: "t", count: 70) + "\rx\n\r\n"
+        for byteAtATime in [false, true] {
+            XCTAssertThrowsError(try parseAll(longThenBareCR, limits: limits, byteAtATime: byteAtATime)) {
+                XCTAssertEqual(($0 as? HTTP1ParseError)?.status, 431, "\(byteAtATime)")
+            }
+            XCTAssertEqual(requests(try parseAll(exact, limits: limits, byteAtATime: byteAtATime)).count, 1)
+            XCTAssertEqual(requests(try parseAll(longestExtension, limits: limits, byteAtATime: byteAtATime)).count, 1)
+            XCTAssertEqual(requests(try parseAll(longestTrailer, limits: limits, byteAtATime: byteAtATime)).count, 1)
+            for text in [over, longExtension, longTrailer] {
+                XCTAssertThrowsError(try parseAll(text, limits: limits, byteAtATime: byteAtATime)) {
+                    XCTAssertEqual(($0 as? HTTP1ParseError)?.status, 431, "\(text.prefix(80)) \(byteAtATime)")
+                }
+            }
+        }
+    }
+
     func testTruncatedRequestsNeverProduceARequest() throws {
         let bytes = Array(post.utf8)
         for cut in 0..<bytes.count {

@@ -228,11 +228,13 @@ final class InMemoryAccountsTests: XCTestCase {
         let again = try await challenges.consume(id: live.id, accountID: owner.id)
         XCTAssertEqual(again, .unavailable)
 
-        let sweptAtExpiry = try await challenges.deleteExpired(before: clock.now)
-        XCTAssertEqual(sweptAtExpiry, 0, "deleted only once expired before the cutoff")
-        let swept = try await challenges.deleteExpired(before: clock.now + 1)
-        XCTAssertEqual(swept, 1)
-        XCTAssertEqual(Array(snapshot.registrationChallenges.keys), [live.id])
+        let sweptAtExpiry = try await challenges.deleteEnded(before: clock.now, limit: 1_000)
+        XCTAssertEqual(sweptAtExpiry, 0, "deleted only once expired or consumed before the cutoff")
+        let oneBatch = try await challenges.deleteEnded(before: clock.now + 1, limit: 1)
+        XCTAssertEqual(oneBatch, 1, "a batch takes at most its limit")
+        let swept = try await challenges.deleteEnded(before: clock.now + 1, limit: 1_000)
+        XCTAssertEqual(swept, 1, "the expired one and the consumed one, one per batch")
+        XCTAssertEqual(Array(snapshot.registrationChallenges.keys), [])
     }
 
     func testAnAccountRegistrationIsConsumedOnceBeforeItExpires() async throws {
@@ -255,8 +257,8 @@ final class InMemoryAccountsTests: XCTestCase {
         XCTAssertEqual(first, .consumed(consumed))
         let second = try await registrations.consume(id: pending.id)
         XCTAssertEqual(second, .unavailable)
-        let swept = try await registrations.deleteExpired(before: clock.now + 1)
-        XCTAssertEqual(swept, 1)
+        let swept = try await registrations.deleteEnded(before: clock.now + 1, limit: 1_000)
+        XCTAssertEqual(swept, 2, "the expired one and the consumed one")
     }
 
     func testOfManyRacingConsumersExactlyOneWins() async throws {
@@ -309,9 +311,9 @@ final class InMemoryAccountsTests: XCTestCase {
         XCTAssertEqual(snapshot.sessions[old.id]?.revokedAt, clock.now)
 
         // Ended strictly before the cutoff: `short` expired at now, `old` was revoked at now.
-        let deletedAtNow = try await store.deleteEnded(before: clock.now)
+        let deletedAtNow = try await store.deleteEnded(before: clock.now, limit: 1_000)
         XCTAssertEqual(deletedAtNow, 0)
-        let deleted = try await store.deleteEnded(before: clock.now + 1)
+        let deleted = try await store.deleteEnded(before: clock.now + 1, limit: 1_000)
         XCTAssertEqual(deleted, 2)
         XCTAssertEqual(Set(snapshot.sessions.keys), [newer.id, sameTime.id, gracesSession.id])
     }
@@ -366,16 +368,16 @@ final class InMemoryAccountsTests: XCTestCase {
         case .findSession: _ = try await store.find(tokenDigest: session.tokenDigest)
         case .liveSessions: _ = try await store.liveSessions(of: account.id, at: clock.now)
         case .revokeSession: _ = try await store.revoke(id: session.id, of: account.id, at: clock.now)
-        case .deleteEndedSessions: _ = try await store.deleteEnded(before: clock.now + 10_000)
+        case .deleteEndedSessions: _ = try await store.deleteEnded(before: clock.now + 10_000, limit: 1_000)
         case .addRegistrationChallenge: try await store.registrationChallenges.add(challenge(for: account))
         case .consumeRegistrationChallenge:
             _ = try await store.registrationChallenges.consume(id: .random(), accountID: account.id)
-        case .deleteExpiredRegistrationChallenges:
-            _ = try await store.registrationChallenges.deleteExpired(before: clock.now + 10_000)
+        case .deleteEndedRegistrationChallenges:
+            _ = try await store.registrationChallenges.deleteEnded(before: clock.now + 10_000, limit: 1_000)
         case .addAccountRegistration: try await store.accountRegistrations.add(registration(for: newcomer))
         case .consumeAccountRegistration: _ = try await store.accountRegistrations.consume(id: pending.id)
-        case .deleteExpiredAccountRegistrations:
-            _ = try await store.accountRegistrations.deleteExpired(before: clock.now + 10_000)
+        case .deleteEndedAccountRegistrations:
+            _ = try await store.accountRegistrations.deleteEnded(before: clock.now + 10_000, limit: 1_000)
         }
     }
 }

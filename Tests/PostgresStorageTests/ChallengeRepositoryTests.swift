@@ -50,7 +50,8 @@ final class ChallengeRepositoryTests: StorageTestCase {
         // The foreign attempt did not use the challenge up for its owner.
         guard case .consumed = try await storage.registrationChallenges.consume(id: challenge.id, accountID: owner.id)
         else { return XCTFail("the owner's challenge was spent by another account's attempt") }
-        await assertEqual(try await storage.registrationChallenges.deleteExpired(before: Date()), 1)
+        // The expired challenge and the consumed one have both ended.
+        await assertEqual(try await storage.registrationChallenges.deleteEnded(before: Date(), limit: 100), 2)
     }
 
     func testAuthenticationChallengeRoundTripsExpiresAndIsSwept() async throws {
@@ -69,8 +70,9 @@ final class ChallengeRepositoryTests: StorageTestCase {
         let expired = authenticationChallenge(expiresIn: -1)
         try await storage.authenticationChallenges.add(expired)
         await assertEqual(try await storage.authenticationChallenges.consume(id: expired.id), .unavailable)
-        await assertEqual(try await storage.authenticationChallenges.deleteExpired(before: Date()), 1)
-        await assertEqual(try await storage.authenticationChallenges.deleteExpired(before: Date()), 0)
+        // The expired challenge and the consumed one have both ended.
+        await assertEqual(try await storage.authenticationChallenges.deleteEnded(before: Date(), limit: 100), 2)
+        await assertEqual(try await storage.authenticationChallenges.deleteEnded(before: Date(), limit: 100), 0)
     }
 
     func testFiftyConcurrentConsumersOfOneChallengeGiveExactlyOneSuccess() async throws {
@@ -119,6 +121,6 @@ final class ChallengeRepositoryTests: StorageTestCase {
             expiresAt: now.addingTimeInterval(-100), consumedAt: nil, completedAt: nil)
         try await storage.accountRegistrations.add(registration)
         await assertEqual(try await storage.accountRegistrations.consume(id: registration.id), .unavailable)
-        await assertEqual(try await storage.accountRegistrations.deleteExpired(before: now), 1)
+        await assertEqual(try await storage.accountRegistrations.deleteEnded(before: now, limit: 100), 1)
     }
 }

@@ -147,7 +147,7 @@ final class SessionRepositoryTests: StorageTestCase {
         try await storage.sessions.add(live)
         try await storage.sessions.add(ended)
         _ = try await storage.sessions.revoke(id: ended.id, of: account.id, at: Date().addingTimeInterval(-10))
-        await assertEqual(try await storage.sessions.deleteEnded(before: Date()), 1)
+        await assertEqual(try await storage.sessions.deleteEnded(before: Date(), limit: 100), 1)
         await assertNotNil(try await storage.sessions.find(tokenDigest: live.tokenDigest))
         await assertNil(try await storage.sessions.find(tokenDigest: ended.tokenDigest))
     }

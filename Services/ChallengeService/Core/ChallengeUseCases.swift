@@ -109,14 +109,6 @@ public struct ChallengeUseCases: Sendable {
         try await storage.authenticationChallenges.add(challenge)
         return challenge
     }
-
-    /// Deletes expired rows; returns how many.
-    public func sweepExpired() async throws -> Int {
-        let now = clock()
-        return try await storage.registrationChallenges.deleteExpired(before: now)
-            + storage.authenticationChallenges.deleteExpired(before: now)
-            + storage.accountRegistrations.deleteExpired(before: now)
-    }
 }
 
 /// The repositories challenge-service reads and writes.

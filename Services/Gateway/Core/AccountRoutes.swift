@@ -9,6 +9,7 @@ extension GatewayApplication {
     // MARK: - Password accounts
 
     func createPasswordAccount(_ context: RequestContext) async throws -> HTTPResponse {
+        try limit(perAddress: signUpPerAddress, global: signUpGlobal, name: "signup", context)
         let body = try PasswordAccountBody(context.jsonBody())
         var request = CreatePasswordAccountRequest()
         request.email = body.email

@@ -37,6 +37,10 @@ public final class GatewayApplication: HTTPResponder {
     let passwordPerEmail: TokenBucketLimiter?
     let passwordPerAddress: TokenBucketLimiter?
     let passkeyPerAddress: TokenBucketLimiter?
+    let startPerAddress: TokenBucketLimiter?
+    let startGlobal: TokenBucketLimiter?
+    let signUpPerAddress: TokenBucketLimiter?
+    let signUpGlobal: TokenBucketLimiter?
     private let wellKnown: [String: [UInt8]]
     /// During an outage every request fails the same way: one line per service and status per second is enough.
     private let failureLog = LogThrottle(interval: 1)
@@ -52,12 +56,19 @@ public final class GatewayApplication: HTTPResponder {
         self.metrics = metrics
         self.settings = settings
         addressResolver = ClientAddressResolver(trustedProxies: configuration.trustedProxies)
-        func limiter(_ rate: Rate?) -> TokenBucketLimiter? {
-            rate.map { TokenBucketLimiter(ratePerSecond: $0.perSecond, burst: $0.burst, clock: settings.limiterClock) }
+        func limiter(_ rate: Rate?, keys: Int = 100_000) -> TokenBucketLimiter? {
+            rate.map {
+                TokenBucketLimiter(
+                    ratePerSecond: $0.perSecond, burst: $0.burst, maximumKeys: keys, clock: settings.limiterClock)
+            }
         }
         passwordPerEmail = limiter(configuration.passwordRateLimitPerEmail)
         passwordPerAddress = limiter(configuration.passwordRateLimitPerAddress)
         passkeyPerAddress = limiter(configuration.passkeyRateLimitPerAddress)
+        startPerAddress = limiter(configuration.startRateLimitPerAddress)
+        startGlobal = limiter(configuration.startRateLimitGlobal, keys: 1)
+        signUpPerAddress = limiter(configuration.signUpRateLimitPerAddress)
+        signUpGlobal = limiter(configuration.signUpRateLimitGlobal, keys: 1)
         var documents: [String: [UInt8]] = [
             "/.well-known/apple-app-site-association": WellKnownDocuments.appleAppSiteAssociation(
                 appIDs: configuration.appleAppIDs
@@ -108,6 +119,9 @@ public final class GatewayApplication: HTTPResponder {
                 response = try await handle(endpoint, context)
             } catch let problem as APIProblem {
                 response = problem.response
+            } catch is CancellationError {
+                // Nobody reads this: the client reset the stream. 499 (as nginx logs it) keeps it apart in metrics.
+                response = HTTPResponse(status: 499)
             } catch {
                 logger.log(
                     .error, "request.failed",
@@ -295,6 +309,15 @@ public final class GatewayApplication: HTTPResponder {
         }
     }
 
+    /// The limits of a route that writes a row for anyone who asks: the client address's bucket first, so that a
+    /// flooding address is refused by its own and leaves the replica-wide one to everyone else, then that one.
+    func limit(
+        perAddress: TokenBucketLimiter?, global: TokenBucketLimiter?, name: String, _ context: RequestContext
+    ) throws {
+        try limit(perAddress, key: context.clientAddress, name: "\(name)_per_address", context)
+        try limit(global, key: "", name: "\(name)_global", context)
+    }
+
     /// One call to a service, with metrics; a failure becomes the API problem apps see.
     /// A typed client of challenge-service for one request's calls (see `BackendCaller`).
     func challengeService(_ context: RequestContext) -> ChallengeServiceClient<BackendCaller> {
@@ -319,6 +342,7 @@ public final class GatewayApplication: HTTPResponder {
         context: RequestContext, idempotent: Bool, ceremony: Ceremony?
     ) async throws -> Response {
         let method = descriptor.name
+        try Task.checkCancellation()
         let started = monotonicSeconds()
         func record(_ outcome: String) {
             metrics.increment(

@@ -11,6 +11,7 @@ extension GatewayApplication {
     // MARK: - Adding a passkey
 
     func beginRegistration(_ context: RequestContext) async throws -> HTTPResponse {
+        try limit(perAddress: startPerAddress, global: startGlobal, name: "start", context)
         let session = try await authenticate(context)
         let body = try RegistrationStartBody(context.jsonBody(emptyAllowed: true))
         // Whether conditional mode is granted (a password sign-in moments ago) is challenge-service's decision,
@@ -42,6 +43,8 @@ extension GatewayApplication {
     // MARK: - Creating an account with a passkey
 
     func beginAccountRegistration(_ context: RequestContext) async throws -> HTTPResponse {
+        // A sign-up: its limits, not the starts', so that a sign-up flood leaves sign-ins alone.
+        try limit(perAddress: signUpPerAddress, global: signUpGlobal, name: "signup", context)
         let body = try AccountRegistrationStartBody(context.jsonBody(emptyAllowed: true))
         var request = BeginAccountRegistrationRequest()
         request.email = body.email ?? ""
@@ -68,6 +71,7 @@ extension GatewayApplication {
     // MARK: - Signing in with a passkey
 
     func beginAuthentication(_ context: RequestContext) async throws -> HTTPResponse {
+        try limit(perAddress: startPerAddress, global: startGlobal, name: "start", context)
         _ = try context.jsonBody(emptyAllowed: true)
         var response = try await challengeService(context).beginAuthentication(BeginAuthenticationRequest())
         if response.timeoutMilliseconds <= 0 {

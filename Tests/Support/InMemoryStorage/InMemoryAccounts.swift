@@ -23,8 +23,8 @@ public final class InMemoryAccounts: AccountRepository, AccountEmailRepository, 
         case addEmail, emails, findEmail
         case upsertPassword, password, signInRecord
         case addSession, findSession, liveSessions, revokeSession, deleteEndedSessions
-        case addRegistrationChallenge, consumeRegistrationChallenge, deleteExpiredRegistrationChallenges
-        case addAccountRegistration, consumeAccountRegistration, deleteExpiredAccountRegistrations
+        case addRegistrationChallenge, consumeRegistrationChallenge, deleteEndedRegistrationChallenges
+        case addAccountRegistration, consumeAccountRegistration, deleteEndedAccountRegistrations
     }
 
     /// The tables, and what the store was asked.
@@ -233,11 +233,11 @@ public final class InMemoryAccounts: AccountRepository, AccountEmailRepository, 
         }
     }
 
-    public func deleteEnded(before cutoff: Date) async throws -> Int {
+    public func deleteEnded(before cutoff: Date, limit: Int) async throws -> Int {
         try perform(.deleteEndedSessions) { state in
             let ended = state.sessions.values.filter { session in
                 session.expiresAt < cutoff || session.revokedAt.map { $0 < cutoff } ?? false
-            }
+            }.prefix(limit)
             for session in ended { state.sessions[session.id] = nil }
             return ended.count
         }

@@ -2,7 +2,7 @@ import Domain
 import Foundation
 
 // The two ceremony tables of `InMemoryAccounts`, as repositories of their own: both protocols have a
-// `deleteExpired(before:)`, so one type cannot be both. Each consume is one step under the store's lock, so of any
+// `deleteEnded(before:limit:)`, so one type cannot be both. Each consume is one step under the store's lock, so of any
 // number of racing consumers exactly one gets the row, and unknown, expired, consumed and foreign rows all read as
 // `.unavailable`.
 
@@ -37,9 +37,11 @@ public struct InMemoryRegistrationChallenges: RegistrationChallengeRepository {
         }
     }
 
-    public func deleteExpired(before cutoff: Date) async throws -> Int {
-        try store.perform(.deleteExpiredRegistrationChallenges) { state in
-            let expired = state.registrationChallenges.values.filter { $0.expiresAt < cutoff }.map(\.id)
+    public func deleteEnded(before cutoff: Date, limit: Int) async throws -> Int {
+        try store.perform(.deleteEndedRegistrationChallenges) { state in
+            let expired = state.registrationChallenges.values.filter { row in
+                row.expiresAt < cutoff || row.consumedAt.map { $0 < cutoff } ?? false
+            }.prefix(limit).map(\.id)
             for id in expired { state.registrationChallenges[id] = nil }
             return expired.count
         }
@@ -83,9 +85,11 @@ public struct InMemoryAccountRegistrations: AccountRegistrationRepository {
         }
     }
 
-    public func deleteExpired(before cutoff: Date) async throws -> Int {
-        try store.perform(.deleteExpiredAccountRegistrations) { state in
-            let expired = state.accountRegistrations.values.filter { $0.expiresAt < cutoff }.map(\.id)
+    public func deleteEnded(before cutoff: Date, limit: Int) async throws -> Int {
+        try store.perform(.deleteEndedAccountRegistrations) { state in
+            let expired = state.accountRegistrations.values.filter { row in
+                row.expiresAt < cutoff || row.consumedAt.map { $0 < cutoff } ?? false
+            }.prefix(limit).map(\.id)
             for id in expired { state.accountRegistrations[id] = nil }
             return expired.count
         }

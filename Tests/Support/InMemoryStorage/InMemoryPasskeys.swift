@@ -134,9 +134,11 @@ public final class InMemoryPasskeys: PasskeyCredentialRepository, PasskeySignInR
         }
     }
 
-    public func deleteExpired(before cutoff: Date) async throws -> Int {
+    public func deleteEnded(before cutoff: Date, limit: Int) async throws -> Int {
         state.withLock { state in
-            let expired = state.challenges.values.filter { $0.expiresAt < cutoff }.map(\.id)
+            let expired = state.challenges.values.filter { row in
+                row.expiresAt < cutoff || row.consumedAt.map { $0 < cutoff } ?? false
+            }.prefix(limit).map(\.id)
             for id in expired { state.challenges[id] = nil }
             return expired.count
         }
