@@ -86,8 +86,8 @@ public protocol PasskeySignInRepository: Sendable {
 public protocol AuthenticationSessionRepository: Sendable {
     /// Stores a new session.
     func add(_ session: AuthenticationSession) async throws
-    /// The session whose token has this digest, live or not, or nil.
-    func find(tokenDigest: [UInt8]) async throws -> AuthenticationSession?
+    /// The session with this ID, live or not, or nil (its token's digest is then compared by the caller).
+    func find(id: SessionID) async throws -> AuthenticationSession?
     /// The account's sessions that are live at `now`, newest first.
     func liveSessions(of accountID: AccountID, at now: Date) async throws -> [AuthenticationSession]
     /// Revokes one of the account's sessions; false when it has no such live session.

@@ -24,13 +24,10 @@ public struct PostgresAuthenticationSessionRepository: AuthenticationSessionRepo
         }
     }
 
-    public func find(tokenDigest: [UInt8]) async throws -> AuthenticationSession? {
+    public func find(id: SessionID) async throws -> AuthenticationSession? {
         try await translatingErrors {
             try await pool.query(
-                """
-                SELECT \(unsafeSQL: Self.columns) FROM authentication_sessions
-                WHERE token_digest = \(PostgresBytes(tokenDigest))
-                """
+                "SELECT \(unsafeSQL: Self.columns) FROM authentication_sessions WHERE id = \(id.rawValue)"
             ).first.map(Self.decode)
         }
     }

@@ -31,10 +31,11 @@ public struct SessionIssuer: Sendable {
 
     /// A new, not yet stored session of `accountID` and its token. The identifier is time-ordered (UUIDv7).
     public func newSession(accountID: AccountID, method: AuthenticationMethod) -> (token: String, session: AuthenticationSession) {
-        let (token, digest) = SessionTokens.issue(random: random)
         let now = clock()
+        let id = SessionID.timeOrdered(at: now)
+        let (token, digest) = SessionTokens.issue(for: id, random: random)
         let session = AuthenticationSession(
-            id: .timeOrdered(at: now), accountID: accountID, tokenDigest: digest, authenticationMethod: method,
+            id: id, accountID: accountID, tokenDigest: digest, authenticationMethod: method,
             createdAt: now, expiresAt: now.addingTimeInterval(lifetime), revokedAt: nil)
         return (token, session)
     }

@@ -288,16 +288,16 @@ final class InMemoryAccountsTests: XCTestCase {
         let short = session(of: ada, createdAt: clock.now - 100, lifetime: 100)
         let gracesSession = session(of: grace, createdAt: clock.now)
         for session in [old, newer, sameTime, short, gracesSession] { try await store.add(session) }
-        await assertThrows(InMemoryConstraintViolation("authentication_sessions_token_digest_key")) {
+        await assertThrows(InMemoryConstraintViolation("authentication_sessions_pkey")) {
             var copy = self.session(of: ada, createdAt: self.clock.now)
-            copy.tokenDigest = old.tokenDigest
+            copy.id = old.id
             try await self.store.add(copy)
         }
 
         let tied = [newer, sameTime].sorted { $0.id.description < $1.id.description }
         let live = try await store.liveSessions(of: ada.id, at: clock.now)
         XCTAssertEqual(live, tied + [old], "newest first, then by ID")
-        let ended = try await store.find(tokenDigest: short.tokenDigest)
+        let ended = try await store.find(id: short.id)
         XCTAssertEqual(ended, short, "found even when ended")
 
         let foreign = try await store.revoke(id: gracesSession.id, of: ada.id, at: clock.now)
@@ -365,7 +365,7 @@ final class InMemoryAccountsTests: XCTestCase {
         case .password: _ = try await store.credential(of: account.id)
         case .signInRecord: _ = try await store.signInRecord(normalizedEmail: "ada@example.com")
         case .addSession: try await store.add(self.session(of: account, createdAt: clock.now))
-        case .findSession: _ = try await store.find(tokenDigest: session.tokenDigest)
+        case .findSession: _ = try await store.find(id: session.id)
         case .liveSessions: _ = try await store.liveSessions(of: account.id, at: clock.now)
         case .revokeSession: _ = try await store.revoke(id: session.id, of: account.id, at: clock.now)
         case .deleteEndedSessions: _ = try await store.deleteEnded(before: clock.now + 10_000, limit: 1_000)

@@ -152,7 +152,7 @@ final class EndedRowDeletionTests: StorageTestCase {
                 SessionID(try $0.decode(UUID.self, "id"))
             })
         XCTAssertEqual(left, [recentlyExpired.id, revokedJustNow.id, live.id])
-        await assertNotNil(try await storage.sessions.find(tokenDigest: live.tokenDigest))
+        await assertNotNil(try await storage.sessions.find(id: live.id))
     }
 
     func testRevokedSessionsCanBeFoundThroughAnIndex() async throws {

@@ -113,31 +113,32 @@ final class SessionRepositoryTests: StorageTestCase {
         let other = makeSession(for: account)
         try await storage.sessions.add(session)
         try await storage.sessions.add(other)
-        await assertEqual(try await storage.sessions.find(tokenDigest: session.tokenDigest), session)
-        await assertNil(try await storage.sessions.find(tokenDigest: randomBytes(32)))
+        await assertEqual(try await storage.sessions.find(id: session.id), session)
+        await assertNil(try await storage.sessions.find(id: .random()))
         await assertEqual(Set(try await storage.sessions.liveSessions(of: account.id, at: Date())), [session, other])
 
         await assertFalse(try await storage.sessions.revoke(id: session.id, of: stranger.id, at: Date()))
         let revokedAt = microsecondDate()
         await assertTrue(try await storage.sessions.revoke(id: session.id, of: account.id, at: revokedAt))
         await assertFalse(try await storage.sessions.revoke(id: session.id, of: account.id, at: revokedAt))
-        let stored = try await storage.sessions.find(tokenDigest: session.tokenDigest)
+        let stored = try await storage.sessions.find(id: session.id)
         XCTAssertEqual(stored?.revokedAt, revokedAt)
         XCTAssertEqual(stored?.isLive(at: Date()), false)
         await assertEqual(try await storage.sessions.liveSessions(of: account.id, at: Date()), [other])
         await assertEqual(try await storage.sessions.liveSessions(of: account.id, at: Date().addingTimeInterval(7200)), [])
     }
 
-    func testDuplicateTokenDigestIsRejected() async throws {
+    func testADuplicateSessionIDIsRejected() async throws {
         let account = try await storedPasswordAccount()
         let session = makeSession(for: account)
         try await storage.sessions.add(session)
         var copy = makeSession(for: account)
-        copy.tokenDigest = session.tokenDigest
+        copy.id = session.id
         do {
             try await storage.sessions.add(copy)
-            XCTFail("two sessions share a token digest")
+            XCTFail("two sessions share an ID")
         } catch {}
+        await assertEqual(try await storage.sessions.find(id: session.id), session)
     }
 
     func testEndedSessionsAreSwept() async throws {
@@ -148,7 +149,7 @@ final class SessionRepositoryTests: StorageTestCase {
         try await storage.sessions.add(ended)
         _ = try await storage.sessions.revoke(id: ended.id, of: account.id, at: Date().addingTimeInterval(-10))
         await assertEqual(try await storage.sessions.deleteEnded(before: Date(), limit: 100), 1)
-        await assertNotNil(try await storage.sessions.find(tokenDigest: live.tokenDigest))
-        await assertNil(try await storage.sessions.find(tokenDigest: ended.tokenDigest))
+        await assertNotNil(try await storage.sessions.find(id: live.id))
+        await assertNil(try await storage.sessions.find(id: ended.id))
     }
 }

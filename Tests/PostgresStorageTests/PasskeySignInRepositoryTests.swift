@@ -64,7 +64,7 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
         await assertEqual(
             try await storage.passkeySignIns.completeSignIn(record(passkey, session: session, challenge: challenge)),
             .signedIn(displayName: account.displayName))
-        await assertEqual(try await storage.sessions.find(tokenDigest: session.tokenDigest), session)
+        await assertEqual(try await storage.sessions.find(id: session.id), session)
         await assertEqual(try await rowVersion(passkey), before, "the passkey's row must not be rewritten")
         await assertEqual(try await storedPasskeyRow(passkey), passkey)
         await assertTrue(try await isConsumed(challenge))
@@ -74,7 +74,7 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
         await assertEqual(
             try await storage.passkeySignIns.completeSignIn(record(passkey, session: replay, challenge: challenge)),
             .challengeUnavailable)
-        await assertNil(try await storage.sessions.find(tokenDigest: replay.tokenDigest))
+        await assertNil(try await storage.sessions.find(id: replay.id))
     }
 
     func testADurableUseCommitsWithTheSessionAndKeepsTheCloneWarning() async throws {
@@ -92,7 +92,7 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
         XCTAssertFalse(stored.backedUp)
         XCTAssertTrue(stored.cloneWarning)
         XCTAssertEqual(stored.lastUsedAt, usedAt)
-        await assertNotNil(try await storage.sessions.find(tokenDigest: session.tokenDigest))
+        await assertNotNil(try await storage.sessions.find(id: session.id))
 
         // A later clean use does not clear the warning.
         let clean = PasskeyUsage(signCount: 43, backedUp: false, cloneWarning: false, usedAt: microsecondDate())
@@ -119,7 +119,7 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
         ]
         for (name, record) in cases {
             await assertEqual(try await storage.passkeySignIns.completeSignIn(record), .passkeyChanged, name)
-            await assertNil(try await storage.sessions.find(tokenDigest: record.session.tokenDigest), name)
+            await assertNil(try await storage.sessions.find(id: record.session.id), name)
         }
         await assertEqual(try await storedPasskeyRow(passkey), passkey, "the passkey is unchanged")
         await assertFalse(try await isConsumed(challenge), "the sign-in may be decided again with its challenge")
@@ -138,7 +138,7 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
                 try await storage.passkeySignIns.completeSignIn(
                     record(passkey, session: session, challenge: challenge, usage: usage)),
                 .challengeUnavailable, name)
-            await assertNil(try await storage.sessions.find(tokenDigest: session.tokenDigest), name)
+            await assertNil(try await storage.sessions.find(id: session.id), name)
         }
         await assertEqual(try await storedPasskeyRow(passkey), passkey)
         await assertFalse(try await isConsumed(other), "a mismatch does not consume the stored challenge")
@@ -158,7 +158,7 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
             try await storage.passkeySignIns.completeSignIn(
                 record(passkey, session: foreign, challenge: try await issuedChallenge())),
             .passkeyChanged)
-        await assertNil(try await storage.sessions.find(tokenDigest: foreign.tokenDigest))
+        await assertNil(try await storage.sessions.find(id: foreign.id))
 
         // A second passkey keeps the account signable, so the first may be removed.
         var second = makePasskey(for: account)
@@ -172,7 +172,7 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
                 try await storage.passkeySignIns.completeSignIn(
                     record(passkey, session: session, challenge: challenge, usage: usage)),
                 .passkeyChanged)
-            await assertNil(try await storage.sessions.find(tokenDigest: session.tokenDigest))
+            await assertNil(try await storage.sessions.find(id: session.id))
         }
     }
 
@@ -180,15 +180,15 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
         let (account, passkey) = try await storedPasskey(signCount: 41)
         let existing = makeSession(for: account)
         try await storage.sessions.add(existing)
-        // The session insert fails (a token digest that exists): the consumption and the use in the same
-        // statement must not stay.
+        // The session insert fails (an ID that exists): the consumption and the use in the same statement must not
+        // stay.
         var clash = makeSession(for: account, method: .passkey)
-        clash.tokenDigest = existing.tokenDigest
+        clash.id = existing.id
         let usage = PasskeyUsage(signCount: 42, backedUp: true, cloneWarning: true, usedAt: microsecondDate())
         let challenge = try await issuedChallenge()
         do {
             _ = try await storage.passkeySignIns.completeSignIn(record(passkey, session: clash, challenge: challenge, usage: usage))
-            XCTFail("a session with a duplicate token digest was stored")
+            XCTFail("a session with a duplicate ID was stored")
         } catch {}
         await assertEqual(try await storedPasskeyRow(passkey), passkey, "sign count, backup state and clone flag unchanged")
         await assertFalse(try await isConsumed(challenge))
@@ -235,7 +235,7 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
         for _ in 0..<100 where outcome.value.withLock({ $0 == nil }) { try await Task.sleep(for: .milliseconds(20)) }
         // The statement was still waiting when the other transaction committed, or the test proves nothing.
         XCTAssertEqual(try outcome.value.withLock { try $0?.get() }, .concurrentUse)
-        await assertNil(try await storage.sessions.find(tokenDigest: session.tokenDigest))
+        await assertNil(try await storage.sessions.find(id: session.id))
         await assertEqual(try await storedPasskeyRow(passkey)?.signCount, 45, "the other sign-in's count stays")
         await assertTrue(try await isConsumed(challenge))
     }

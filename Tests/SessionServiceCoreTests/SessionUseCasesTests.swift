@@ -158,10 +158,14 @@ final class SessionUseCasesTests: XCTestCase {
         XCTAssertEqual(session.createdAt, clock.now)
         XCTAssertEqual(session.expiresAt, clock.now.addingTimeInterval(Self.sessionLifetime))
         XCTAssertNil(session.revokedAt)
+        // The token is the session's ID, then a 32-byte secret drawn from the injected source; only the secret's
+        // digest is stored.
         let tokenBytes = try XCTUnwrap(Base64URL.decode(issued.token))
-        XCTAssertEqual(tokenBytes.count, 32)
-        XCTAssertEqual(tokenBytes, random.draws.last, "the token is a draw of the injected source")
-        XCTAssertEqual(session.tokenDigest, sha256(tokenBytes))
+        XCTAssertEqual(issued.token.utf8.count, 64)
+        XCTAssertEqual(tokenBytes.count, 48)
+        XCTAssertEqual(Array(tokenBytes.prefix(16)), withUnsafeBytes(of: session.id.rawValue.uuid) { Array($0) })
+        XCTAssertEqual(Array(tokenBytes.suffix(32)), random.draws.last, "the secret is a draw of the injected source")
+        XCTAssertEqual(session.tokenDigest, sha256(Array(tokenBytes.suffix(32))))
         XCTAssertEqual(sessions, [session.id: session])
         XCTAssertFalse(log.lines.contains { $0.contains(issued.token) }, "the token is never logged")
         XCTAssertTrue(
@@ -260,19 +264,37 @@ final class SessionUseCasesTests: XCTestCase {
         let issued = try await signIn()
 
         await assertThrowsDomainError(.unauthenticated, "unknown") {
-            _ = try await self.useCases.validate(token: Base64URL.encode(SecureRandom().bytes(count: 32)))
+            _ = try await self.useCases.validate(token: Base64URL.encode(SecureRandom().bytes(count: 48)))
         }
         XCTAssertEqual(calls(.findSession), 1, "a well-formed token is looked up")
+        let lookupsBefore = calls(.findSession)
+        // The session's ID with another secret, and the secret with another session's ID: both refused.
+        var bytes = try XCTUnwrap(Base64URL.decode(issued.token))
+        bytes[47] ^= 0x01
+        await assertThrowsDomainError(.unauthenticated, "another secret") {
+            _ = try await self.useCases.validate(token: Base64URL.encode(bytes))
+        }
+        let other = try await signIn()
+        let otherBytes = try XCTUnwrap(Base64URL.decode(other.token))
+        let swapped = Array(otherBytes.prefix(16)) + Array(try XCTUnwrap(Base64URL.decode(issued.token)).suffix(32))
+        await assertThrowsDomainError(.unauthenticated, "another session's ID") {
+            _ = try await self.useCases.validate(token: Base64URL.encode(swapped))
+        }
+        let (otherSession, _) = try await useCases.validate(token: other.token)
+        XCTAssertEqual(otherSession.id, other.session.id)
         let malformed = [
             "", "abc", issued.token + "A", String(issued.token.dropLast()), "!" + issued.token.dropFirst(),
-            Base64URL.encode(SecureRandom().bytes(count: 31)),
+            Base64URL.encode(SecureRandom().bytes(count: 31)), Base64URL.encode(SecureRandom().bytes(count: 32)),
         ]
+        // The tampered tokens above were looked up (they are well formed); a malformed one never is.
+        let lookupsBeforeMalformed = calls(.findSession)
         for token in malformed {
             await assertThrowsDomainError(.unauthenticated, token) {
                 _ = try await self.useCases.validate(token: token)
             }
         }
-        XCTAssertEqual(calls(.findSession), 1, "a token that cannot be ours is not looked up")
+        XCTAssertEqual(calls(.findSession), lookupsBeforeMalformed, "a token that cannot be ours is not looked up")
+        XCTAssertEqual(lookupsBeforeMalformed - lookupsBefore, 3, "the two tampered tokens and the good one")
 
         try await useCases.revoke(sessionID: issued.session.id, of: id)
         await assertThrowsDomainError(.unauthenticated, "revoked") {

@@ -97,8 +97,8 @@ public struct SessionUseCases: Sendable {
     /// The live session a bearer token names, with its account's display name. Throws `unauthenticated`.
     public func validate(token: String) async throws -> (AuthenticationSession, displayName: String) {
         let failure = DomainError(.unauthenticated, "the access token is missing, unknown, expired or revoked")
-        guard let digest = SessionTokens.digest(of: token),
-            let session = try await sessions.find(tokenDigest: digest), session.isLive(at: clock()),
+        guard let (id, digest) = SessionTokens.parse(token), let session = try await sessions.find(id: id),
+            SessionTokens.matches(session.tokenDigest, digest), session.isLive(at: clock()),
             let account = try await accounts.account(id: session.accountID)
         else { throw failure }
         return (session, account.displayName)

@@ -196,9 +196,6 @@ public final class InMemoryAccounts: AccountRepository, AccountEmailRepository, 
             guard state.sessions[session.id] == nil else {
                 throw InMemoryConstraintViolation("authentication_sessions_pkey")
             }
-            guard !state.sessions.values.contains(where: { $0.tokenDigest == session.tokenDigest }) else {
-                throw InMemoryConstraintViolation("authentication_sessions_token_digest_key")
-            }
             guard session.expiresAt > session.createdAt else {
                 throw InMemoryConstraintViolation("authentication_sessions_lifetime_check")
             }
@@ -206,8 +203,8 @@ public final class InMemoryAccounts: AccountRepository, AccountEmailRepository, 
         }
     }
 
-    public func find(tokenDigest: [UInt8]) async throws -> AuthenticationSession? {
-        try perform(.findSession) { $0.sessions.values.first { $0.tokenDigest == tokenDigest } }
+    public func find(id: SessionID) async throws -> AuthenticationSession? {
+        try perform(.findSession) { $0.sessions[id] }
     }
 
     public func liveSessions(of accountID: AccountID, at now: Date) async throws -> [AuthenticationSession] {
