@@ -19,7 +19,12 @@ The tests run in order and share one stack: each step starts from the replicas t
 
 from __future__ import annotations
 
+import base64
+import os
+import threading
 import time
+import urllib.error
+import urllib.request
 
 from conftest import FirstTraffic, Load, LoadResult, rpc_count
 
@@ -102,11 +107,45 @@ def test_a_scale_verification_up_and_down(stack):
         f"not every one of the 2 remaining replicas served calls: {spread_two}")
 
 
+class SessionChecks:
+    """`GET /v1/session` with well-formed tokens of no session, every 20 ms: the passkey sign-in load no longer calls
+    session-service (verification-service issues passkey sessions), so this is the traffic that shows a new
+    session-service replica taking calls. Each is a ValidateSession call answered 401."""
+
+    def __init__(self, stack):
+        self.url = stack.gateway_url + "/v1/session"
+        self.unexpected: list[int] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self._stop.is_set():
+            token = base64.urlsafe_b64encode(os.urandom(48)).decode().rstrip("=")
+            request = urllib.request.Request(self.url, headers={"Authorization": f"Bearer {token}"})
+            try:
+                urllib.request.urlopen(request, timeout=3).close()
+                self.unexpected.append(200)
+            except urllib.error.HTTPError as error:
+                if error.code != 401:
+                    self.unexpected.append(error.code)
+            except OSError:
+                self.unexpected.append(0)
+            self._stop.wait(0.02)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(5)
+
+
 def test_b_restart_every_grpc_service_one_replica_at_a_time(stack):
     # The gateway stays: see the module's docstring.
     began = time.time()
     rolled = []
-    with Load(stack) as load:
+    with Load(stack) as load, SessionChecks(stack) as checks:
         for service in (CHALLENGE, SESSION, VERIFICATION):
             for old in stack.running(service):
                 new = free_replica_number(stack, service)
@@ -126,6 +165,7 @@ def test_b_restart_every_grpc_service_one_replica_at_a_time(stack):
     print(f"step=b rolled={','.join(rolled)}")
     assert result.failures == 0, explain(stack, result, began)
     assert result.ceremonies > 0
+    assert checks.unexpected == [], f"session checks answered other than 401 during the rollover: {checks.unexpected}"
     assert len(stack.running(CHALLENGE)) == 1 and len(stack.running(SESSION)) == 1
     assert len(stack.running(VERIFICATION)) == 2
 
