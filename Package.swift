@@ -31,6 +31,8 @@ let cryptoTargets: [Target] = [
 let persistenceTargets: [Target] = [
     .target(name: "Domain", dependencies: ["Encoding"], path: "Shared/Domain"),
     .target(name: "SessionIssuance", dependencies: ["Crypto", "Domain", "Encoding"], path: "Shared/SessionIssuance"),
+    .target(name: "ServiceIdentity", path: "Shared/ServiceIdentity"),
+    .testTarget(name: "ServiceIdentityTests", dependencies: ["ServiceIdentity"], path: "Tests/ServiceIdentityTests"),
     .target(name: "WorkerThreads", path: "Shared/WorkerThreads"),
     .testTarget(name: "WorkerThreadsTests", dependencies: ["WorkerThreads"], path: "Tests/WorkerThreadsTests"),
     .target(
@@ -90,6 +92,8 @@ let rpcTargets: [Target] = [
         name: "GRPC", dependencies: ["NetworkIO", "HTTP2", "Protobuf", "Encoding", "Observability"],
         path: "Shared/GRPC", swiftSettings: hotPathSettings),
     .target(name: "TLSChannels", dependencies: ["Crypto", "NetworkIO"], path: "Shared/TLSChannels"),
+    .testTarget(
+        name: "TLSChannelsTests", dependencies: ["Crypto", "NetworkIO", "TLSChannels"], path: "Tests/TLSChannelsTests"),
     .target(name: "GRPCHealth", dependencies: ["GRPC", "Protobuf"], path: "Shared/GRPCHealth"),
     .target(
         name: "NameResolution", dependencies: ["Configuration", "GRPC", "NetworkIO"], path: "Shared/NameResolution"),
@@ -120,7 +124,8 @@ let serviceTargets: [Target] = [
         name: "ServiceRuntime",
         dependencies: [
             "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "NameResolution",
-            "NetworkIO", "Observability", "PostgresStorage", "Protobuf", "ServiceContracts", "SessionIssuance",
+            "NetworkIO", "Observability", "PostgresStorage", "Protobuf", "ServiceContracts", "ServiceIdentity",
+            "SessionIssuance", "TLSChannels",
         ],
         path: "Shared/ServiceRuntime"),
     .testTarget(
@@ -193,7 +198,7 @@ let serviceTargets: [Target] = [
             "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTP1", "HTTP2", "HTTPMessages",
             "HTTPServer",
             "JSON", "NameResolution", "NetworkIO", "Observability", "Protobuf", "RateLimiting", "ServiceContracts",
-            "WebAuthn",
+            "ServiceIdentity", "TLSChannels", "WebAuthn",
         ],
         path: "Services/Gateway/Core", resources: [.copy("Web"), .copy("openapi.json")]),
     .executableTarget(
@@ -248,8 +253,8 @@ let layers: [(name: String, modules: Set<String>)] = [
     ("C libraries, one system-library target each", ["COpenSSL", "CLibPQ", "CNGHTTP2", "CArgon2", "CNetworkIO"]),
     ("foundations: codecs, logs and metrics, configuration, limits, threads",
      ["Encoding", "JSON", "Protobuf", "HTTPMessages", "Observability", "Configuration", "RateLimiting", "WorkerThreads"]),
-    ("domain and protocol logic, no I/O: accounts and ports, crypto, WebAuthn, sessions, passwords, HTTP/1.1 parsing",
-     ["Domain", "Crypto", "WebAuthn", "SessionIssuance", "PasswordHashing", "HTTP1"]),
+    ("domain and protocol logic, no I/O: accounts and ports, crypto, WebAuthn, sessions, passwords, HTTP/1.1 parsing, service identities",
+     ["Domain", "Crypto", "WebAuthn", "SessionIssuance", "PasswordHashing", "HTTP1", "ServiceIdentity"]),
     ("I/O: event loops, TLS, HTTP/2, gRPC, discovery, the HTTP server, Postgres and the repositories",
      ["NetworkIO", "TLSChannels", "HTTP2", "GRPC", "GRPCHealth", "NameResolution", "HTTPServer", "Postgres",
       "PostgresStorage"]),

@@ -21,6 +21,8 @@ public struct GRPCServerConfiguration: Sendable {
     public var http2 = HTTP2Configuration()
     /// TLS for incoming connections (ALPN h2, optional client-certificate verification); nil for h2c.
     public var tls: (@Sendable () throws -> ChannelSecurity)?
+    /// Decides which peers may call which methods; nil lets every call run.
+    public var authorizer: (any GRPCCallAuthorizer)?
     /// How long calls in flight may run after shutdown starts.
     public var drainTimeoutNanoseconds: UInt64 = 10_000_000_000
     /// Where the server's events go.
