@@ -92,6 +92,10 @@ let rpcTargets: [Target] = [
         name: "GRPC", dependencies: ["NetworkIO", "HTTP2", "Protobuf", "Encoding", "Observability"],
         path: "Shared/GRPC", swiftSettings: hotPathSettings),
     .target(name: "TLSChannels", dependencies: ["Crypto", "NetworkIO"], path: "Shared/TLSChannels"),
+    .target(
+        name: "ServiceTransport",
+        dependencies: ["Configuration", "Crypto", "GRPC", "NetworkIO", "Observability", "ServiceIdentity", "TLSChannels"],
+        path: "Shared/ServiceTransport"),
     .testTarget(
         name: "TLSChannelsTests", dependencies: ["Crypto", "NetworkIO", "TLSChannels"], path: "Tests/TLSChannelsTests"),
     .target(name: "GRPCHealth", dependencies: ["GRPC", "Protobuf"], path: "Shared/GRPCHealth"),
@@ -125,14 +129,14 @@ let serviceTargets: [Target] = [
         dependencies: [
             "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "NameResolution",
             "NetworkIO", "Observability", "PostgresStorage", "Protobuf", "ServiceContracts", "ServiceIdentity",
-            "SessionIssuance", "TLSChannels",
+            "ServiceTransport", "SessionIssuance", "TLSChannels",
         ],
         path: "Shared/ServiceRuntime"),
     .testTarget(
         name: "ServiceRuntimeTests", dependencies: ["ServiceRuntime", "Observability"], path: "Tests/ServiceRuntimeTests"),
     .target(
         name: "ChallengeServiceCore",
-        dependencies: ["Crypto", "Domain", "GRPC", "Observability", "ServiceContracts"],
+        dependencies: ["Crypto", "Domain", "GRPC", "Observability", "ServiceContracts", "ServiceIdentity"],
         path: "Services/ChallengeService/Core"),
     .executableTarget(
         name: "challenge-service", dependencies: ["ChallengeServiceCore", "Crypto", "PostgresStorage", "ServiceRuntime"],
@@ -140,7 +144,8 @@ let serviceTargets: [Target] = [
     .target(
         name: "VerificationServiceCore",
         dependencies: [
-            "Crypto", "Domain", "Encoding", "GRPC", "Observability", "ServiceContracts", "SessionIssuance", "WebAuthn",
+            "Crypto", "Domain", "Encoding", "GRPC", "Observability", "ServiceContracts", "ServiceIdentity",
+            "SessionIssuance", "WebAuthn",
         ],
         path: "Services/VerificationService/Core"),
     .target(name: "InMemoryStorage", dependencies: ["Domain", "Encoding"], path: "Tests/Support/InMemoryStorage"),
@@ -179,7 +184,7 @@ let serviceTargets: [Target] = [
         name: "SessionServiceCore",
         dependencies: [
             "Crypto", "Domain", "Encoding", "GRPC", "Observability", "PasswordHashing", "ServiceContracts",
-            "SessionIssuance",
+            "ServiceIdentity", "SessionIssuance",
         ],
         path: "Services/SessionService/Core"),
     .executableTarget(
@@ -198,7 +203,7 @@ let serviceTargets: [Target] = [
             "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTP1", "HTTP2", "HTTPMessages",
             "HTTPServer",
             "JSON", "NameResolution", "NetworkIO", "Observability", "Protobuf", "RateLimiting", "ServiceContracts",
-            "ServiceIdentity", "TLSChannels", "WebAuthn",
+            "ServiceIdentity", "ServiceTransport", "TLSChannels", "WebAuthn",
         ],
         path: "Services/Gateway/Core", resources: [.copy("Web"), .copy("openapi.json")]),
     .executableTarget(
@@ -255,9 +260,9 @@ let layers: [(name: String, modules: Set<String>)] = [
      ["Encoding", "JSON", "Protobuf", "HTTPMessages", "Observability", "Configuration", "RateLimiting", "WorkerThreads"]),
     ("domain and protocol logic, no I/O: accounts and ports, crypto, WebAuthn, sessions, passwords, HTTP/1.1 parsing, service identities",
      ["Domain", "Crypto", "WebAuthn", "SessionIssuance", "PasswordHashing", "HTTP1", "ServiceIdentity"]),
-    ("I/O: event loops, TLS, HTTP/2, gRPC, discovery, the HTTP server, Postgres and the repositories",
+    ("I/O: event loops, TLS, HTTP/2, gRPC and its transport security, discovery, the HTTP server, Postgres and the repositories",
      ["NetworkIO", "TLSChannels", "HTTP2", "GRPC", "GRPCHealth", "NameResolution", "HTTPServer", "Postgres",
-      "PostgresStorage"]),
+      "PostgresStorage", "ServiceTransport"]),
     ("the services' contracts and their composition root", ["ServiceContracts", "ServiceRuntime"]),
     ("services: each one's core (use cases and handlers) and executable; the gateway; migrations",
      ["ChallengeServiceCore", "challenge-service", "VerificationServiceCore", "verification-service",

@@ -65,6 +65,9 @@ public final class GRPCServer: Sendable {
         state.withLock { $0.shutdownHandlers.append(handler) }
     }
 
+    /// The paths of the registered methods.
+    public var registeredPaths: Set<String> { state.withLock { Set($0.methods.keys) } }
+
     /// The bound address once started.
     public var localAddress: SocketAddress? { state.withLock { $0.listener?.localAddress } }
 

@@ -24,16 +24,6 @@ public struct ServiceIdentity: Hashable, Sendable, CustomStringConvertible {
         public static let verificationService = "verification-service"
         public static let sessionService = "session-service"
     }
-
-    /// Whether `trustDomain` is a valid SPIFFE trust domain: 1–255 characters of lowercase letters, digits, `.`,
-    /// `-` and `_`.
-    public static func isValidTrustDomain(_ trustDomain: String) -> Bool {
-        !trustDomain.isEmpty && trustDomain.utf8.count <= 255
-            && trustDomain.utf8.allSatisfy { byte in
-                (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte == 0x2E || byte == 0x2D
-                    || byte == 0x5F
-            }
-    }
 }
 
 /// What a peer's certificate establishes about it, before any method is considered.

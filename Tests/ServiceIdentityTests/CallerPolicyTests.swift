@@ -78,13 +78,4 @@ final class CallerPolicyTests: XCTestCase {
         XCTAssertFalse(
             CallerPolicy.peer(.untrusted(claimed: "spiffe://passkey.test/session-service", reason: "x"), is: expected))
     }
-
-    func testTrustDomainSyntax() {
-        XCTAssertTrue(ServiceIdentity.isValidTrustDomain("passkey.internal"))
-        XCTAssertTrue(ServiceIdentity.isValidTrustDomain("cluster-1_a.example"))
-        XCTAssertFalse(ServiceIdentity.isValidTrustDomain(""))
-        XCTAssertFalse(ServiceIdentity.isValidTrustDomain("Passkey.Internal"))
-        XCTAssertFalse(ServiceIdentity.isValidTrustDomain("passkey/internal"))
-        XCTAssertFalse(ServiceIdentity.isValidTrustDomain(String(repeating: "a", count: 256)))
-    }
 }

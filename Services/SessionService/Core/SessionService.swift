@@ -2,6 +2,7 @@ import Domain
 import Foundation
 import GRPC
 import ServiceContracts
+import ServiceIdentity
 
 /// session-service's gRPC surface: `passkey.v1.SessionService`, translated to `SessionUseCases` calls.
 public struct SessionService: SessionServiceHandler {
@@ -74,4 +75,19 @@ public struct SessionService: SessionServiceHandler {
         response.passkeyCount = Int32(clamping: summary.passkeyCount)
         return response
     }
+}
+
+extension SessionService {
+    /// Who may call each method: only the gateway, which serves apps; no service calls another.
+    public static let callers: [CallerPolicy.Rule] = [
+        CallerPolicy.Rule(
+            [
+                SessionServiceMethods.createPasswordAccount.path,
+                SessionServiceMethods.signInWithPassword.path,
+                SessionServiceMethods.validateSession.path,
+                SessionServiceMethods.revokeSession.path,
+                SessionServiceMethods.listSessions.path,
+                SessionServiceMethods.getAccount.path,
+            ], callers: [ServiceIdentity.Name.gateway])
+    ]
 }

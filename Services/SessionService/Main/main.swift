@@ -9,7 +9,7 @@ import Configuration
 import ServiceContracts
 
 await ServiceMain.run(
-    name: "session-service", listen: \.sessionServiceListen,
+    name: "session-service", listen: \.sessionServiceListen, callers: SessionService.callers,
     sweeping: { context in
         [
             SweptTable(
