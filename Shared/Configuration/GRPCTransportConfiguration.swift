@@ -24,8 +24,7 @@ public enum GRPCTransportConfiguration: Sendable, Equatable {
     /// Reads the `GRPC_*` variables: nil when none of the three files is set and plaintext is not asked for,
     /// which ``ServerConfiguration/requireGRPCTransport()`` refuses for the executables that speak gRPC.
     static func read(_ env: EnvironmentReader) throws -> GRPCTransportConfiguration? {
-        let anyFile = fileVariables.contains { env.raw($0) != nil }
-        if !anyFile && env.raw("GRPC_PLAINTEXT") == nil {
+        if files(env).allSatisfy({ $0 == nil }) && env.raw("GRPC_PLAINTEXT") == nil {
             // Still validate what is set.
             _ = try env.duration("GRPC_TLS_RELOAD_INTERVAL", default: "10s")
             let trustDomain = env.string("GRPC_TRUST_DOMAIN", default: "passkey.internal")
@@ -33,6 +32,11 @@ public enum GRPCTransportConfiguration: Sendable, Equatable {
             return nil
         }
         return try GRPCTransportConfiguration(env)
+    }
+
+    /// The values of ``fileVariables``, in order.
+    static func files(_ env: EnvironmentReader) -> [String?] {
+        [env.raw("GRPC_TLS_CERTIFICATE"), env.raw("GRPC_TLS_KEY"), env.raw("GRPC_TLS_CA")]
     }
 
     static let missingProblem =
@@ -49,7 +53,7 @@ public enum GRPCTransportConfiguration: Sendable, Equatable {
         guard plaintextValue == "true" || plaintextValue == "false" else {
             throw ConfigurationError(variable: "GRPC_PLAINTEXT", problem: "expected true or false, got \(plaintextValue)")
         }
-        let files = Self.fileVariables.map { env.raw($0) }
+        let files = Self.files(env)
         let trustDomain = env.string("GRPC_TRUST_DOMAIN", default: "passkey.internal")
         guard Self.isValidTrustDomain(trustDomain) else { throw Self.invalidTrustDomain(trustDomain) }
         let reloadInterval = try env.duration("GRPC_TLS_RELOAD_INTERVAL", default: "10s")
