@@ -221,11 +221,19 @@ let serviceTargets: [Target] = [
     .executableTarget(
         name: "passkey-signin-load", dependencies: ["Encoding", "JSON", "SoftwareAuthenticator", "WebAuthn"],
         path: "Tests/Benchmarks/SignInLoad"),
+    .target(name: "TestCertificates", path: "Tests/Support/TestCertificates"),
+    .testTarget(
+        name: "ServiceTransportTests",
+        dependencies: [
+            "Configuration", "Crypto", "GRPC", "GRPCEchoMessages", "NetworkIO", "Observability", "ServiceIdentity",
+            "ServiceTransport", "TestCertificates", "TLSChannels",
+        ],
+        path: "Tests/ServiceTransportTests"),
     .testTarget(
         name: "EndToEndTests",
         dependencies: [
             "Encoding", "PasskeyClient", "Postgres", "PostgresStorage", "PostgresTestSupport", "SoftwareAuthenticator",
-            "WebAuthn",
+            "TestCertificates", "WebAuthn",
         ],
         path: "Tests/EndToEndTests"),
     .testTarget(

@@ -3,7 +3,7 @@ import PasskeyClient
 import Postgres
 import PostgresStorage
 import PostgresTestSupport
-import Synchronization
+import TestCertificates
 import XCTest
 
 /// The whole product as apps meet it: a fresh database, the three services and the gateway, as real processes.
@@ -140,52 +140,4 @@ final class Stack: @unchecked Sendable {
 struct StackError: Error, CustomStringConvertible, Sendable {
     let message: String
     var description: String { message }
-}
-
-/// The CA and per-process certificates of mutual TLS, made once per test run by deploy/local/certificates.sh (as
-/// `deploy/local/run` makes them).
-struct TestCertificates: Sendable {
-    let directory: String
-
-    private static let made = Mutex<Result<TestCertificates, StackError>?>(nil)
-
-    static func shared() throws -> TestCertificates {
-        try made.withLock { cached in
-            if let cached { return try cached.get() }
-            let result = Result { () throws(StackError) -> TestCertificates in try make() }
-            cached = result
-            return try result.get()
-        }
-    }
-
-    private static func make() throws(StackError) -> TestCertificates {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().path
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "passkey-e2e-tls-\(UUID().uuidString)"
-        ).path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [
-            "-c", "set -euo pipefail; source \"$1/deploy/local/certificates.sh\"; make_grpc_certificates \"$2\"", "bash",
-            root, directory,
-        ]
-        let errors = Pipe()
-        process.standardError = errors
-        do { try process.run() } catch { throw StackError(message: "cannot run bash: \(error)") }
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            throw StackError(message: "deploy/local/certificates.sh failed: \(text)")
-        }
-        return TestCertificates(directory: directory)
-    }
-
-    /// The `GRPC_TLS_*` variables of process `name`.
-    func environment(for name: String) -> [String: String] {
-        [
-            "GRPC_TLS_CERTIFICATE": "\(directory)/\(name).pem", "GRPC_TLS_KEY": "\(directory)/\(name).key",
-            "GRPC_TLS_CA": "\(directory)/ca.pem", "GRPC_TRUST_DOMAIN": "passkey.internal",
-        ]
-    }
 }
