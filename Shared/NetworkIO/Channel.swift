@@ -223,7 +223,9 @@ public final class Channel: EventLoopSource, EndOfTurnFlushing {
                         if state == .active { handler?.channelRead(self, plaintext) }
                     }
                 } catch {
-                    close(error: NetworkError(.tlsFailure, "TLS failure"))
+                    // The reason (a handshake error, or a peer the client does not accept) is safe to log: it
+                    // names certificates and protocol errors, never key material.
+                    close(error: NetworkError(.tlsFailure, "TLS failure: \(error)"))
                     return
                 }
                 // The handshake or alerts may have produced ciphertext to send.

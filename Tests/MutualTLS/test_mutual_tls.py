@@ -6,12 +6,14 @@ import ssl
 import subprocess
 import threading
 import time
+import urllib.error
 import urllib.request
 
 import grpc
 import pytest
 
 from conftest import BIN, serial_of
+from passkey_stack import free_port, wait_for_port
 
 HEALTH_CHECK = "/grpc.health.v1.Health/Check"
 SERVING = b"\x08\x01"
@@ -138,13 +140,35 @@ def test_refusals_are_logged_with_the_peers_identity(stack, foreign):
                      r"reason=untrusted_certificate", log), log[-3000:]
 
 
-def test_the_client_refuses_a_server_with_another_identity(stack):
-    """The gateway's side: a server whose certificate is valid but names another service is not used. Checked by
-    pointing grpcio's own check at the identity is not possible, so this asks the real gateway: a stack whose
-    challenge address is session-service's port must not get an answer from it."""
-    code, _, _ = call(channel(stack, "session-service"), "/passkey.v1.ChallengeService/BeginAuthentication")
-    # session-service does not serve the method at all: the gateway identity passes the policy, the path does not.
-    assert code == grpc.StatusCode.UNIMPLEMENTED
+def test_the_gateway_refuses_a_server_with_another_identity(stack, tmp_path):
+    """A gateway whose challenge-service address reaches session-service (a wrong address, a wrong DNS answer):
+    session-service's certificate is valid and from the right CA, but not challenge-service's identity, so the
+    gateway closes the connection before sending anything and the app gets 503."""
+    port = free_port()
+    env = stack.environment("gateway")
+    env["GATEWAY_LISTEN"] = f"127.0.0.1:{port}"
+    env["CHALLENGE_SERVICE_ADDRESSES"] = f"127.0.0.1:{stack.ports['session-service']}"
+    log_path = tmp_path / "confused-gateway.log"
+    before = metric(stack, "session-service", "grpc_server_refused_calls_total")
+    with open(log_path, "wb") as log:
+        gateway = subprocess.Popen([str(BIN / "gateway")], env=env, stdout=log, stderr=log)
+    try:
+        wait_for_port(port)
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/passkeys/authentications", data=b"{}",
+                                         method="POST", headers={"Content-Type": "application/json"})
+        try:
+            urllib.request.urlopen(request, timeout=10)
+            status = 200
+        except urllib.error.HTTPError as error:
+            status = error.code
+        assert status == 503
+    finally:
+        gateway.terminate()
+        gateway.wait(timeout=15)
+    text = log_path.read_text()
+    assert re.search(r"event=client\.tls_failed .*is not the expected service", text), text[-3000:]
+    # Nothing reached session-service's caller policy: the connection ended in the handshake.
+    assert metric(stack, "session-service", "grpc_server_refused_calls_total") == before
 
 
 def test_a_plaintext_client_gets_nothing(stack):
