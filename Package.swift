@@ -96,8 +96,6 @@ let rpcTargets: [Target] = [
         name: "ServiceTransport",
         dependencies: ["Configuration", "Crypto", "GRPC", "NetworkIO", "Observability", "ServiceIdentity", "TLSChannels"],
         path: "Shared/ServiceTransport"),
-    .testTarget(
-        name: "TLSChannelsTests", dependencies: ["Crypto", "NetworkIO", "TLSChannels"], path: "Tests/TLSChannelsTests"),
     .target(name: "GRPCHealth", dependencies: ["GRPC", "Protobuf"], path: "Shared/GRPCHealth"),
     .target(
         name: "NameResolution", dependencies: ["Configuration", "GRPC", "NetworkIO"], path: "Shared/NameResolution"),
