@@ -155,6 +155,18 @@ class Stack:
             capture_output=True, text=True, timeout=60, check=True)
         return sorted(int(n) for n in result.stdout.split())
 
+    def address(self, service: str, n: int) -> str:
+        """Replica N's address on the stack's network (reachable from this host: the engine is rootful)."""
+        for line in self.lib(f"replicas {service}").splitlines():
+            fields = line.split()
+            if fields and int(fields[0]) == n:
+                return fields[2]
+        raise AssertionError(f"{service} replica {n} is not running")
+
+    def grpc_identity(self, name: str) -> Path:
+        """The directory a container of NAME mounts at /etc/passkey/grpc (tls.crt, tls.key, ca.crt)."""
+        return Path(self.lib(f'echo "$stack_grpc_dir/{name}"').strip())
+
     def logs(self, container: str, since: float | None = None) -> str:
         arguments = ["podman", "--runtime", "runc", "logs"]
         if since is not None:
@@ -322,10 +334,11 @@ class Load:
             progress=list(self._progress))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def stack(tmp_path_factory):
-    """The images (built when the committed tree changed; quick otherwise) and the stack, removed at the end
-    whatever happened."""
+    """The images (built when the committed tree changed; quick otherwise) and the stack, shared by the modules
+    (test_grpc_tls.py only looks; test_rollout.py changes the replicas, in order) and removed at the end whatever
+    happened."""
     subprocess.run([str(REPO_ROOT / "deploy" / "images" / "build"), "--load-generator"], check=True, timeout=3600)
     assert LOAD_GENERATOR.is_file(), f"{LOAD_GENERATOR} was not built"
     extra = tmp_path_factory.mktemp("rollout") / "load.env"

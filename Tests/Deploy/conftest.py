@@ -19,6 +19,8 @@ OVERLAYS = {
     "production": KUBERNETES_DIR / "overlays" / "production",
     "local-postgres": KUBERNETES_DIR / "overlays" / "local-postgres",
 }
+# The example cert-manager objects: a Kustomize tree of its own, applied apart from the overlays.
+CERT_MANAGER_DIR = KUBERNETES_DIR / "cert-manager"
 
 # Filled by the schema test: overlay -> (objects validated, CRD objects skipped).
 VALIDATION_COUNTS: dict[str, tuple[int, int]] = {}
@@ -61,6 +63,12 @@ def kubectl_version(kubectl: Path) -> str:
 def rendered(kubectl: Path) -> dict[str, list[dict]]:
     """Every overlay's objects, rendered once; tests that change objects work on deep copies."""
     return {name: render(kubectl, directory) for name, directory in OVERLAYS.items()}
+
+
+@pytest.fixture(scope="session")
+def cert_manager_objects(kubectl: Path) -> list[dict]:
+    """deploy/kubernetes/cert-manager's objects, rendered once."""
+    return render(kubectl, CERT_MANAGER_DIR)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

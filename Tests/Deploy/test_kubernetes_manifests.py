@@ -5,6 +5,12 @@ Each overlay (and the base) is rendered with `kubectl kustomize`, every object i
 the system depends on are checked one test each. Every check is a plain function that returns the problems it
 found, so the negative tests at the end run the very same functions on objects with one thing broken.
 
+Mutual TLS between the gateway and the services: every Deployment mounts its own Secret passkey-grpc-<name>
+(check_grpc_tls), the services are probed on their plaintext health port, the example cert-manager objects of
+deploy/kubernetes/cert-manager (no schema here: check_cert_manager_fields checks their fields) issue exactly those
+Secrets for the right SPIFFE IDs (check_certificates), and deploy/kubernetes/grpc-secrets prints them from a CA of
+its own for clusters without cert-manager (check_grpc_secret_set, with openssl).
+
 The configuration variables are listed here (REQUIRED_VARIABLES) rather than parsed out of docs/configuration.md at
 run time, so a variable added to the executables is a deliberate change to the manifests;
 test_variable_list_mirrors_the_configuration_doc compares this list with the document's table.
@@ -15,19 +21,23 @@ from __future__ import annotations
 import base64
 import copy
 import re
+import subprocess
 import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import kubernetes_validate
 import pytest
+import yaml
 
-from conftest import KUBERNETES_DIR, OVERLAYS, REPO_ROOT, VALIDATION_COUNTS
+from conftest import CERT_MANAGER_DIR, KUBERNETES_DIR, OVERLAYS, REPO_ROOT, VALIDATION_COUNTS
 
 KUBERNETES_VERSION = "1.30.0"
 
 # Custom resources have no schema in kubernetes-validate; they are skipped in schema validation, and only these.
 CRD_KINDS = {("monitoring.coreos.com/v1", "ServiceMonitor")}
+# cert-manager's kinds (deploy/kubernetes/cert-manager): no schema either; check_cert_manager_fields checks them.
+CERT_MANAGER_KINDS = {("cert-manager.io/v1", "Certificate"), ("cert-manager.io/v1", "Issuer")}
 
 GATEWAY = "gateway"
 GRPC_PORTS = {"challenge-service": 50051, "verification-service": 50052, "session-service": 50053}
@@ -81,6 +91,14 @@ DEPLOYMENT_VARIABLES = [
     "CHALLENGE_SERVICE_ADDRESSES",
     "VERIFICATION_SERVICE_ADDRESSES",
     "SESSION_SERVICE_ADDRESSES",
+    # Mutual TLS between the gateway and the services (issue 13).
+    "GRPC_TLS_CERTIFICATE",
+    "GRPC_TLS_KEY",
+    "GRPC_TLS_CA",
+    "GRPC_TRUST_DOMAIN",
+    "GRPC_TLS_RELOAD_INTERVAL",
+    "GRPC_PLAINTEXT",
+    "GRPC_HEALTH_LISTEN",
 ]
 # The README's further variables that the manifests set.
 RUNTIME_VARIABLES = ["METRICS_LISTEN", "EVENT_LOOP_THREADS", "DATABASE_POOL_SIZE", "SERVICE_DISCOVERY_INTERVAL"]
@@ -100,7 +118,35 @@ FIXED_VALUES = {
     "METRICS_LISTEN": "0.0.0.0:9090",
     "EVENT_LOOP_THREADS": "2",
     "DATABASE_POOL_SIZE": "8",
+    # Each pod's own Secret is mounted at GRPC_TLS_MOUNT; the probes ask the health port; the Certificates name
+    # identities in this trust domain.
+    "GRPC_TLS_CERTIFICATE": "/etc/passkey/grpc/tls.crt",
+    "GRPC_TLS_KEY": "/etc/passkey/grpc/tls.key",
+    "GRPC_TLS_CA": "/etc/passkey/grpc/ca.crt",
+    "GRPC_TRUST_DOMAIN": "passkey.internal",
+    "GRPC_PLAINTEXT": "false",
+    "GRPC_HEALTH_LISTEN": "0.0.0.0:50060",
 }
+
+# Mutual TLS: where each Deployment mounts its Secret, which files of it the variables name, the plaintext health
+# port of the services, and the identities.
+GRPC_TLS_MOUNT = "/etc/passkey/grpc"
+GRPC_TLS_FILES = {"GRPC_TLS_CERTIFICATE": "tls.crt", "GRPC_TLS_KEY": "tls.key", "GRPC_TLS_CA": "ca.crt"}
+GRPC_SECRET_KEYS = {"tls.crt", "tls.key", "ca.crt"}
+HEALTH_PORT = 50060
+TRUST_DOMAIN = "passkey.internal"
+# The Service's appProtocol for the gRPC ports: HTTP/2 inside TLS. kubernetes.io/h2c would tell a mesh or a
+# proxy to speak plaintext HTTP/2 to them.
+GRPC_APP_PROTOCOL = "https"
+GRPC_TLS_SCRIPT = KUBERNETES_DIR / "grpc-secrets"
+
+
+def grpc_secret(name: str) -> str:
+    return f"passkey-grpc-{name}"
+
+
+def spiffe_id(name: str, trust_domain: str = TRUST_DOMAIN) -> str:
+    return f"spiffe://{trust_domain}/{name}"
 
 # Every ingress connection the NetworkPolicies allow: (destination pods, port, source). A source is "anywhere",
 # "pod:<name label>" (same namespace) or "namespace:<name>".
@@ -252,9 +298,11 @@ def check_probes(objects: list[dict]) -> list[str]:
 
 
 def check_grpc_probes(objects: list[dict]) -> list[str]:
-    """The gRPC services are probed with the native gRPC health check on their gRPC port: readiness asks for the
-    whole server (""), which follows the database and draining; startup and liveness ask for "liveness", which
-    stays SERVING while the process answers, so a database outage does not restart every replica."""
+    """The gRPC services are probed with the native gRPC health check on their plaintext health port
+    (GRPC_HEALTH_LISTEN; the kubelet's probe cannot speak the gRPC port's mutual TLS), which the container
+    declares: readiness asks for the whole server (""), which follows the database and draining; startup and
+    liveness ask for "liveness", which stays SERVING while the process answers, so a database outage does not
+    restart every replica."""
     problems = []
     for name, port in GRPC_PORTS.items():
         deployment = named(objects, "Deployment", name)
@@ -262,12 +310,16 @@ def check_grpc_probes(objects: list[dict]) -> list[str]:
             problems.append(f"no Deployment {name}")
             continue
         for container in containers(deployment):
+            declared = {entry.get("containerPort") for entry in container.get("ports", []) or []}
+            if HEALTH_PORT not in declared:
+                problems.append(f"{where(deployment, container)} does not declare the health port {HEALTH_PORT}")
             for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
                 grpc = (container.get(probe) or {}).get("grpc")
                 if not grpc:
                     problems.append(f"{where(deployment, container)} {probe} is not a grpc probe")
-                elif grpc.get("port") != port:
-                    problems.append(f"{where(deployment, container)} {probe} probes port {grpc.get('port')}, not {port}")
+                elif grpc.get("port") != HEALTH_PORT:
+                    problems.append(f"{where(deployment, container)} {probe} probes port {grpc.get('port')}, "
+                                    f"not the health port {HEALTH_PORT} (the gRPC port {port} is mutual TLS)")
                 elif grpc.get("service", "") != ("" if probe == "readinessProbe" else "liveness"):
                     problems.append(f"{where(deployment, container)} {probe} asks for service {grpc.get('service')!r}")
     return problems
@@ -397,6 +449,12 @@ def check_headless_services(objects: list[dict]) -> list[str]:
             target = entry.get("targetPort", entry.get("port"))
             if container_port(container, target) != port:
                 problems.append(f"Service {name} port {port} targets {target!r}, not the container's {port}")
+            if entry.get("appProtocol") != GRPC_APP_PROTOCOL:
+                problems.append(f"Service {name} port {port} claims appProtocol {entry.get('appProtocol')!r}, not "
+                                f"{GRPC_APP_PROTOCOL!r} (the port speaks mutual TLS)")
+        if any(entry.get("port") == HEALTH_PORT or entry.get("targetPort") == HEALTH_PORT
+               for entry in spec.get("ports", []) or []):
+            problems.append(f"Service {name} publishes the plaintext health port {HEALTH_PORT}")
     return problems
 
 
@@ -643,6 +701,71 @@ def check_migrate_job(objects: list[dict]) -> list[str]:
             problems.append(f"Job {MIGRATE_JOB} has no {field}")
     if pod_spec(job).get("restartPolicy") != "OnFailure":
         problems.append(f"Job {MIGRATE_JOB} restartPolicy is {pod_spec(job).get('restartPolicy')!r}")
+    # passkey-migrate speaks no gRPC: it gets no gRPC identity (a key it does not need is a key to lose).
+    for volume in pod_spec(job).get("volumes", []) or []:
+        if ((volume.get("secret") or {}).get("secretName") or "").startswith("passkey-grpc-"):
+            problems.append(f"Job {MIGRATE_JOB} mounts the gRPC Secret {volume['secret']['secretName']}")
+    return problems
+
+
+def check_grpc_tls(objects: list[dict]) -> list[str]:
+    """Every Deployment (the gateway and the three services) mounts its own Secret passkey-grpc-<name>, whole,
+    read-only, at GRPC_TLS_MOUNT, with its files readable by the pod's group only; its ConfigMap's GRPC_TLS_*
+    name that Secret's files there and GRPC_PLAINTEXT is false; no container overrides a GRPC_* variable."""
+    problems = []
+    secrets = {grpc_secret(name) for name in DEPLOYMENTS}
+    for name in DEPLOYMENTS:
+        deployment = named(objects, "Deployment", name)
+        if deployment is None:
+            problems.append(f"no Deployment {name}")
+            continue
+        spec = pod_spec(deployment)
+        volumes = {volume.get("name"): volume for volume in spec.get("volumes", []) or []}
+        grpc_volumes = {key: volume for key, volume in volumes.items()
+                        if (volume.get("secret") or {}).get("secretName") in secrets}
+        own = [key for key, volume in grpc_volumes.items() if volume["secret"]["secretName"] == grpc_secret(name)]
+        for key, volume in grpc_volumes.items():
+            if volume["secret"]["secretName"] != grpc_secret(name):
+                problems.append(f"{where(deployment)} mounts another process's identity "
+                                f"{volume['secret']['secretName']}")
+        if len(own) != 1:
+            problems.append(f"{where(deployment)} has {len(own)} volumes of Secret {grpc_secret(name)}, not 1")
+            continue
+        secret = volumes[own[0]]["secret"]
+        if secret.get("items"):
+            problems.append(f"{where(deployment)} picks items of {grpc_secret(name)}: mount all of it")
+        if secret.get("optional"):
+            problems.append(f"{where(deployment)} makes {grpc_secret(name)} optional")
+        mode = secret.get("defaultMode", 0o644)
+        if mode & 0o007 or not mode & 0o040:
+            problems.append(f"{where(deployment)} {grpc_secret(name)} defaultMode {mode:o}: the key must be "
+                            "readable by the pod's group (fsGroup) and not by others")
+        if pod_spec(deployment).get("securityContext", {}).get("fsGroup") != 65532:
+            problems.append(f"{where(deployment)} has no fsGroup 65532, so its group cannot read the key")
+        config = (config_map_of(objects, deployment) or {}).get("data") or {}
+        for container in containers(deployment):
+            mounts = [mount for mount in container.get("volumeMounts", []) or [] if mount.get("name") == own[0]]
+            if len(mounts) != 1:
+                problems.append(f"{where(deployment, container)} mounts {grpc_secret(name)} {len(mounts)} times")
+                continue
+            mount = mounts[0]
+            if mount.get("mountPath") != GRPC_TLS_MOUNT:
+                problems.append(f"{where(deployment, container)} mounts {grpc_secret(name)} at "
+                                f"{mount.get('mountPath')}, not {GRPC_TLS_MOUNT}")
+            if mount.get("readOnly") is not True:
+                problems.append(f"{where(deployment, container)} mounts {grpc_secret(name)} writable")
+            if mount.get("subPath") or mount.get("subPathExpr"):
+                problems.append(f"{where(deployment, container)} mounts {grpc_secret(name)} with a subPath, "
+                                "which the kubelet never updates: a rotation would not reach the process")
+            for entry in container.get("env", []) or []:
+                if entry.get("name", "").startswith("GRPC_"):
+                    problems.append(f"{where(deployment, container)} overrides {entry['name']}")
+        for variable, key in GRPC_TLS_FILES.items():
+            if config.get(variable) != f"{GRPC_TLS_MOUNT}/{key}":
+                problems.append(f"{where(deployment)}: {variable} is {config.get(variable)!r}, not the Secret's "
+                                f"{key} at {GRPC_TLS_MOUNT}/{key}")
+        if config.get("GRPC_PLAINTEXT", "false").lower() != "false":
+            problems.append(f"{where(deployment)} runs gRPC in plaintext (GRPC_PLAINTEXT={config['GRPC_PLAINTEXT']})")
     return problems
 
 
@@ -664,6 +787,259 @@ def check_images(objects: list[dict], registry: str = "", tag: str | None = "lat
             if tag is None and image_tag in ("", "latest"):
                 problems.append(f"{where(workload, container)} image {image} has no release tag")
     return problems
+
+
+# --- cert-manager (deploy/kubernetes/cert-manager) and deploy/kubernetes/grpc-secrets ---------------------------
+
+# The fields of cert-manager.io/v1 that these objects may use (cert-manager 1.15-1.18); anything else is a typo.
+CERTIFICATE_SPEC_FIELDS = {
+    "subject", "literalSubject", "commonName", "duration", "renewBefore", "renewBeforePercentage", "dnsNames",
+    "ipAddresses", "uris", "otherNames", "emailAddresses", "secretName", "secretTemplate", "keystores", "issuerRef",
+    "isCA", "usages", "privateKey", "encodeUsagesInRequest", "revisionHistoryLimit", "additionalOutputFormats",
+    "nameConstraints"}
+PRIVATE_KEY_FIELDS = {"rotationPolicy", "encoding", "algorithm", "size"}
+ISSUER_REF_FIELDS = {"name", "kind", "group"}
+SECRET_TEMPLATE_FIELDS = {"annotations", "labels"}
+ISSUER_SPEC_FIELDS = {"acme", "ca", "vault", "selfSigned", "venafi"}
+CA_ISSUER_FIELDS = {"secretName", "crlDistributionPoints", "ocspServers", "issuingCertificateURLs"}
+SELF_SIGNED_FIELDS = {"crlDistributionPoints"}
+KEY_USAGES = {
+    "signing", "digital signature", "content commitment", "key encipherment", "key agreement", "data encipherment",
+    "cert sign", "crl sign", "encipher only", "decipher only", "any", "server auth", "client auth", "code signing",
+    "email protection", "s/mime", "ipsec end system", "ipsec tunnel", "ipsec user", "timestamping", "ocsp signing",
+    "microsoft sgc", "netscape sgc"}
+# What a process certificate must be: both ends of mutual TLS, an ECDSA P-256 key made anew at every renewal, a
+# short life renewed well before its end.
+PROCESS_USAGES = {"digital signature", "server auth", "client auth"}
+MAX_PROCESS_CERTIFICATE_HOURS = 48
+# The namespace the overlays put the Deployments in, where the Secrets must be.
+NAMESPACE = "passkeys"
+
+
+def go_duration_hours(text) -> float | None:
+    """A Go duration as cert-manager reads it ("24h", "1h30m", "90m"), in hours; None when it is not one."""
+    if not isinstance(text, str) or not re.fullmatch(r"(\d+(\.\d+)?(h|m|s|ms))+", text):
+        return None
+    scale = {"h": 1.0, "m": 1 / 60, "s": 1 / 3600, "ms": 1 / 3_600_000}
+    return sum(float(number) * scale[unit] for number, _, unit in re.findall(r"(\d+(\.\d+)?)(ms|h|m|s)", text))
+
+
+def unknown_fields(label: str, mapping, allowed: set[str]) -> list[str]:
+    if not isinstance(mapping, dict):
+        return [f"{label} is not a mapping"]
+    return [f"{label} has an unknown field {key!r}" for key in sorted(set(mapping) - allowed)]
+
+
+def check_cert_manager_fields(objects: list[dict]) -> list[str]:
+    """kubernetes-validate has no schema for cert-manager's CRDs: every object is a known kind with known fields,
+    usages and key algorithms are cert-manager's words, durations are Go durations, renewBefore is below duration,
+    and every issuerRef names an Issuer rendered here."""
+    problems = []
+    issuers = {name_of(item) for item in objects_of(objects, "Issuer")}
+    for item in objects:
+        label = where(item)
+        if (item.get("apiVersion"), item.get("kind")) not in CERT_MANAGER_KINDS:
+            problems.append(f"{label}: not a cert-manager.io/v1 Certificate or Issuer")
+            continue
+        problems += unknown_fields(f"{label} metadata", item.get("metadata") or {},
+                                   {"name", "namespace", "labels", "annotations"})
+        spec = item.get("spec") or {}
+        if item["kind"] == "Issuer":
+            problems += unknown_fields(f"{label} spec", spec, ISSUER_SPEC_FIELDS)
+            if len(spec) != 1:
+                problems.append(f"{label} has {len(spec)} issuer types, not 1")
+            if "ca" in spec:
+                problems += unknown_fields(f"{label} spec.ca", spec["ca"], CA_ISSUER_FIELDS)
+                if not (spec["ca"] or {}).get("secretName"):
+                    problems.append(f"{label} spec.ca has no secretName")
+            if "selfSigned" in spec:
+                problems += unknown_fields(f"{label} spec.selfSigned", spec["selfSigned"], SELF_SIGNED_FIELDS)
+            continue
+        problems += unknown_fields(f"{label} spec", spec, CERTIFICATE_SPEC_FIELDS)
+        problems += unknown_fields(f"{label} spec.privateKey", spec.get("privateKey") or {}, PRIVATE_KEY_FIELDS)
+        problems += unknown_fields(f"{label} spec.issuerRef", spec.get("issuerRef") or {}, ISSUER_REF_FIELDS)
+        problems += unknown_fields(f"{label} spec.secretTemplate", spec.get("secretTemplate") or {},
+                                   SECRET_TEMPLATE_FIELDS)
+        if not spec.get("secretName"):
+            problems.append(f"{label} has no secretName")
+        if not any(spec.get(key) for key in ("commonName", "dnsNames", "uris", "ipAddresses", "emailAddresses")):
+            problems.append(f"{label} names no subject (commonName, dnsNames, uris, ...)")
+        for usage in spec.get("usages") or []:
+            if usage not in KEY_USAGES:
+                problems.append(f"{label} usage {usage!r} is not one of cert-manager's")
+        key = spec.get("privateKey") or {}
+        if key.get("algorithm", "RSA") not in ("RSA", "ECDSA", "Ed25519"):
+            problems.append(f"{label} privateKey.algorithm {key.get('algorithm')!r}")
+        if key.get("encoding", "PKCS1") not in ("PKCS1", "PKCS8"):
+            problems.append(f"{label} privateKey.encoding {key.get('encoding')!r}")
+        if key.get("rotationPolicy", "Always") not in ("Never", "Always"):
+            problems.append(f"{label} privateKey.rotationPolicy {key.get('rotationPolicy')!r}")
+        duration = go_duration_hours(spec.get("duration", "2160h"))
+        renew = go_duration_hours(spec.get("renewBefore", "1h"))
+        if duration is None or renew is None:
+            problems.append(f"{label} duration {spec.get('duration')!r} or renewBefore {spec.get('renewBefore')!r} "
+                            "is not a Go duration")
+        elif not renew < duration:
+            problems.append(f"{label} renewBefore {spec.get('renewBefore')} is not below duration {spec.get('duration')}")
+        reference = spec.get("issuerRef") or {}
+        if reference.get("kind", "Issuer") != "Issuer" or reference.get("group", "cert-manager.io") != "cert-manager.io" \
+                or reference.get("name") not in issuers:
+            problems.append(f"{label} issuerRef {reference} names no Issuer rendered here")
+    return problems
+
+
+def deployment_secret(workload: dict) -> str | None:
+    """The passkey-grpc-* Secret a workload mounts (the first), or None."""
+    for volume in pod_spec(workload).get("volumes", []) or []:
+        name = (volume.get("secret") or {}).get("secretName") or ""
+        if name.startswith("passkey-grpc-"):
+            return name
+    return None
+
+
+def check_certificates(certificates: list[dict], objects: list[dict]) -> list[str]:
+    """For every Deployment of the rendered overlay `objects`, a Certificate in its namespace issues the Secret it
+    mounts, named after it, for the SPIFFE ID of the process (in the ConfigMap's trust domain) and the DNS names
+    <name>.<trust domain> and its Service's; both TLS uses, ECDSA P-256 made anew at every renewal, a short life.
+    They are issued by a CA Issuer whose CA Certificate keeps its key, and no Certificate issues a Secret nothing
+    mounts (other than the CA's)."""
+    problems = []
+    by_secret: dict[str, list[dict]] = {}
+    for certificate in objects_of(certificates, "Certificate"):
+        by_secret.setdefault((certificate.get("spec") or {}).get("secretName"), []).append(certificate)
+    issuers = {name_of(item): item.get("spec") or {} for item in objects_of(certificates, "Issuer")}
+    mounted = set()
+    for name in DEPLOYMENTS:
+        deployment = named(objects, "Deployment", name)
+        if deployment is None:
+            problems.append(f"no Deployment {name}")
+            continue
+        secret = deployment_secret(deployment)
+        mounted.add(secret)
+        issuing = by_secret.get(secret, [])
+        if len(issuing) != 1:
+            problems.append(f"{len(issuing)} Certificates issue {where(deployment)}'s Secret {secret}, not 1")
+            continue
+        certificate = issuing[0]
+        spec, label = certificate["spec"], where(certificate)
+        trust_domain = ((config_map_of(objects, deployment) or {}).get("data") or {}).get(
+            "GRPC_TRUST_DOMAIN", TRUST_DOMAIN)
+        namespace = deployment["metadata"].get("namespace")
+        if name_of(certificate) != secret:
+            problems.append(f"{label} issues Secret {secret}: the names differ")
+        if namespace and certificate["metadata"].get("namespace") != namespace:
+            problems.append(f"{label} is in namespace {certificate['metadata'].get('namespace')!r}, the Deployment "
+                            f"in {namespace!r}")
+        if spec.get("uris") != [spiffe_id(name, trust_domain)]:
+            problems.append(f"{label} uris {spec.get('uris')}, not [{spiffe_id(name, trust_domain)}]")
+        dns_names = spec.get("dnsNames") or []
+        if f"{name}.{trust_domain}" not in dns_names:
+            problems.append(f"{label} lacks the DNS name {name}.{trust_domain}")
+        service_name = f"{name}.{namespace or NAMESPACE}.svc.cluster.local"
+        if named(objects, "Service", name) is None or service_name not in dns_names:
+            problems.append(f"{label} lacks its Service's DNS name {service_name}")
+        others = [other for other in DEPLOYMENTS if other != name
+                  and any(entry.startswith(f"{other}.") for entry in dns_names)]
+        if others:
+            problems.append(f"{label} also names {', '.join(others)}")
+        if set(spec.get("usages") or []) != PROCESS_USAGES:
+            problems.append(f"{label} usages {spec.get('usages')}, not {sorted(PROCESS_USAGES)}")
+        if spec.get("isCA"):
+            problems.append(f"{label} is a CA")
+        key = spec.get("privateKey") or {}
+        if (key.get("algorithm"), key.get("size")) != ("ECDSA", 256):
+            problems.append(f"{label} key {key.get('algorithm')} {key.get('size')}, not ECDSA 256 (P-256)")
+        if key.get("rotationPolicy") != "Always":
+            problems.append(f"{label} keeps its key across renewals (rotationPolicy {key.get('rotationPolicy')!r})")
+        duration = go_duration_hours(spec.get("duration"))
+        renew = go_duration_hours(spec.get("renewBefore"))
+        if duration is None or duration > MAX_PROCESS_CERTIFICATE_HOURS:
+            problems.append(f"{label} duration {spec.get('duration')!r} is not at most "
+                            f"{MAX_PROCESS_CERTIFICATE_HOURS}h")
+        elif renew is None or not duration / 4 <= renew < duration:
+            problems.append(f"{label} renewBefore {spec.get('renewBefore')!r} is not between a quarter of its "
+                            "duration and all of it")
+        issuer = issuers.get((spec.get("issuerRef") or {}).get("name"), {})
+        ca_secret = (issuer.get("ca") or {}).get("secretName")
+        ca_certificates = by_secret.get(ca_secret, []) if ca_secret else []
+        if not ca_certificates:
+            problems.append(f"{label} is not issued by a CA Issuer whose CA Certificate is rendered here")
+        for ca in ca_certificates:
+            ca_spec = ca.get("spec") or {}
+            if not ca_spec.get("isCA"):
+                problems.append(f"{where(ca)} is the CA of {label} but not isCA")
+            if (ca_spec.get("privateKey") or {}).get("rotationPolicy") != "Never":
+                problems.append(f"{where(ca)} makes a new CA key at renewal: the pods would stop trusting each "
+                                "other until every Secret had the new ca.crt")
+            mounted.add(ca_secret)
+    for secret in sorted(set(by_secret) - mounted, key=str):
+        problems.append(f"Certificate(s) {[name_of(item) for item in by_secret[secret]]} issue Secret {secret}, "
+                        "which no Deployment mounts")
+    return problems
+
+
+def openssl(*arguments: str, data: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(["openssl", *arguments], input=data, capture_output=True, timeout=30)
+
+
+def certificate_names(pem: bytes) -> tuple[list[str], list[str]]:
+    """(URI SANs, DNS SANs) of a PEM certificate."""
+    result = openssl("x509", "-noout", "-ext", "subjectAltName", data=pem)
+    text = result.stdout.decode()
+    return re.findall(r"URI:([^,\s]+)", text), re.findall(r"DNS:([^,\s]+)", text)
+
+
+def check_grpc_secret_set(secrets: list[dict], objects: list[dict], trust_domain: str = TRUST_DOMAIN,
+                          work: Path | None = None) -> list[str]:
+    """The Secrets a cluster without cert-manager gets: for every Deployment of `objects`, the Secret it mounts,
+    of type kubernetes.io/tls with exactly tls.crt, tls.key and ca.crt; the certificate names the process's
+    SPIFFE ID, its key is tls.key's, it chains to ca.crt for both TLS uses, and every Secret has the same ca.crt."""
+    problems = []
+    by_name = {name_of(secret): secret for secret in objects_of(secrets, "Secret")}
+    expected = {deployment_secret(named(objects, "Deployment", name)): name for name in DEPLOYMENTS}
+    if set(by_name) != set(expected):
+        problems.append(f"Secrets {sorted(by_name)}, not the Deployments' {sorted(expected, key=str)}")
+    authorities = set()
+    for secret_name, name in expected.items():
+        secret = by_name.get(secret_name)
+        if secret is None:
+            continue
+        data = secret.get("data") or {}
+        if secret.get("type") != "kubernetes.io/tls":
+            problems.append(f"Secret {secret_name} type {secret.get('type')!r}, not kubernetes.io/tls")
+        if set(data) != GRPC_SECRET_KEYS or secret.get("stringData"):
+            problems.append(f"Secret {secret_name} keys {sorted(data)}, not {sorted(GRPC_SECRET_KEYS)}")
+            continue
+        try:
+            files = {key: base64.b64decode(value, validate=True) for key, value in data.items()}
+        except (ValueError, TypeError):
+            problems.append(f"Secret {secret_name} data is not base64")
+            continue
+        authorities.add(files["ca.crt"])
+        uris, dns_names = certificate_names(files["tls.crt"])
+        if uris != [spiffe_id(name, trust_domain)]:
+            problems.append(f"Secret {secret_name} certificate URIs {uris}, not [{spiffe_id(name, trust_domain)}]")
+        if f"{name}.{trust_domain}" not in dns_names:
+            problems.append(f"Secret {secret_name} certificate lacks DNS {name}.{trust_domain}")
+        certificate_key = openssl("x509", "-noout", "-pubkey", data=files["tls.crt"]).stdout
+        private_key = openssl("pkey", "-pubout", data=files["tls.key"]).stdout
+        if not certificate_key or certificate_key != private_key:
+            problems.append(f"Secret {secret_name} tls.key is not the key of tls.crt")
+        assert work is not None, "check_grpc_secret_set needs a directory for openssl verify"
+        (work / "ca.crt").write_bytes(files["ca.crt"])
+        (work / "tls.crt").write_bytes(files["tls.crt"])
+        for purpose in ("sslserver", "sslclient"):
+            result = openssl("verify", "-CAfile", str(work / "ca.crt"), "-purpose", purpose, str(work / "tls.crt"))
+            if result.returncode != 0:
+                problems.append(f"Secret {secret_name} tls.crt does not verify against its ca.crt for {purpose}: "
+                                f"{result.stdout.decode().strip()} {result.stderr.decode().strip()}")
+    if len(authorities) > 1:
+        problems.append(f"the Secrets carry {len(authorities)} different ca.crt: the processes would refuse each other")
+    return problems
+
+
+def run_grpc_secrets(*arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(GRPC_TLS_SCRIPT), *arguments], capture_output=True, text=True, timeout=120)
 
 
 def check_replicas(objects: list[dict], expected: dict[str, int]) -> list[str]:
@@ -957,6 +1333,88 @@ def test_variable_list_mirrors_the_configuration_doc():
     assert sorted(names) == sorted(REQUIRED_VARIABLES + ["DATABASE_URL"] + UNSET_VARIABLES)
 
 
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_every_deployment_mounts_its_own_grpc_identity(rendered, overlay):
+    assert check_grpc_tls(rendered[overlay]) == []
+
+
+def test_cert_manager_objects_are_well_formed(cert_manager_objects):
+    assert {(item["apiVersion"], item["kind"]) for item in cert_manager_objects} == CERT_MANAGER_KINDS
+    assert check_cert_manager_fields(cert_manager_objects) == []
+    assert all(item["metadata"].get("namespace") == NAMESPACE for item in cert_manager_objects)
+    assert all(item["metadata"]["labels"].get(PART_OF_LABEL) == "passkey" for item in cert_manager_objects)
+
+
+@pytest.mark.parametrize("overlay", ["production", "local-postgres"])
+def test_cert_manager_issues_every_deployments_identity(cert_manager_objects, rendered, overlay):
+    assert check_certificates(cert_manager_objects, rendered[overlay]) == []
+
+
+def test_cert_manager_objects_stay_out_of_the_overlays(rendered):
+    """They need cert-manager's CRDs, which a cluster may not have: the operator applies them apart."""
+    for overlay in ALL_OVERLAYS:
+        kinds = {(item.get("apiVersion"), item.get("kind")) for item in rendered[overlay]}
+        assert not kinds & CERT_MANAGER_KINDS, overlay
+    for kustomization in KUBERNETES_DIR.rglob("kustomization.yaml"):
+        if kustomization.parent != CERT_MANAGER_DIR:
+            assert "cert-manager" not in str(yaml.safe_load(kustomization.read_text()).get("resources")), kustomization
+
+
+def test_grpc_secrets_prints_the_secret_of_every_deployment(rendered, tmp_path):
+    result = run_grpc_secrets(str(tmp_path / "ca"))
+    assert result.returncode == 0, result.stderr
+    secrets = [item for item in yaml.safe_load_all(result.stdout) if item]
+    assert len(secrets) == len(DEPLOYMENTS)
+    assert check_schemas(secrets) == []
+    for overlay in ALL_OVERLAYS:
+        assert check_grpc_secret_set(secrets, rendered[overlay], work=tmp_path) == [], overlay
+
+
+def test_grpc_secrets_renews_from_the_same_ca(rendered, tmp_path):
+    """A second run is a rotation: new certificates and keys, the same CA, so old and new trust each other."""
+    first_run = run_grpc_secrets(str(tmp_path / "ca"), TRUST_DOMAIN, "2")
+    second_run = run_grpc_secrets(str(tmp_path / "ca"), TRUST_DOMAIN, "2")
+    assert first_run.returncode == 0 and second_run.returncode == 0, first_run.stderr + second_run.stderr
+    first = {name_of(item): item["data"] for item in yaml.safe_load_all(first_run.stdout) if item}
+    second = {name_of(item): item["data"] for item in yaml.safe_load_all(second_run.stdout) if item}
+    assert set(first) == set(second) == {grpc_secret(name) for name in DEPLOYMENTS}
+    for name in first:
+        assert first[name]["ca.crt"] == second[name]["ca.crt"], name
+        assert first[name]["tls.crt"] != second[name]["tls.crt"], name
+        assert first[name]["tls.key"] != second[name]["tls.key"], name
+        # The renewed certificate verifies against the ca.crt pods still hold from the first run.
+        (tmp_path / "old-ca.crt").write_bytes(base64.b64decode(first[name]["ca.crt"]))
+        (tmp_path / "new.crt").write_bytes(base64.b64decode(second[name]["tls.crt"]))
+        verified = openssl("verify", "-CAfile", str(tmp_path / "old-ca.crt"), str(tmp_path / "new.crt"))
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+    # DAYS is the certificates' life: valid in a day, ended in two days and an hour.
+    renewed = base64.b64decode(second[grpc_secret(GATEWAY)]["tls.crt"])
+    assert openssl("x509", "-noout", "-checkend", str(86400), data=renewed).returncode == 0
+    assert openssl("x509", "-noout", "-checkend", str(2 * 86400 + 3600), data=renewed).returncode == 1
+
+
+def test_grpc_secrets_other_trust_domain(rendered, tmp_path):
+    result = run_grpc_secrets(str(tmp_path / "ca"), "example.org")
+    assert result.returncode == 0, result.stderr
+    secrets = [item for item in yaml.safe_load_all(result.stdout) if item]
+    assert check_grpc_secret_set(secrets, rendered["base"], "example.org", work=tmp_path) == []
+    # The manifests' trust domain is passkey.internal: these Secrets are refused by that check.
+    assert check_grpc_secret_set(secrets, rendered["base"], work=tmp_path)
+    # One directory, one trust domain.
+    again = run_grpc_secrets(str(tmp_path / "ca"), TRUST_DOMAIN)
+    assert again.returncode != 0 and "trust domain" in again.stderr and again.stdout == ""
+
+
+@pytest.mark.parametrize("arguments", [[], ["a", "passkey.internal", "0"], ["a", "passkey.internal", "ten"],
+                                       ["a", "Passkey.Internal"], ["a", "b", "3", "d"]])
+def test_grpc_secrets_rejects_bad_arguments(tmp_path, arguments):
+    result = run_grpc_secrets(*[str(tmp_path / value) if index == 0 else value
+                                for index, value in enumerate(arguments)])
+    assert result.returncode == 2, result
+    assert result.stdout == "" and result.stderr
+    assert not (tmp_path / "a").exists()
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Negative tests: one thing broken, and the same functions reject it.
 
@@ -1151,6 +1609,100 @@ def no_scrape_annotation(objects):
         "prometheus.io/port"]
 
 
+def container_of(objects, name):
+    return first(objects, "Deployment", name)["spec"]["template"]["spec"]["containers"][0]
+
+
+def grpc_volume_of(objects, name):
+    return next(volume for volume in pod_spec(first(objects, "Deployment", name))["volumes"]
+                if volume["name"] == "grpc-tls")
+
+
+def grpc_mount_of(objects, name):
+    return next(mount for mount in container_of(objects, name)["volumeMounts"] if mount["name"] == "grpc-tls")
+
+
+def probe_on_the_tls_port(objects):
+    container_of(objects, "verification-service")["readinessProbe"]["grpc"]["port"] = 50052
+
+
+def health_port_undeclared(objects):
+    ports = container_of(objects, "session-service")["ports"]
+    ports[:] = [entry for entry in ports if entry["containerPort"] != HEALTH_PORT]
+
+
+def service_claims_h2c(objects):
+    first(objects, "Service", "session-service")["spec"]["ports"][0]["appProtocol"] = "kubernetes.io/h2c"
+
+
+def service_publishes_the_health_port(objects):
+    first(objects, "Service", "challenge-service")["spec"]["ports"].append(
+        {"name": "grpc-health", "port": HEALTH_PORT, "targetPort": HEALTH_PORT, "protocol": "TCP"})
+
+
+def health_port_open_to_every_pod(objects):
+    first(objects, "NetworkPolicy", "session-service-ingress")["spec"]["ingress"].append(
+        {"from": [{"podSelector": {}}], "ports": [{"port": HEALTH_PORT, "protocol": "TCP"}]})
+
+
+def health_port_open_to_anyone(objects):
+    first(objects, "NetworkPolicy", "verification-service-ingress")["spec"]["ingress"].append(
+        {"ports": [{"port": HEALTH_PORT, "protocol": "TCP"}]})
+
+
+def gateway_mounts_a_service_identity(objects):
+    grpc_volume_of(objects, GATEWAY)["secret"]["secretName"] = grpc_secret("session-service")
+
+
+def no_grpc_volume(objects):
+    spec = pod_spec(first(objects, "Deployment", "challenge-service"))
+    spec["volumes"] = [volume for volume in spec["volumes"] if volume["name"] != "grpc-tls"]
+
+
+def grpc_mount_with_sub_path(objects):
+    grpc_mount_of(objects, "verification-service").update(
+        mountPath=f"{GRPC_TLS_MOUNT}/tls.crt", subPath="tls.crt")
+
+
+def writable_grpc_mount(objects):
+    grpc_mount_of(objects, "session-service")["readOnly"] = False
+
+
+def grpc_mount_elsewhere(objects):
+    grpc_mount_of(objects, GATEWAY)["mountPath"] = "/var/run/grpc"
+
+
+def world_readable_key(objects):
+    grpc_volume_of(objects, "challenge-service")["secret"]["defaultMode"] = 0o444
+
+
+def optional_grpc_secret(objects):
+    grpc_volume_of(objects, "session-service")["secret"]["optional"] = True
+
+
+def some_items_of_the_secret(objects):
+    grpc_volume_of(objects, GATEWAY)["secret"]["items"] = [{"key": "tls.crt", "path": "tls.crt"}]
+
+
+def plaintext_on_one_service(objects):
+    container_of(objects, "verification-service").setdefault("env", []).append(
+        {"name": "GRPC_PLAINTEXT", "value": "true"})
+
+
+def plaintext_in_config(objects):
+    objects_of(objects, "ConfigMap")[0]["data"]["GRPC_PLAINTEXT"] = "true"
+
+
+def key_path_elsewhere(objects):
+    objects_of(objects, "ConfigMap")[0]["data"]["GRPC_TLS_KEY"] = "/etc/passkey/grpc/key.pem"
+
+
+def migrate_with_an_identity(objects):
+    spec = pod_spec(first(objects, "Job", MIGRATE_JOB))
+    spec.setdefault("volumes", []).append(
+        {"name": "grpc-tls", "secret": {"secretName": grpc_secret(GATEWAY), "defaultMode": 0o440}})
+
+
 BROKEN = [
     (remove_readiness_probe, check_probes),
     (tcp_liveness_on_a_service, check_grpc_probes),
@@ -1182,6 +1734,26 @@ BROKEN = [
     (selector_with_part_of, check_labels),
     (no_hook_annotation, check_migrate_job),
     (no_scrape_annotation, check_monitoring_annotations),
+    (probe_on_the_tls_port, check_grpc_probes),
+    (health_port_undeclared, check_grpc_probes),
+    (service_claims_h2c, check_headless_services),
+    (service_publishes_the_health_port, check_headless_services),
+    (health_port_open_to_every_pod, check_network_policies),
+    (health_port_open_to_anyone, check_network_policies),
+    (gateway_mounts_a_service_identity, check_grpc_tls),
+    (no_grpc_volume, check_grpc_tls),
+    (grpc_mount_with_sub_path, check_grpc_tls),
+    (writable_grpc_mount, check_grpc_tls),
+    (grpc_mount_elsewhere, check_grpc_tls),
+    (world_readable_key, check_grpc_tls),
+    (optional_grpc_secret, check_grpc_tls),
+    (some_items_of_the_secret, check_grpc_tls),
+    (plaintext_on_one_service, check_grpc_tls),
+    (plaintext_in_config, check_grpc_tls),
+    (plaintext_in_config, check_config),
+    (key_path_elsewhere, check_grpc_tls),
+    (key_path_elsewhere, check_config),
+    (migrate_with_an_identity, check_migrate_job),
 ]
 
 
@@ -1190,3 +1762,167 @@ def test_a_broken_manifest_fails_its_check(base, breakage, check):
     assert check(base) == [], "the rendered base passes before it is broken"
     breakage(base)
     assert check(base), f"{check.__name__} accepted the base after {breakage.__name__}"
+
+
+# --- cert-manager's Certificates and grpc-secrets' Secrets, broken -----------------------------------------------
+
+
+def certificate_of(objects, name):
+    return first(objects, "Certificate", grpc_secret(name))["spec"]
+
+
+def wrong_spiffe_id(objects):
+    certificate_of(objects, "session-service")["uris"] = [spiffe_id("gateway")]
+
+
+def other_trust_domain(objects):
+    certificate_of(objects, "challenge-service")["uris"] = ["spiffe://example.org/challenge-service"]
+
+
+def no_client_auth(objects):
+    certificate_of(objects, GATEWAY)["usages"] = ["digital signature", "server auth"]
+
+
+def key_kept_at_renewal(objects):
+    certificate_of(objects, "verification-service")["privateKey"]["rotationPolicy"] = "Never"
+
+
+def rsa_key(objects):
+    certificate_of(objects, "session-service")["privateKey"].update(algorithm="RSA", size=2048)
+
+
+def a_year_long(objects):
+    certificate_of(objects, GATEWAY)["duration"] = "8760h"
+
+
+def renewed_at_the_last_minute(objects):
+    certificate_of(objects, "challenge-service")["renewBefore"] = "1m"
+
+
+def renew_before_after_duration(objects):
+    certificate_of(objects, "challenge-service")["renewBefore"] = "48h"
+
+
+def secret_name_typo(objects):
+    certificate_of(objects, "verification-service")["secretName"] = "passkey-grpc-verification"
+
+
+def misspelt_field(objects):
+    spec = certificate_of(objects, "session-service")
+    spec["dnsName"] = spec.pop("dnsNames")
+
+
+def misspelt_usage(objects):
+    certificate_of(objects, GATEWAY)["usages"][1] = "serverauth"
+
+
+def no_issuer(objects):
+    objects.remove(first(objects, "Issuer", "passkey-grpc-ca"))
+
+
+def ca_key_rotated(objects):
+    first(objects, "Certificate", "passkey-grpc-ca")["spec"]["privateKey"]["rotationPolicy"] = "Always"
+
+
+def missing_certificate(objects):
+    objects.remove(first(objects, "Certificate", grpc_secret("challenge-service")))
+
+
+def no_service_dns_name(objects):
+    certificate_of(objects, "session-service")["dnsNames"] = ["session-service.passkey.internal"]
+
+
+def other_namespace(objects):
+    first(objects, "Certificate", grpc_secret(GATEWAY))["metadata"]["namespace"] = "default"
+
+
+def a_ca_for_a_process(objects):
+    certificate_of(objects, "verification-service")["isCA"] = True
+
+
+CERT_MANAGER_BROKEN = [
+    (wrong_spiffe_id, check_certificates),
+    (other_trust_domain, check_certificates),
+    (no_client_auth, check_certificates),
+    (key_kept_at_renewal, check_certificates),
+    (rsa_key, check_certificates),
+    (a_year_long, check_certificates),
+    (renewed_at_the_last_minute, check_certificates),
+    (renew_before_after_duration, check_cert_manager_fields),
+    (secret_name_typo, check_certificates),
+    (misspelt_field, check_cert_manager_fields),
+    (misspelt_usage, check_cert_manager_fields),
+    (no_issuer, check_cert_manager_fields),
+    (no_issuer, check_certificates),
+    (ca_key_rotated, check_certificates),
+    (missing_certificate, check_certificates),
+    (no_service_dns_name, check_certificates),
+    (other_namespace, check_certificates),
+    (a_ca_for_a_process, check_certificates),
+]
+
+
+@pytest.mark.parametrize("breakage, check", CERT_MANAGER_BROKEN,
+                         ids=[f"{b.__name__}-{c.__name__}" for b, c in CERT_MANAGER_BROKEN])
+def test_a_broken_certificate_fails_its_check(cert_manager_objects, rendered, breakage, check):
+    objects = copy.deepcopy(cert_manager_objects)
+    run = (lambda: check(objects)) if check is check_cert_manager_fields else (
+        lambda: check(objects, rendered["production"]))
+    assert run() == [], "the example objects pass before they are broken"
+    breakage(objects)
+    assert run(), f"{check.__name__} accepted the cert-manager objects after {breakage.__name__}"
+
+
+@pytest.fixture(scope="module")
+def grpc_secret_sets(tmp_path_factory) -> tuple[list[dict], list[dict]]:
+    """Two runs of grpc-secrets with CAs of their own."""
+    sets = []
+    for label in ("one", "other"):
+        result = run_grpc_secrets(str(tmp_path_factory.mktemp(label) / "ca"))
+        assert result.returncode == 0, result.stderr
+        sets.append([item for item in yaml.safe_load_all(result.stdout) if item])
+    return sets[0], sets[1]
+
+
+def swap_certificates(secrets, other):
+    a, b = (first(secrets, "Secret", grpc_secret(name))["data"] for name in ("gateway", "session-service"))
+    a["tls.crt"], b["tls.crt"] = b["tls.crt"], a["tls.crt"]
+
+
+def keys_swapped(secrets, other):
+    a, b = (first(secrets, "Secret", grpc_secret(name))["data"] for name in ("challenge-service", "gateway"))
+    a["tls.key"], b["tls.key"] = b["tls.key"], a["tls.key"]
+
+
+def no_ca(secrets, other):
+    del first(secrets, "Secret", grpc_secret("verification-service"))["data"]["ca.crt"]
+
+
+def certificate_of_another_ca(secrets, other):
+    first(secrets, "Secret", grpc_secret("session-service"))["data"]["tls.crt"] = first(
+        other, "Secret", grpc_secret("session-service"))["data"]["tls.crt"]
+
+
+def another_ca_bundle(secrets, other):
+    first(secrets, "Secret", grpc_secret(GATEWAY))["data"]["ca.crt"] = first(
+        other, "Secret", grpc_secret(GATEWAY))["data"]["ca.crt"]
+
+
+def opaque_type(secrets, other):
+    first(secrets, "Secret", grpc_secret("challenge-service"))["type"] = "Opaque"
+
+
+def one_secret_missing(secrets, other):
+    secrets.remove(first(secrets, "Secret", grpc_secret("verification-service")))
+
+
+SECRETS_BROKEN = [swap_certificates, keys_swapped, no_ca, certificate_of_another_ca, another_ca_bundle, opaque_type,
+                  one_secret_missing]
+
+
+@pytest.mark.parametrize("breakage", SECRETS_BROKEN, ids=[b.__name__ for b in SECRETS_BROKEN])
+def test_broken_grpc_secrets_fail_their_check(grpc_secret_sets, rendered, tmp_path, breakage):
+    secrets, other = copy.deepcopy(grpc_secret_sets[0]), grpc_secret_sets[1]
+    assert check_grpc_secret_set(secrets, rendered["base"], work=tmp_path) == []
+    breakage(secrets, other)
+    assert check_grpc_secret_set(secrets, rendered["base"], work=tmp_path), breakage.__name__

@@ -17,6 +17,11 @@
 #                             gateway from the network's gateway address (port publishing masquerades), so all of
 #                             them share one rate-limit bucket per address.
 #
+# Mutual TLS: the stack makes a throwaway CA and one certificate per process with deploy/local/certificates.sh in
+# its state directory (.local/containers/grpc-tls, kept and reused until a day before expiry) and mounts each
+# process's own files, in the layout of its Kubernetes Secret (tls.crt, tls.key, ca.crt), read-only at
+# /etc/passkey/grpc, where passkey.env's GRPC_TLS_* point. See stack_grpc_certificates.
+#
 # Every container the stack makes carries the label passkey.stack=containers (passkey.stack=<PASSKEY_STACK_NAME>
 # for another stack); each service container also passkey.service=<name> and passkey.replica=<N>.
 #
@@ -29,6 +34,8 @@ containers_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 stack_repo_root="$(cd "$containers_dir/../.." && pwd)"
 # shellcheck source=engine.sh
 source "$containers_dir/engine.sh"
+# shellcheck source=../local/certificates.sh
+source "$stack_repo_root/deploy/local/certificates.sh"
 
 stack_name="${PASSKEY_STACK_NAME:-passkey}"
 if [ "$stack_name" = passkey ]; then
@@ -50,6 +57,10 @@ verification_replicas="${PASSKEY_VERIFICATION_REPLICAS:-3}"
 stack_images=(postgres migrate challenge-service session-service verification-service gateway)
 postgres_user=passkey
 postgres_database=passkey
+
+stack_grpc_dir="$stack_state_dir/grpc-tls"
+# Where every container finds its gRPC identity (GRPC_TLS_* in passkey.env), as a pod finds its Secret.
+grpc_tls_mount=/etc/passkey/grpc
 
 stack_image() { echo "localhost/passkey/$1:latest"; }
 stack_log() { printf '%s\n' "==> $*" >&2; }
@@ -97,6 +108,50 @@ service_arguments() {
     if [ "$gateway_port" != 8080 ]; then
         printf '%s\n' -e "PASSKEY_ORIGINS=http://localhost:$gateway_port"
     fi
+}
+
+# stack_trust_domain: GRPC_TRUST_DOMAIN as the containers get it (the last one of the env files; passkey.internal).
+stack_trust_domain() {
+    local file value="" line
+    for file in "$stack_env_file" "${PASSKEY_EXTRA_ENV_FILE:-}"; do
+        [ -n "$file" ] && [ -f "$file" ] || continue
+        line="$(grep '^GRPC_TRUST_DOMAIN=' "$file" | tail -n 1)" || true
+        [ -n "$line" ] && value="${line#GRPC_TRUST_DOMAIN=}"
+    done
+    echo "${value:-passkey.internal}"
+}
+
+# stack_grpc_certificates [DIR]: makes (or keeps, while valid for another day) the CA and the certificates of
+# gateway, challenge-service, verification-service and session-service in DIR/ca (default: the stack's
+# grpc-tls directory), and gives each process a directory DIR/<name> holding its own tls.crt, tls.key and ca.crt,
+# which its containers mount read-only at /etc/passkey/grpc. The containers run as 65532, which owns nothing on
+# the host: DIR is 0700, so no other host user gets in, and the files under it are 0644, so 65532 can read them
+# through the mount (which shows the container its own directory only). A file is replaced (by rename, as the
+# kubelet swaps a Secret's files) only when its content changed, so running containers see a renewal and reload
+# it, and an unchanged set is left alone.
+stack_grpc_certificates() {
+    local dir="${1:-$stack_grpc_dir}" name source target
+    mkdir -p "$dir" && chmod 700 "$dir" || return 1
+    make_grpc_certificates "$dir/ca" "$(stack_trust_domain)" ||
+        { echo "cannot make the gRPC certificates in $dir/ca" >&2; return 1; }
+    for name in "${grpc_identities[@]}"; do
+        mkdir -p "$dir/$name" && chmod 755 "$dir/$name" || return 1
+        for source in "$name.pem:tls.crt" "$name.key:tls.key" "ca.pem:ca.crt"; do
+            target="$dir/$name/${source#*:}"
+            cmp -s "$dir/ca/${source%%:*}" "$target" && continue
+            cp "$dir/ca/${source%%:*}" "$target.new" && chmod 644 "$target.new" && mv -f "$target.new" "$target" ||
+                return 1
+        done
+    done
+}
+
+# grpc_mount_arguments NAME [DIR]: the podman arguments that give a container NAME's gRPC identity (made by
+# stack_grpc_certificates).
+grpc_mount_arguments() {
+    local dir="${2:-$stack_grpc_dir}"
+    [ -f "$dir/$1/tls.key" ] || { echo "no gRPC certificate for $1 in $dir (stack_grpc_certificates)" >&2; return 1; }
+    printf '%s
+' -v "$dir/$1:$grpc_tls_mount:ro"
 }
 
 # container_running NAME: true while the container exists and runs.
@@ -188,12 +243,14 @@ run_migrations() {
 # passkey/SERVICE) under the network alias SERVICE, with its /metrics and /healthz on 127.0.0.1:METRICS_PORT, and
 # waits until /healthz answers 200 (the service reports SERVING: database reachable, listening, not draining).
 start_service() {
-    local container="$1" service="$2" port="$3" arguments
+    local container="$1" service="$2" port="$3" arguments tls
     shift 3
     stack_check_env_file || return 1
     mapfile -t arguments < <(service_arguments)
+    stack_grpc_certificates && mapfile -t tls < <(grpc_mount_arguments "$service") && [ ${#tls[@]} -gt 0 ] ||
+        return 1
     pm rm -f -t 10 "$container" >/dev/null 2>&1 || true
-    pm run -d --name "$container" --hostname "$container" --network-alias "$service" "${arguments[@]}" \
+    pm run -d --name "$container" --hostname "$container" --network-alias "$service" "${arguments[@]}" "${tls[@]}" \
         --label passkey.service="$service" --label passkey.metrics-port="$port" \
         -e DATABASE_URL="$(stack_database_url)" -p "127.0.0.1:$port:9090" "$@" \
         "$(stack_image "$service")" >/dev/null || return 1
@@ -279,18 +336,19 @@ verification_replica_kill() { replica_kill verification-service "$1"; }
 verification_replicas() { replicas verification-service; }
 
 start_gateway() {
-    local arguments
+    local arguments tls
     stack_check_env_file || return 1
     mapfile -t arguments < <(service_arguments)
+    stack_grpc_certificates && mapfile -t tls < <(grpc_mount_arguments gateway) && [ ${#tls[@]} -gt 0 ] || return 1
     pm rm -f -t 10 "$stack_gateway_container" >/dev/null 2>&1 || true
-    pm run -d --name "$stack_gateway_container" --hostname gateway --network-alias gateway "${arguments[@]}" \
+    pm run -d --name "$stack_gateway_container" --hostname gateway --network-alias gateway "${arguments[@]}" "${tls[@]}" \
         --label passkey.service=gateway -p "127.0.0.1:$gateway_port:8080" \
         "$(stack_image gateway)" >/dev/null || return 1
     wait_http_ok "$stack_gateway_container" "http://127.0.0.1:$gateway_port/readyz" 30
 }
 
 # stack_remove [--volumes]: removes every container of the stack (SIGTERM first, 10 s to drain), the network, and
-# with --volumes the database volume and its password.
+# with --volumes the database volume, its password and the gRPC CA and certificates.
 stack_remove() {
     local containers
     containers="$(pm ps -a --filter "label=$stack_label" --format '{{.Names}}')"
@@ -302,5 +360,6 @@ stack_remove() {
     if [ "${1:-}" = --volumes ]; then
         if pm volume exists "$stack_volume" 2>/dev/null; then pm volume rm -f "$stack_volume" >/dev/null; fi
         rm -f "$stack_state_dir/postgres-password"
+        rm -rf "$stack_grpc_dir"
     fi
 }
