@@ -209,7 +209,8 @@ let serviceTargets: [Target] = [
     .target(
         name: "GatewayCore",
         dependencies: [
-            "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTP1", "HTTP2", "HTTPMessages",
+            "AccountRecovery", "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTP1", "HTTP2",
+            "HTTPMessages",
             "HTTPServer",
             "JSON", "NameResolution", "NetworkIO", "Observability", "Protobuf", "RateLimiting", "ServiceContracts",
             "WebAuthn",

@@ -165,3 +165,15 @@ public protocol EmailOutboxRepository: Sendable {
     /// Deletes at most `limit` messages sent or given up before `cutoff`; returns how many.
     func deleteEnded(before cutoff: Date, limit: Int) async throws -> Int
 }
+
+/// `passkey_credentials` and `authentication_sessions`: the passkey a recovery session registers, which ends it
+/// and signs the user in (verification-service).
+public protocol RecoveryRegistrationRepository: Sendable {
+    /// In one transaction: ends the live recovery session `recoverySessionID` of the credential's account, stores
+    /// the credential and stores `session`. Returns the account's display name, or nil (nothing written) when that
+    /// recovery session is not live. Throws `credentialAlreadyRegistered`.
+    func completeRecovery(
+        _ credential: PasskeyCredential, endingRecoverySession recoverySessionID: SessionID,
+        session: AuthenticationSession
+    ) async throws -> String?
+}

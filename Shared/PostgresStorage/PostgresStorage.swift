@@ -16,6 +16,7 @@ public struct PostgresStorage: Sendable {
     public let accountRegistrations: PostgresAccountRegistrationRepository
     public let recovery: PostgresAccountRecoveryRepository
     public let outbox: PostgresEmailOutboxRepository
+    public let recoveryRegistrations: PostgresRecoveryRegistrationRepository
 
     public init(pool: PostgresPool) {
         self.pool = pool
@@ -30,6 +31,7 @@ public struct PostgresStorage: Sendable {
         accountRegistrations = PostgresAccountRegistrationRepository(pool: pool)
         recovery = PostgresAccountRecoveryRepository(pool: pool)
         outbox = PostgresEmailOutboxRepository(pool: pool)
+        recoveryRegistrations = PostgresRecoveryRegistrationRepository(pool: pool)
     }
 
     /// Storage over a new pool of `poolSize` connections to `url`, opened as they are needed.

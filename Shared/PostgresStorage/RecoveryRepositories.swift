@@ -268,3 +268,36 @@ public struct PostgresEmailOutboxRepository: EmailOutboxRepository {
             """)
     }
 }
+
+/// A passkey registered by a recovery session: the session ended, the passkey stored and a passkey session issued
+/// in one transaction (verification-service).
+public struct PostgresRecoveryRegistrationRepository: RecoveryRegistrationRepository {
+    let pool: PostgresPool
+
+    public func completeRecovery(
+        _ credential: PasskeyCredential, endingRecoverySession recoverySessionID: SessionID,
+        session: AuthenticationSession
+    ) async throws -> String? {
+        try await translatingErrors {
+            try await pool.transaction { connection -> String? in
+                let ended = try connection.execute(
+                    """
+                    UPDATE authentication_sessions SET revoked_at = now()
+                    WHERE id = \(recoverySessionID.rawValue) AND account_id = \(credential.accountID.rawValue)
+                      AND authentication_method = 'recovery' AND revoked_at IS NULL AND expires_at > now()
+                    RETURNING (SELECT display_name FROM accounts WHERE id = account_id) AS display_name
+                    """)
+                guard let row = ended.first else { return nil }
+                try PostgresPasskeyCredentialRepository.insert(credential, on: connection)
+                try connection.execute(
+                    """
+                    INSERT INTO authentication_sessions (\(unsafeSQL: PostgresAuthenticationSessionRepository.columns))
+                    VALUES (\(session.id.rawValue), \(session.accountID.rawValue), \(PostgresBytes(session.tokenDigest)),
+                            \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt),
+                            \(session.revokedAt))
+                    """)
+                return try row.decode(String.self, "display_name")
+            }
+        }
+    }
+}

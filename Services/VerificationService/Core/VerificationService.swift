@@ -21,6 +21,17 @@ public struct VerificationService: VerificationServiceHandler {
         return Self.info(credential)
     }
 
+    public func finishRecoveryRegistration(_ request: FinishRecoveryRegistrationRequest, context: ServerContext)
+        async throws -> IssuedSession
+    {
+        IssuedSession(
+            try await ceremonies.finishRecoveryRegistration(
+                accountID: try RequestFields.accountID(request.accountID),
+                challengeID: try RequestFields.challengeID(request.challengeID),
+                response: try Self.registrationResponse(request.credential),
+                recoverySessionID: try RequestFields.sessionID(request.recoverySessionID)))
+    }
+
     public func finishAccountRegistration(_ request: FinishAccountRegistrationRequest, context: ServerContext)
         async throws -> FinishAccountRegistrationResponse
     {
