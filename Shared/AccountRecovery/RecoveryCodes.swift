@@ -27,7 +27,9 @@ public enum RecoveryCodes {
     public static func normalized(_ text: String) -> String? {
         guard text.utf8.count <= 64 else { return nil }
         var symbols: [UInt8] = []
-        for byte in text.uppercased().utf8 {
+        for character in text.utf8 {
+            // ASCII only, uppercased by hand: no letter elsewhere may turn into one of ours (ß, ı).
+            let byte = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(character) ? character - 32 : character
             switch byte {
             case UInt8(ascii: "-"), UInt8(ascii: " "): continue
             case UInt8(ascii: "O"): symbols.append(UInt8(ascii: "0"))

@@ -170,7 +170,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         guard smtpPassword == nil || smtpUsername != nil else {
             throw ConfigurationError(variable: "SMTP_USERNAME", problem: "is required when SMTP_PASSWORD is set")
         }
-        smtpFrom = env.string("SMTP_FROM", default: "no-reply@\(relyingPartyID)")
+        smtpFrom = env.raw("SMTP_FROM") ?? "no-reply@\(relyingPartyID)"
         guard Self.isValidMailbox(smtpFrom) else {
             throw ConfigurationError(variable: "SMTP_FROM", problem: "expected an address like no-reply@example.com, got \(smtpFrom)")
         }

@@ -321,11 +321,16 @@ final class GatewayApplicationTests: XCTestCase {
         account.emails = ["a@x.io"]
         account.hasPassword = true
         account.passkeyCount = 2
+        account.verifiedEmails = ["a@x.io"]
+        account.recoveryCodesRemaining = 7
         backends.answer(SessionServiceMethods.getAccount, account)
         let accountResponse = await application.respond(to: get("/v1/account", token: "t"))
         XCTAssertEqual(
             try json(accountResponse),
-            ["accountID": "acc-1", "displayName": "", "emails": ["a@x.io"], "hasPassword": true, "passkeyCount": 2])
+            [
+                "accountID": "acc-1", "displayName": "", "emails": ["a@x.io"], "hasPassword": true, "passkeyCount": 2,
+                "emailVerified": true, "verifiedEmails": ["a@x.io"], "recoveryCodesRemaining": 7,
+            ])
     }
 
     func testPasskeyManagement() async throws {
