@@ -65,7 +65,9 @@ class Response:
 class Stack:
     """Started with `start()`, stopped with `stop()`; `request()` calls the gateway over HTTP/1.1."""
 
-    def __init__(self):
+    def __init__(self, extra_env=None):
+        # Settings of a suite that reuses this stack (Tests/Recovery: SMTP_URL and its limits); they win.
+        self.extra_env = dict(extra_env or {})
         if not os.environ.get("DATABASE_URL"):
             raise RuntimeError("DATABASE_URL is not set (deploy/local/test sets it)")
         self.server_url = os.environ["DATABASE_URL"]
@@ -97,10 +99,12 @@ class Stack:
         for name, port in ports.items():
             env[f"{name.upper()}_SERVICE_LISTEN"] = f"127.0.0.1:{port}"
             env[f"{name.upper()}_SERVICE_ADDRESSES"] = f"127.0.0.1:{port}"
+        env.update(self.extra_env)
+        self.env = env
+        self.ports = ports
         subprocess.run([str(BIN / "passkey-migrate")], env=env, check=True, capture_output=True)
         for name in SERVICES + ("gateway",):
-            log = open(self.logs / f"{name}.log", "wb")
-            self.processes[name] = subprocess.Popen([str(BIN / name)], env=env, stdout=log, stderr=log)
+            self.spawn(name)
         for port in list(ports.values()) + [self.gateway_port]:
             wait_for_port(port)
         deadline = time.monotonic() + 30
@@ -109,6 +113,22 @@ class Stack:
                 raise RuntimeError("the stack never became ready:\n" + self.log_text())
             time.sleep(0.1)
         return self
+
+    def spawn(self, name):
+        """Starts one executable with the stack's environment, its output appended to its log."""
+        log = open(self.logs / f"{name}.log", "ab")
+        self.processes[name] = subprocess.Popen([str(BIN / name)], env=self.env, stdout=log, stderr=log)
+
+    def kill(self, name):
+        """SIGKILL: the process gets no chance to finish anything."""
+        self.processes[name].kill()
+        self.processes[name].wait(timeout=15)
+
+    def restart(self, name):
+        """Starts a killed or stopped service again and waits for its port."""
+        self.spawn(name)
+        service = name.removesuffix("-service")
+        wait_for_port(self.gateway_port if name == "gateway" else self.ports[service])
 
     def exited(self):
         """The processes that are no longer running, with their exit status."""
