@@ -607,7 +607,7 @@ final class GatewayApplicationTests: XCTestCase {
         XCTAssertGreaterThan(checked, 150)
         XCTAssertEqual(backends.paths, [], "a 405 calls no service")
         // The page's files are GET and HEAD only.
-        for path in ["/", "/app.js", "/app.css"] {
+        for path in ["/", "/app.js", "/app.css", "/recovery.js"] {
             let response = await application.respond(to: get(path, method: "OPTIONS"))
             XCTAssertEqual(response.status, 405, path)
             XCTAssertEqual(response.headers["allow"], "GET, HEAD", path)

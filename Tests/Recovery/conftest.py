@@ -20,6 +20,22 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "Contract")
 from passkeys import registration_response  # noqa: E402
 from stack import Stack, free_port  # noqa: E402
 
+
+def _browser_support():
+    """Tests/Browser's conftest as a module of its own name: its Chromium fixture (`browser`) then runs against this
+    suite's stack."""
+    import importlib.util
+    path = pathlib.Path(__file__).resolve().parents[1] / "Browser" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("browser_conftest", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_browser = _browser_support()
+browser = _browser.browser
+pytest_runtest_makereport = _browser.pytest_runtest_makereport
+
 PASSWORD = "recovery suite password"
 CODE = re.compile(r"^ {4}([0-9]{8})\r?$", re.MULTILINE)
 
