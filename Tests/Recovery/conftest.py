@@ -43,15 +43,18 @@ CODE = re.compile(r"^ {4}([0-9]{8})\r?$", re.MULTILINE)
 class Mailbox:
     """An aiosmtpd handler that keeps every message it accepts; it can be made slow, and stopped and started."""
 
-    def __init__(self):
+    def __init__(self, **smtp_options):
         self.messages = []
         self.delay = 0.0
         self.changed = threading.Condition()
         self.port = free_port()
         self.controller = None
+        # aiosmtpd's SMTP settings: STARTTLS, AUTH.
+        self.smtp_options = smtp_options
+        self.logins = []
 
     def start(self):
-        self.controller = Controller(self, hostname="127.0.0.1", port=self.port)
+        self.controller = Controller(self, hostname="127.0.0.1", port=self.port, **self.smtp_options)
         self.controller.start()
 
     def stop(self):
@@ -62,6 +65,7 @@ class Mailbox:
         if self.delay:
             await asyncio.sleep(self.delay)
         message = email.message_from_bytes(envelope.content, policy=email.policy.default)
+        self.logins.append((session.authenticated, getattr(session, "ssl", None) is not None))
         body = message.get_body(("plain",)).get_content()
         found = CODE.search(body)
         with self.changed:

@@ -281,3 +281,26 @@ def test_the_outbox_survives_a_kill_and_sends_nothing_twice_after_acknowledgemen
     assert psql(stack, f"SELECT count(*) FROM email_outbox WHERE recipient IN ('{recipients}') AND sent_at IS NULL") \
         == [["0"]]
     assert time.monotonic() - killed_at < 60
+
+
+def test_recovery_keeps_the_other_sessions_when_so_configured(mailbox):
+    from stack import Stack
+    stack = Stack(extra_env={
+        "SMTP_URL": f"smtp://127.0.0.1:{mailbox.port}", "SMTP_STARTTLS": "off",
+        "PASSKEY_RECOVERY_REVOKES_SESSIONS": "false",
+    }).start()
+    try:
+        client = Client(stack)
+        address, token = verified_account(stack, mailbox, client)
+        codes = client.call("POST", "/v1/account/recovery-codes", token=token).json()["codes"]
+        first = client.call("POST", "/v1/recovery/finish", {"email": address, "recoveryCode": codes[0]})
+        assert first.status == 200
+        assert client.call("GET", "/v1/session", token=token).status == 200, "the password session stays"
+        # An earlier recovery session always ends when a new one starts.
+        second = client.call("POST", "/v1/recovery/finish", {"email": address, "recoveryCode": codes[1]})
+        assert second.status == 200
+        start = client.call("POST", "/v1/passkeys/registrations", {}, token=first.json()["accessToken"])
+        assert problem(start)[:2] == (401, "unauthenticated")
+        assert client.call("GET", "/v1/session", token=token).status == 200
+    finally:
+        stack.stop()
