@@ -5,9 +5,11 @@
 ALTER TABLE account_emails ADD COLUMN verified_at timestamptz;
 
 -- A recovery session (authentication_method 'recovery') may only register a new passkey; registering one ends it.
+-- The new check admits more than the old one, which every stored row passed, so it is added NOT VALID: enforced for
+-- every row written from now on, without a scan of millions of sessions under the table's exclusive lock.
 ALTER TABLE authentication_sessions DROP CONSTRAINT authentication_sessions_authentication_method_check;
 ALTER TABLE authentication_sessions ADD CONSTRAINT authentication_sessions_authentication_method_check
-    CHECK (authentication_method IN ('password', 'passkey', 'recovery'));
+    CHECK (authentication_method IN ('password', 'passkey', 'recovery')) NOT VALID;
 
 -- One-time codes sent by email: only a salted SHA-256 digest of the code is kept. At most one code per address and
 -- purpose is live: issuing one consumes the earlier ones. Each code allows a bounded number of attempts.
@@ -26,6 +28,8 @@ CREATE TABLE email_codes (
 );
 CREATE INDEX email_codes_email_id_idx ON email_codes (email_id, purpose, created_at DESC);
 CREATE INDEX email_codes_expires_at_idx ON email_codes (expires_at);
+-- The sweep finds consumed codes through this one.
+CREATE INDEX email_codes_consumed_at_idx ON email_codes (consumed_at) WHERE consumed_at IS NOT NULL;
 
 -- Recovery codes a signed-in account generated: ten at a time, each usable once, only their SHA-256 kept.
 -- Generating again deletes the earlier set.
