@@ -4,6 +4,7 @@ import Domain
 import Foundation
 import Observability
 import SessionIssuance
+import Synchronization
 
 /// Email verification, recovery by one-time email code or recovery code, and recovery codes: session-service's use
 /// cases for getting back into an account that lost its passkeys.
@@ -20,6 +21,7 @@ public struct RecoveryUseCases: Sendable {
     let revokesOtherSessions: Bool
     let clock: @Sendable () -> Date
     let logger: Logger
+    let startsInFlight = StartsInFlight()
 
     public init(
         recovery: any AccountRecoveryRepository, random: any RandomSource, revokesOtherSessions: Bool,
@@ -68,9 +70,27 @@ public struct RecoveryUseCases: Sendable {
     }
 
     /// Queues a recovery code for `email` when it is an account's verified address; otherwise does nothing. Either
-    /// way it returns alike. Throws `invalidRequest` only for a malformed address.
+    /// way it returns alike, and before anything is looked up: the lookup and the writes run after the answer, so
+    /// not even its timing says whether an account has the address. Throws `invalidRequest` only for a malformed
+    /// address, and `rateLimited` while `StartsInFlight.limit` starts are still running (whatever their addresses).
     public func startRecovery(email rawEmail: String) async throws {
         let email = try EmailAddress.validated(rawEmail)
+        guard startsInFlight.enter() else {
+            throw DomainError(.rateLimited, "too many recoveries are being started; try again shortly")
+        }
+        // An unstructured task keeps the request's audit context (task-local values are inherited).
+        Task { [self] in
+            defer { startsInFlight.leave() }
+            do {
+                try await issueRecoveryCode(to: email)
+            } catch {
+                logger.error("recovery.start_failed", ["error": String(describing: error)])
+            }
+        }
+    }
+
+    /// The work of a start: a code and its message for a verified address, nothing for any other.
+    func issueRecoveryCode(to email: EmailAddress) async throws {
         guard let target = try await recovery.target(normalizedEmail: email.normalized), target.verified else {
             logger.audit(.recoveryStarted, ["outcome": "no_verified_address"])
             return
@@ -143,4 +163,22 @@ public struct RecoveryUseCases: Sendable {
         logger.audit(.recoveryCodesGenerated, ["account.id": accountID.description, "count": String(codes.count)])
         return codes
     }
+}
+
+/// The recovery starts still running after their answers, bounded so that a flood of starts cannot pile up work.
+final class StartsInFlight: Sendable {
+    /// Starts allowed to run at once.
+    static let limit = 256
+    private let count = Mutex(0)
+
+    /// Takes a place; false when all are taken.
+    func enter() -> Bool {
+        count.withLock { count in
+            guard count < Self.limit else { return false }
+            count += 1
+            return true
+        }
+    }
+
+    func leave() { count.withLock { $0 -= 1 } }
 }
