@@ -26,6 +26,9 @@ def test_lost_passkey_path_recovers_the_account_with_a_new_passkey(browser, stac
     assert client.call("POST", "/v1/account/email/verify", {"code": code}, token=token).status == 204
 
     browser.get(stack.env["PASSKEY_ORIGINS"] + "/")
+    # One step at a time: the code's form and the passkey step wait for their turn.
+    assert not browser.find_element(By.ID, "recovery-finish-form").is_displayed()
+    assert not browser.find_element(By.ID, "recovery-passkey").is_displayed()
     fill(browser, "recovery-email", address)
     browser.find_element(By.ID, "recovery-send-code").click()
     wait_for_status(browser, "a code is on its way")
@@ -33,12 +36,14 @@ def test_lost_passkey_path_recovers_the_account_with_a_new_passkey(browser, stac
     fill(browser, "recovery-code", recovery_code)
     browser.find_element(By.ID, "recovery-continue").click()
     wait_for_status(browser, "Code accepted")
+    assert not browser.find_element(By.ID, "recovery-finish-form").is_displayed()
     browser.find_element(By.ID, "recovery-create-passkey").click()
     wait_for_status(browser, "Your new passkey is saved")
     WebDriverWait(browser, 15).until(EC.visibility_of_element_located((By.ID, "signed-in")))
     WebDriverWait(browser, 15).until(lambda b: "Passkeys" in b.find_element(By.ID, "who").text)
     assert "Signed in with\npasskey" in browser.find_element(By.ID, "who").text
     assert "Your email is verified" in browser.find_element(By.ID, "email-status").text
+    assert not browser.find_element(By.ID, "email-verify-form").is_displayed()
     # The password session from before the recovery was revoked; the recovery session ended with the passkey.
     assert client.call("GET", "/v1/session", token=token).status == 401
     live = psql(stack, "SELECT authentication_method FROM authentication_sessions s JOIN account_emails e "
