@@ -33,6 +33,8 @@ let cryptoTargets: [Target] = [
 let persistenceTargets: [Target] = [
     .target(name: "Domain", dependencies: ["Encoding"], path: "Shared/Domain"),
     .target(name: "SessionIssuance", dependencies: ["Crypto", "Domain", "Encoding"], path: "Shared/SessionIssuance"),
+    .target(name: "ServiceIdentity", path: "Shared/ServiceIdentity"),
+    .testTarget(name: "ServiceIdentityTests", dependencies: ["ServiceIdentity"], path: "Tests/ServiceIdentityTests"),
     .target(name: "WorkerThreads", path: "Shared/WorkerThreads"),
     .testTarget(name: "WorkerThreadsTests", dependencies: ["WorkerThreads"], path: "Tests/WorkerThreadsTests"),
     .target(
@@ -104,6 +106,10 @@ let rpcTargets: [Target] = [
         name: "GRPC", dependencies: ["NetworkIO", "HTTP2", "Protobuf", "Encoding", "Observability"],
         path: "Shared/GRPC", swiftSettings: hotPathSettings),
     .target(name: "TLSChannels", dependencies: ["Crypto", "NetworkIO"], path: "Shared/TLSChannels"),
+    .target(
+        name: "ServiceTransport",
+        dependencies: ["Configuration", "Crypto", "GRPC", "NetworkIO", "Observability", "ServiceIdentity", "TLSChannels"],
+        path: "Shared/ServiceTransport"),
     .target(name: "GRPCHealth", dependencies: ["GRPC", "Protobuf"], path: "Shared/GRPCHealth"),
     .target(
         name: "NameResolution", dependencies: ["Configuration", "GRPC", "NetworkIO"], path: "Shared/NameResolution"),
@@ -134,14 +140,15 @@ let serviceTargets: [Target] = [
         name: "ServiceRuntime",
         dependencies: [
             "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "NameResolution",
-            "NetworkIO", "Observability", "PostgresStorage", "Protobuf", "ServiceContracts", "SessionIssuance",
+            "NetworkIO", "Observability", "PostgresStorage", "Protobuf", "ServiceContracts", "ServiceIdentity",
+            "ServiceTransport", "SessionIssuance", "TLSChannels",
         ],
         path: "Shared/ServiceRuntime"),
     .testTarget(
         name: "ServiceRuntimeTests", dependencies: ["ServiceRuntime", "Observability"], path: "Tests/ServiceRuntimeTests"),
     .target(
         name: "ChallengeServiceCore",
-        dependencies: ["Crypto", "Domain", "GRPC", "Observability", "ServiceContracts"],
+        dependencies: ["Crypto", "Domain", "GRPC", "Observability", "ServiceContracts", "ServiceIdentity"],
         path: "Services/ChallengeService/Core"),
     .executableTarget(
         name: "challenge-service", dependencies: ["ChallengeServiceCore", "Crypto", "PostgresStorage", "ServiceRuntime"],
@@ -150,6 +157,7 @@ let serviceTargets: [Target] = [
         name: "VerificationServiceCore",
         dependencies: [
             "AccountRecovery", "Crypto", "Domain", "Encoding", "GRPC", "Observability", "ServiceContracts",
+            "ServiceIdentity",
             "SessionIssuance", "WebAuthn",
         ],
         path: "Services/VerificationService/Core"),
@@ -189,7 +197,7 @@ let serviceTargets: [Target] = [
         name: "SessionServiceCore",
         dependencies: [
             "AccountRecovery", "Crypto", "Domain", "Encoding", "GRPC", "Observability", "PasswordHashing",
-            "ServiceContracts", "SessionIssuance",
+            "ServiceContracts", "ServiceIdentity", "SessionIssuance",
         ],
         path: "Services/SessionService/Core"),
     .executableTarget(
@@ -213,7 +221,7 @@ let serviceTargets: [Target] = [
             "HTTPMessages",
             "HTTPServer",
             "JSON", "NameResolution", "NetworkIO", "Observability", "Protobuf", "RateLimiting", "ServiceContracts",
-            "WebAuthn",
+            "ServiceIdentity", "ServiceTransport", "TLSChannels", "WebAuthn",
         ],
         path: "Services/Gateway/Core", resources: [.copy("Web"), .copy("openapi.json")]),
     .executableTarget(
@@ -231,11 +239,19 @@ let serviceTargets: [Target] = [
     .executableTarget(
         name: "passkey-signin-load", dependencies: ["Encoding", "JSON", "SoftwareAuthenticator", "WebAuthn"],
         path: "Tests/Benchmarks/SignInLoad"),
+    .target(name: "TestCertificates", path: "Tests/Support/TestCertificates"),
+    .testTarget(
+        name: "ServiceTransportTests",
+        dependencies: [
+            "Configuration", "Crypto", "GRPC", "GRPCEchoMessages", "NetworkIO", "Observability", "ServiceIdentity",
+            "ServiceTransport", "TestCertificates", "TLSChannels",
+        ],
+        path: "Tests/ServiceTransportTests"),
     .testTarget(
         name: "EndToEndTests",
         dependencies: [
             "Encoding", "PasskeyClient", "Postgres", "PostgresStorage", "PostgresTestSupport", "SoftwareAuthenticator",
-            "WebAuthn",
+            "TestCertificates", "WebAuthn",
         ],
         path: "Tests/EndToEndTests"),
     .testTarget(
@@ -270,11 +286,12 @@ let layers: [(name: String, modules: Set<String>)] = [
      ["COpenSSL", "CLibPQ", "CNGHTTP2", "CArgon2", "CNetworkIO", "CCurl"]),
     ("foundations: codecs, logs and metrics, configuration, limits, threads",
      ["Encoding", "JSON", "Protobuf", "HTTPMessages", "Observability", "Configuration", "RateLimiting", "WorkerThreads"]),
-    ("domain and protocol logic, no I/O: accounts and ports, crypto, WebAuthn, sessions, passwords, HTTP/1.1 parsing",
-     ["Domain", "Crypto", "WebAuthn", "SessionIssuance", "PasswordHashing", "HTTP1", "AccountRecovery"]),
-    ("I/O: event loops, TLS, HTTP/2, gRPC, discovery, the HTTP server, Postgres and the repositories",
+    ("domain and protocol logic, no I/O: accounts and ports, crypto, WebAuthn, sessions, passwords, HTTP/1.1 parsing, service identities",
+     ["Domain", "Crypto", "WebAuthn", "SessionIssuance", "PasswordHashing", "HTTP1", "ServiceIdentity",
+      "AccountRecovery"]),
+    ("I/O: event loops, TLS, HTTP/2, gRPC and its transport security, discovery, the HTTP server, Postgres and the repositories",
      ["NetworkIO", "TLSChannels", "HTTP2", "GRPC", "GRPCHealth", "NameResolution", "HTTPServer", "Postgres",
-      "PostgresStorage", "MailDelivery"]),
+      "PostgresStorage", "ServiceTransport", "MailDelivery"]),
     ("the services' contracts and their composition root", ["ServiceContracts", "ServiceRuntime"]),
     ("services: each one's core (use cases and handlers) and executable; the gateway; migrations",
      ["ChallengeServiceCore", "challenge-service", "VerificationServiceCore", "verification-service",

@@ -83,4 +83,38 @@ static inline X509 *copenssl_d2i_X509(const unsigned char *bytes, long length) {
 static inline long copenssl_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
     return SSL_set_tlsext_host_name(ssl, name);
 }
+/* TLS peers: the subject alternative names of a certificate. type is GEN_URI or GEN_DNS; *data is not NUL-terminated
+   and lives as long as the names. */
+static inline GENERAL_NAMES *copenssl_X509_subject_alt_names(X509 *cert) {
+    return (GENERAL_NAMES *)X509_get_ext_d2i(cert, NID_subject_alt_name, NULL, NULL);
+}
+static inline int copenssl_general_names_count(const GENERAL_NAMES *names) {
+    return sk_GENERAL_NAME_num(names);
+}
+static inline int copenssl_general_name_at(const GENERAL_NAMES *names, int index, const unsigned char **data, int *length) {
+    const GENERAL_NAME *name = sk_GENERAL_NAME_value(names, index);
+    *data = NULL;
+    *length = 0;
+    if (name == NULL) return -1;
+    if (name->type == GEN_URI || name->type == GEN_DNS) {
+        *data = ASN1_STRING_get0_data(name->d.ia5);
+        *length = ASN1_STRING_length(name->d.ia5);
+    }
+    return name->type;
+}
+static inline void copenssl_general_names_free(GENERAL_NAMES *names) {
+    GENERAL_NAMES_free(names);
+}
+static inline int copenssl_GEN_URI(void) { return GEN_URI; }
+static inline int copenssl_GEN_DNS(void) { return GEN_DNS; }
+/* A server's verify callback that lets the handshake finish whatever the chain's result: the result stays on the
+   connection (SSL_get_verify_result), and the application refuses calls from an unverified peer with a status. */
+static int copenssl_accept_and_record(int preverified, X509_STORE_CTX *context) {
+    (void)preverified;
+    (void)context;
+    return 1;
+}
+static inline void copenssl_SSL_CTX_verify_peer_recording(SSL_CTX *ctx) {
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, copenssl_accept_and_record);
+}
 #endif

@@ -58,6 +58,12 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var serviceDiscoveryInterval: Double
     /// Where a service serves `/metrics` and `/healthz` over HTTP; nil for none.
     public var metricsListen: ServiceAddress?
+    /// How gRPC between the gateway and the services is secured; nil when nothing says (which the executables
+    /// refuse: see ``requireGRPCTransport()``).
+    public var grpcTransport: GRPCTransportConfiguration?
+    /// Where a service also serves `grpc.health.v1` alone, in plaintext, for probes that cannot speak TLS
+    /// (`GRPC_HEALTH_LISTEN`); nil for none.
+    public var grpcHealthListen: ServiceAddress?
     /// PEM files for TLS on the gateway; both or neither.
     public var gatewayTLSCertificate: String?
     public var gatewayTLSKey: String?
@@ -153,6 +159,8 @@ public struct ServerConfiguration: Sendable, Equatable {
             "SESSION_SERVICE_ADDRESSES", default: [ServiceTarget(address: sessionServiceListen)])
         serviceDiscoveryInterval = try env.duration("SERVICE_DISCOVERY_INTERVAL", default: "1s")
         metricsListen = try env.raw("METRICS_LISTEN").map { _ in try env.address("METRICS_LISTEN", default: "") }
+        grpcTransport = try GRPCTransportConfiguration.read(env)
+        grpcHealthListen = try env.raw("GRPC_HEALTH_LISTEN").map { _ in try env.address("GRPC_HEALTH_LISTEN", default: "") }
         gatewayTLSCertificate = env.raw("GATEWAY_TLS_CERTIFICATE")
         gatewayTLSKey = env.raw("GATEWAY_TLS_KEY")
         guard (gatewayTLSCertificate == nil) == (gatewayTLSKey == nil) else {
@@ -190,6 +198,15 @@ public struct ServerConfiguration: Sendable, Equatable {
             throw ConfigurationError(
                 variable: "PASSKEY_RECOVERY_REVOKES_SESSIONS", problem: "expected true or false, got \(other)")
         }
+    }
+
+    /// How gRPC is secured, required by every executable that speaks it: mutual TLS unless plaintext was asked
+    /// for explicitly.
+    public func requireGRPCTransport() throws -> GRPCTransportConfiguration {
+        guard let grpcTransport else {
+            throw ConfigurationError(variable: "GRPC_TLS_CERTIFICATE", problem: GRPCTransportConfiguration.missingProblem)
+        }
+        return grpcTransport
     }
 
     /// The database URL, required by the services that use the database.

@@ -40,6 +40,19 @@ public final class Certificate: @unchecked Sendable {
 
     deinit { X509_free(handle) }
 
+    /// The serial number in hex.
+    public var serialNumberHex: String { Self.serialNumberHex(handle) }
+
+    static func serialNumberHex(_ certificate: OpaquePointer) -> String {
+        guard let serial = X509_get0_serialNumber(certificate), let number = ASN1_INTEGER_to_BN(serial, nil) else {
+            return ""
+        }
+        defer { BN_free(number) }
+        guard let hex = BN_bn2hex(number) else { return "" }
+        defer { _ = copenssl_OPENSSL_free(hex) }
+        return String(cString: hex)
+    }
+
     /// The X.509 version as written in the certificate plus one (3 for a v3 certificate).
     public var version: Int { Int(X509_get_version(handle)) + 1 }
 

@@ -4,6 +4,9 @@ import COpenSSL
 /// object, so it never blocks and works with any event loop. Not thread-safe: one owner (a loop) uses it.
 public final class TLSConnection {
     private let ssl: OpaquePointer
+    /// Kept alive while the connection is: the server's ALPN callback reads a buffer the context owns, and a
+    /// reloaded configuration may drop its last other reference while this connection still runs.
+    private let context: TLSContext
     private let networkIn: OpaquePointer
     private let networkOut: OpaquePointer
     private var pendingPlaintext: [UInt8] = []
@@ -20,6 +23,7 @@ public final class TLSConnection {
             throw CryptoError("BIO_new")
         }
         self.ssl = ssl
+        self.context = context
         networkIn = input
         networkOut = output
         SSL_set_bio(ssl, input, output)
@@ -91,6 +95,34 @@ public final class TLSConnection {
         }
     }
 
+    /// The certificate the peer presented, once the handshake is complete: its names and whether its chain was
+    /// verified against the context's trusted certificates. Nil when it presented none.
+    public var peerCertificate: PeerCertificateInfo? {
+        guard isHandshakeComplete, let certificate = SSL_get0_peer_certificate(ssl) else { return nil }
+        var uris: [String] = []
+        var dnsNames: [String] = []
+        if let names = copenssl_X509_subject_alt_names(certificate) {
+            defer { copenssl_general_names_free(names) }
+            // Bounded: a certificate naming more than this is not one of ours.
+            let count = min(Int(copenssl_general_names_count(names)), 64)
+            for index in 0..<count {
+                var data: UnsafePointer<UInt8>?
+                var length: Int32 = 0
+                let type = copenssl_general_name_at(names, Int32(index), &data, &length)
+                guard let data, length > 0, length <= 2048 else { continue }
+                let value = String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+                if type == copenssl_GEN_URI() { uris.append(value) }
+                if type == copenssl_GEN_DNS() { dnsNames.append(value) }
+            }
+        }
+        let result = SSL_get_verify_result(ssl)
+        let failure: String? =
+            result == Int(X509_V_OK) ? nil : String(cString: X509_verify_cert_error_string(result))
+        return PeerCertificateInfo(
+            uris: uris, dnsNames: dnsNames, verificationFailure: failure,
+            serialNumber: Certificate.serialNumberHex(certificate))
+    }
+
     /// The ALPN protocol both sides agreed on.
     public var negotiatedProtocol: String? {
         var data: UnsafePointer<UInt8>?
@@ -124,5 +156,25 @@ public final class TLSConnection {
             guard written > 0 else { throw CryptoError("SSL_write") }
             offset += Int(written)
         }
+    }
+}
+
+/// What a TLS peer's certificate says about it.
+public struct PeerCertificateInfo: Sendable, Equatable {
+    /// Its URI subject alternative names (a SPIFFE ID among them, for a service).
+    public let uris: [String]
+    /// Its DNS subject alternative names.
+    public let dnsNames: [String]
+    /// Why its chain did not verify against the trusted certificates (expired, unknown issuer, ...); nil when it
+    /// did.
+    public let verificationFailure: String?
+    /// Its serial number in hex, for logs.
+    public let serialNumber: String
+
+    public init(uris: [String], dnsNames: [String], verificationFailure: String?, serialNumber: String) {
+        self.uris = uris
+        self.dnsNames = dnsNames
+        self.verificationFailure = verificationFailure
+        self.serialNumber = serialNumber
     }
 }

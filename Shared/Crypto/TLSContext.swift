@@ -15,13 +15,32 @@ public final class TLSContext: @unchecked Sendable {
     /// reads it.
     private var alpnPreference: UnsafeMutableBufferPointer<UInt8>?
 
-    private init(role: Role) throws {
+    /// The oldest protocol version a context accepts.
+    public enum MinimumVersion: Sendable {
+        case tls12, tls13
+
+        var openSSLValue: Int32 { self == .tls12 ? TLS1_2_VERSION : TLS1_3_VERSION }
+    }
+
+    /// What a server asks of a client's certificate.
+    public enum ClientCertificates: Sendable {
+        /// None is asked for.
+        case none
+        /// One is required and must chain to the CA bundle at the path, or the handshake fails.
+        case require(trustedCAPath: String)
+        /// One is asked for and checked against the CA bundle at the path, but the handshake completes whatever
+        /// the result: ``TLSConnection/peerCertificate`` tells the application, which refuses what it must with
+        /// an error of its protocol (a gRPC status) instead of a bare handshake failure.
+        case verifyAndRecord(trustedCAPath: String)
+    }
+
+    private init(role: Role, minimumVersion: MinimumVersion) throws {
         guard let method = role == .server ? TLS_server_method() : TLS_client_method(),
             let context = SSL_CTX_new(method)
         else { throw CryptoError("SSL_CTX_new") }
         self.context = context
         self.role = role
-        _ = copenssl_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION)
+        _ = copenssl_SSL_CTX_set_min_proto_version(context, minimumVersion.openSSLValue)
     }
 
     deinit {
@@ -37,13 +56,30 @@ public final class TLSContext: @unchecked Sendable {
         certificateChainPath: String, privateKeyPath: String, clientCAPath: String? = nil,
         applicationProtocols: [String] = ["h2"]
     ) throws -> TLSContext {
-        let tls = try TLSContext(role: .server)
+        try server(
+            certificateChainPath: certificateChainPath, privateKeyPath: privateKeyPath,
+            clientCertificates: clientCAPath.map { .require(trustedCAPath: $0) } ?? .none,
+            applicationProtocols: applicationProtocols)
+    }
+
+    /// A server context presenting `certificateChainPath` (PEM) with `privateKeyPath`, asking clients for
+    /// certificates as `clientCertificates` says. Failures name the file that could not be used
+    /// (``TLSSetupError``).
+    public static func server(
+        certificateChainPath: String, privateKeyPath: String, clientCertificates: ClientCertificates,
+        minimumVersion: MinimumVersion = .tls12, applicationProtocols: [String] = ["h2"]
+    ) throws -> TLSContext {
+        let tls = try TLSContext(role: .server, minimumVersion: minimumVersion)
         try tls.loadIdentity(certificateChainPath: certificateChainPath, privateKeyPath: privateKeyPath)
-        if let clientCAPath {
-            guard SSL_CTX_load_verify_locations(tls.context, clientCAPath, nil) == 1 else {
-                throw CryptoError("SSL_CTX_load_verify_locations")
-            }
+        switch clientCertificates {
+        case .none:
+            break
+        case .require(let path):
+            try tls.loadTrust(path)
             SSL_CTX_set_verify(tls.context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
+        case .verifyAndRecord(let path):
+            try tls.loadTrust(path)
+            copenssl_SSL_CTX_verify_peer_recording(tls.context)
         }
         var preference: [UInt8] = [applicationProtocols.contains("http/1.1") ? 1 : 0]
         for name in applicationProtocols {
@@ -93,13 +129,12 @@ public final class TLSContext: @unchecked Sendable {
     /// A client context trusting `trustedCAPath` (PEM; the system store when nil), offering ALPN `h2`, and
     /// presenting a client certificate when both paths are given.
     public static func client(
-        trustedCAPath: String?, certificateChainPath: String? = nil, privateKeyPath: String? = nil
+        trustedCAPath: String?, certificateChainPath: String? = nil, privateKeyPath: String? = nil,
+        minimumVersion: MinimumVersion = .tls12
     ) throws -> TLSContext {
-        let tls = try TLSContext(role: .client)
+        let tls = try TLSContext(role: .client, minimumVersion: minimumVersion)
         if let trustedCAPath {
-            guard SSL_CTX_load_verify_locations(tls.context, trustedCAPath, nil) == 1 else {
-                throw CryptoError("SSL_CTX_load_verify_locations")
-            }
+            try tls.loadTrust(trustedCAPath)
         } else {
             SSL_CTX_set_default_verify_paths(tls.context)
         }
@@ -116,11 +151,44 @@ public final class TLSContext: @unchecked Sendable {
 
     private func loadIdentity(certificateChainPath: String, privateKeyPath: String) throws {
         guard SSL_CTX_use_certificate_chain_file(context, certificateChainPath) == 1 else {
-            throw CryptoError("SSL_CTX_use_certificate_chain_file")
+            throw TLSSetupError(
+                .certificateChain, path: certificateChainPath,
+                CryptoError("SSL_CTX_use_certificate_chain_file").description)
         }
         guard SSL_CTX_use_PrivateKey_file(context, privateKeyPath, SSL_FILETYPE_PEM) == 1 else {
-            throw CryptoError("SSL_CTX_use_PrivateKey_file")
+            throw TLSSetupError(
+                .privateKey, path: privateKeyPath, CryptoError("SSL_CTX_use_PrivateKey_file").description)
         }
-        guard SSL_CTX_check_private_key(context) == 1 else { throw CryptoError("SSL_CTX_check_private_key") }
+        guard SSL_CTX_check_private_key(context) == 1 else {
+            _ = CryptoError.drainErrorQueue()
+            throw TLSSetupError(.privateKey, path: privateKeyPath, "the key does not match the certificate \(certificateChainPath)")
+        }
     }
+
+    private func loadTrust(_ path: String) throws {
+        guard SSL_CTX_load_verify_locations(context, path, nil) == 1 else {
+            throw TLSSetupError(
+                .trustedCertificates, path: path, CryptoError("SSL_CTX_load_verify_locations").description)
+        }
+    }
+}
+
+/// A TLS file that could not be used: which one, its path and why.
+public struct TLSSetupError: Error, CustomStringConvertible, Sendable {
+    /// The role of a file in a TLS configuration.
+    public enum File: Sendable {
+        case certificateChain, privateKey, trustedCertificates
+    }
+
+    public let file: File
+    public let path: String
+    public let reason: String
+
+    public init(_ file: File, path: String, _ reason: String) {
+        self.file = file
+        self.path = path
+        self.reason = reason
+    }
+
+    public var description: String { "\(path): \(reason)" }
 }

@@ -384,6 +384,10 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
         case .ready, .goingAway: wasConnecting = false
         default: return
         }
+        if let error, error.code == .tlsFailure {
+            configuration.logger.log(
+                .warning, "client.tls_failed", ("address", address.description), ("reason", error.reason))
+        }
         if wasConnecting || error?.code == .connectionRefused {
             failAll(RPCError(code: .unavailable, message: "cannot connect to \(address)"), neverReached: true)
             connectionFailed(RPCError(code: .unavailable, message: "cannot connect to \(address)"))

@@ -21,6 +21,8 @@ public struct GRPCServerConfiguration: Sendable {
     public var http2 = HTTP2Configuration()
     /// TLS for incoming connections (ALPN h2, optional client-certificate verification); nil for h2c.
     public var tls: (@Sendable () throws -> ChannelSecurity)?
+    /// Decides which peers may call which methods; nil lets every call run.
+    public var authorizer: (any GRPCCallAuthorizer)?
     /// How long calls in flight may run after shutdown starts.
     public var drainTimeoutNanoseconds: UInt64 = 10_000_000_000
     /// Where the server's events go.
@@ -62,6 +64,9 @@ public final class GRPCServer: Sendable {
     public func onShutdown(_ handler: @escaping @Sendable () -> Void) {
         state.withLock { $0.shutdownHandlers.append(handler) }
     }
+
+    /// The paths of the registered methods.
+    public var registeredPaths: Set<String> { state.withLock { Set($0.methods.keys) } }
 
     /// The bound address once started.
     public var localAddress: SocketAddress? { state.withLock { $0.listener?.localAddress } }

@@ -63,6 +63,11 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
     private let methods: MethodTable
     private let configuration: GRPCServerConfiguration
     private let peer: String
+    private let security: ChannelSecurity?
+    /// The peer as authorization sees it, read from the TLS connection at the first call (the handshake is over
+    /// by then: HTTP/2 frames only arrive after it).
+    private lazy var callPeer = GRPCCallPeer(
+        address: peer, isSecure: security != nil, certificate: security?.peerCertificate)
     private var calls = StreamTable<ServerCall>()
     private var draining = false
     private var closed = false
@@ -81,6 +86,7 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
         self.methods = methods
         self.configuration = configuration
         self.peer = channel.remoteAddress?.description ?? "unknown"
+        self.security = channel.security
         session.delegate = self
     }
 
@@ -150,6 +156,10 @@ final class ServerConnection: HTTP2SessionDelegate, @unchecked Sendable {
         guard let (path, kind) = pathIndex.flatMap({ headers.withValueBytes(at: $0, methods.find) }) else {
             let path = pathIndex.map { headers.value(at: $0) } ?? ""
             sendTrailersOnly(streamID, RPCError(code: .unimplemented, message: "Method not found: \(path)"))
+            return
+        }
+        if let authorizer = configuration.authorizer, let refusal = authorizer.refusal(path: path, peer: callPeer) {
+            sendTrailersOnly(streamID, refusal)
             return
         }
         let metadata =

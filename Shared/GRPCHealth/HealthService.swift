@@ -34,6 +34,8 @@ public final class HealthService: Sendable {
     public static let checkPath = "/grpc.health.v1.Health/Check"
     /// The Watch method path.
     public static let watchPath = "/grpc.health.v1.Health/Watch"
+    /// Both methods' paths.
+    public static let paths: Set<String> = [checkPath, watchPath]
 
     /// Creates the service with the whole server ("") SERVING.
     public init() {}

@@ -26,6 +26,28 @@ public protocol ChannelSecurity: AnyObject {
     func drainCiphertext(_ sink: (UnsafeRawBufferPointer) -> Void)
     /// The protocol chosen by ALPN, once the handshake is complete.
     var negotiatedProtocol: String? { get }
+    /// The certificate the peer presented, once the handshake is complete; nil when it presented none.
+    var peerCertificate: PeerCertificate? { get }
+}
+
+/// What the certificate a TLS peer presented says about it.
+public struct PeerCertificate: Sendable, Equatable {
+    /// Its URI subject alternative names (a SPIFFE ID among them, for a service).
+    public let uris: [String]
+    /// Its DNS subject alternative names.
+    public let dnsNames: [String]
+    /// Why its chain did not verify against the trusted certificates (expired, unknown issuer, ...); nil when it
+    /// did.
+    public let verificationFailure: String?
+    /// Its serial number in hex, for logs.
+    public let serialNumber: String
+
+    public init(uris: [String], dnsNames: [String], verificationFailure: String?, serialNumber: String) {
+        self.uris = uris
+        self.dnsNames = dnsNames
+        self.verificationFailure = verificationFailure
+        self.serialNumber = serialNumber
+    }
 }
 
 /// One non-blocking TCP connection on one ``EventLoop``: reads are delivered to the handler, writes are gathered
@@ -201,7 +223,9 @@ public final class Channel: EventLoopSource, EndOfTurnFlushing {
                         if state == .active { handler?.channelRead(self, plaintext) }
                     }
                 } catch {
-                    close(error: NetworkError(.tlsFailure, "TLS failure"))
+                    // The reason (a handshake error, or a peer the client does not accept) is safe to log: it
+                    // names certificates and protocol errors, never key material.
+                    close(error: NetworkError(.tlsFailure, "TLS failure: \(error)"))
                     return
                 }
                 // The handshake or alerts may have produced ciphertext to send.

@@ -8,6 +8,8 @@ import Observability
 import PostgresStorage
 import NameResolution
 import ServiceContracts
+import ServiceIdentity
+import ServiceTransport
 
 /// The composition root every gRPC service shares: read configuration, open the database (failing fast), serve
 /// gRPC with health, watch the database for readiness, sweep the tables the service owns, run until SIGTERM or
@@ -16,8 +18,12 @@ public enum ServiceMain {
     /// Runs the service and exits the process: 0 after a clean shutdown, 1 when the database cannot be reached
     /// or the listener cannot be opened, 2 for a bad configuration value. `sweeping` names the tables whose ended
     /// rows this service deletes (see ``Sweeper``); every replica sweeps them.
+    ///
+    /// `callers` says which services may call which of its methods (health is open to every caller); a
+    /// registered method without a rule stops the service at start, and with mutual TLS every call is checked.
     public static func run(
         name: String, listen: KeyPath<ServerConfiguration, ServiceAddress>,
+        callers: [CallerPolicy.Rule],
         environment: [String: String] = ProcessInfo.processInfo.environment,
         sweeping sweptTables: @Sendable (ServiceContext) -> [SweptTable] = { _ in [] },
         register: @Sendable (GRPCServer, ServiceContext) throws -> Void
@@ -28,6 +34,14 @@ public enum ServiceMain {
         do {
             configuration = try ServerConfiguration(environment: environment)
             databaseURL = try configuration.requireDatabaseURL()
+        } catch {
+            logger.error("configuration.invalid", ["detail": String(describing: error)])
+            exitWithMessage(name, "\(error)", status: 2)
+        }
+
+        let transport: GRPCTransportSecurity
+        do {
+            transport = try GRPCTransportSecurity(configuration: configuration, logger: logger)
         } catch {
             logger.error("configuration.invalid", ["detail": String(describing: error)])
             exitWithMessage(name, "\(error)", status: 2)
@@ -51,8 +65,13 @@ public enum ServiceMain {
         } catch {
             exitWithMessage(name, "\(error)", status: 2)
         }
+        let policy = CallerPolicy(
+            trustDomain: transport.trustDomain, rules: callers, openPaths: HealthService.paths)
         var serverConfiguration = GRPCServerConfiguration(address: socketAddress)
         serverConfiguration.logger = logger
+        serverConfiguration.tls = transport.serverTLS
+        serverConfiguration.authorizer = ServiceCallAuthorizer(
+            policy: policy, service: name, logger: logger, metrics: metrics)
         if let threads = configuration.eventLoopThreads { serverConfiguration.threadCount = threads }
         let server = GRPCServer(configuration: serverConfiguration)
         let health = HealthService()
@@ -61,6 +80,13 @@ public enum ServiceMain {
             try register(server, context)
         } catch {
             exitWithMessage(name, "startup failed: \(error)", status: 1)
+        }
+        let uncovered = server.registeredPaths.subtracting(policy.coveredPaths)
+        guard uncovered.isEmpty else {
+            exitWithMessage(name, "no caller rule for \(uncovered.sorted().joined(separator: ", "))", status: 1)
+        }
+        let healthServer = configuration.grpcHealthListen.map { address in
+            plaintextHealthServer(address, name: name, health: health, logger: logger)
         }
 
         let watcher = Task.detached {
@@ -71,6 +97,14 @@ public enum ServiceMain {
             logger.info("service.started", ["listen": "\(bound)"])
         } catch {
             exitWithMessage(name, "cannot listen on \(address): \(error)", status: 1)
+        }
+        if let healthServer {
+            do {
+                let bound = try healthServer.start()
+                logger.info("health.started", ["listen": "\(bound)", "tls": "off"])
+            } catch {
+                exitWithMessage(name, "GRPC_HEALTH_LISTEN: cannot listen: \(error)", status: 1)
+            }
         }
         var operations: HTTPServer?
         if let metricsAddress = configuration.metricsListen {
@@ -96,12 +130,14 @@ public enum ServiceMain {
         let sweeper = Sweeper(
             service: name, tables: tables, settings: Sweeper.Settings(configuration), metrics: metrics, logger: logger)
         if !tables.isEmpty { context.background { await sweeper.run() } }
+        context.background { await transport.watchForRotation() }
         await waitForTerminationSignal()
         logger.info("service.stopping")
         // Shutdown blocks while calls drain; it runs on a thread of its own, not a cooperative one.
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             Thread { [operations] in
                 server.shutdown()
+                healthServer?.shutdown()
                 operations?.shutdown()
                 done.resume()
             }.start()
@@ -112,6 +148,26 @@ public enum ServiceMain {
         storage.shutdown()
         logger.info("service.stopped")
         endProcess(0)
+    }
+
+    /// A plaintext gRPC server that serves `grpc.health.v1` and nothing else, for probes that cannot speak TLS
+    /// (Kubernetes' native gRPC probe). It reports what the main server's health reports.
+    static func plaintextHealthServer(
+        _ address: ServiceAddress, name: String, health: HealthService, logger: Observability.Logger
+    ) -> GRPCServer {
+        let socketAddress: SocketAddress
+        do {
+            socketAddress = try AddressResolution.resolve(address, variable: "GRPC_HEALTH_LISTEN")
+        } catch {
+            exitWithMessage(name, "\(error)", status: 2)
+        }
+        var configuration = GRPCServerConfiguration(address: socketAddress)
+        configuration.threadCount = 1
+        configuration.logger = logger
+        configuration.drainTimeoutNanoseconds = 1_000_000_000
+        let server = GRPCServer(configuration: configuration)
+        health.register(on: server)
+        return server
     }
 
     /// Ends the process without running its exit handlers. exit() would run them on this thread while the

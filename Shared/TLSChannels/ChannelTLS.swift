@@ -28,18 +28,60 @@ public enum ChannelTLS {
             TLSChannelSecurity(try TLSConnection(context: context, serverName: serverName ?? address.host))
         }
     }
+
+    /// The server side of mutual TLS 1.3 with `credentials`, reloaded as their files change: every client is
+    /// asked for a certificate, whose names and verification result reach the application
+    /// (``NetworkIO/ChannelSecurity/peerCertificate``) to authorize each call.
+    public static func mutualServerSecurity(_ credentials: ReloadingTLSCredentials)
+        -> @Sendable () throws -> ChannelSecurity
+    {
+        { TLSChannelSecurity(try TLSConnection(context: credentials.server)) }
+    }
+
+    /// The client side of mutual TLS 1.3 with `credentials`: the server's chain must verify against the CA
+    /// bundle, and `acceptServer` must accept the certificate it presented (a service identity, in place of a
+    /// host name), or the connection fails.
+    public static func mutualClientSecurity(
+        _ credentials: ReloadingTLSCredentials, acceptServer: @escaping @Sendable (PeerCertificate) -> Bool
+    ) -> @Sendable (SocketAddress) throws -> ChannelSecurity {
+        { _ in TLSChannelSecurity(try TLSConnection(context: credentials.client), acceptPeer: acceptServer) }
+    }
 }
 
 /// Adapts a ``Crypto/TLSConnection`` to the channel's security interface.
 final class TLSChannelSecurity: ChannelSecurity {
     private let connection: TLSConnection
+    private let acceptPeer: (@Sendable (PeerCertificate) -> Bool)?
+    /// True once the server's certificate was accepted (from the start when nothing is checked).
+    private var peerAccepted: Bool
 
-    init(_ connection: TLSConnection) { self.connection = connection }
+    init(_ connection: TLSConnection, acceptPeer: (@Sendable (PeerCertificate) -> Bool)? = nil) {
+        self.connection = connection
+        self.acceptPeer = acceptPeer
+        self.peerAccepted = acceptPeer == nil
+    }
 
     func startHandshake() throws { try connection.startHandshake() }
 
     func receiveCiphertext(_ bytes: UnsafeRawBufferPointer, deliver: (UnsafeRawBufferPointer) -> Void) throws {
-        try connection.receiveCiphertext(bytes, deliver: deliver)
+        var refusal: TLSPeerRefused?
+        try connection.receiveCiphertext(bytes) { plaintext in
+            // Nothing is handed on before the peer is accepted; application data can arrive in the same read as
+            // the end of the handshake, so the check runs here too.
+            if !peerAccepted, refusal == nil { refusal = checkPeer() }
+            if peerAccepted { deliver(plaintext) }
+        }
+        if !peerAccepted, refusal == nil, connection.isHandshakeComplete { refusal = checkPeer() }
+        if let refusal { throw refusal }
+    }
+
+    private func checkPeer() -> TLSPeerRefused? {
+        guard let acceptPeer else { return nil }
+        guard let certificate = peerCertificate, acceptPeer(certificate) else {
+            return TLSPeerRefused(certificate: peerCertificate)
+        }
+        peerAccepted = true
+        return nil
     }
 
     func sendPlaintext(_ bytes: UnsafeRawBufferPointer) throws { try connection.sendPlaintext(bytes) }
@@ -47,4 +89,22 @@ final class TLSChannelSecurity: ChannelSecurity {
     func drainCiphertext(_ sink: (UnsafeRawBufferPointer) -> Void) { connection.drainCiphertext(sink) }
 
     var negotiatedProtocol: String? { connection.negotiatedProtocol }
+
+    var peerCertificate: PeerCertificate? {
+        connection.peerCertificate.map {
+            PeerCertificate(
+                uris: $0.uris, dnsNames: $0.dnsNames, verificationFailure: $0.verificationFailure,
+                serialNumber: $0.serialNumber)
+        }
+    }
+}
+
+/// The server a client reached presented a certificate that is not the one it expected.
+struct TLSPeerRefused: Error, CustomStringConvertible {
+    let certificate: PeerCertificate?
+
+    var description: String {
+        guard let certificate else { return "the server presented no certificate" }
+        return "the server's certificate (\((certificate.uris + certificate.dnsNames).joined(separator: ", "))) is not the expected service"
+    }
 }

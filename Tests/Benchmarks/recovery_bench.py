@@ -1,4 +1,4 @@
-"""Account recovery on this machine, against the real stack (Tests/Contract's harness) and a local aiosmtpd relay
+"""Account recovery on this machine, against the real stack (Tests/Support/python/passkey_stack.py) and a local aiosmtpd relay
 (Tests/Recovery's mailbox): how fast the outbox drains into the relay, and how long POST /v1/recovery takes for a
 verified address and for an address no account has (the answers are the same; the times show how close).
 
@@ -16,8 +16,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "Tests" / "Contract"))
 sys.path.insert(0, str(ROOT / "Tests" / "Recovery"))
 
-from conftest import Client, Mailbox, psql  # noqa: E402
-from stack import Stack  # noqa: E402
+from conftest import Client, Mailbox, Stack, psql  # noqa: E402
 
 MESSAGES = int(os.environ.get("MESSAGES", "300"))
 STARTS = int(os.environ.get("STARTS", "300"))
@@ -26,7 +25,7 @@ STARTS = int(os.environ.get("STARTS", "300"))
 def main():
     mailbox = Mailbox()
     mailbox.start()
-    stack = Stack(extra_env={
+    stack = Stack({
         "SMTP_URL": f"smtp://127.0.0.1:{mailbox.port}", "SMTP_STARTTLS": "off",
         "PASSKEY_RATE_LIMIT_RECOVERY_PER_EMAIL": "0", "PASSKEY_RATE_LIMIT_RECOVERY_PER_ADDRESS": "0",
         "PASSKEY_RATE_LIMIT_SIGNUP_PER_ADDRESS": "0", "EVENT_LOOP_THREADS": "1",

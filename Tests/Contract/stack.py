@@ -1,165 +1,19 @@
-"""The real stack for the contract tests: a fresh database on DATABASE_URL's server, the three services and the
-gateway, each one process of PASSKEY_BIN_DIR on a free port, with the deployment's default rate limits."""
-
-import json
-import os
+"""The real stack for the contract tests (Tests/Support/python/passkey_stack.py), with the deployment's default
+rate limits."""
 import pathlib
-import socket
-import subprocess
-import tempfile
-import time
-import urllib.error
-import urllib.parse
-import urllib.request
-import uuid
+import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-BIN = pathlib.Path(os.environ.get("PASSKEY_BIN_DIR", ROOT / ".build" / "debug"))
-SERVICES = ("challenge-service", "session-service", "verification-service")
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "Support" / "python"))
 
-_handed_out = set()
+from passkey_stack import ROOT, Response, Stack as _Stack  # noqa: E402
+
+__all__ = ["ROOT", "Response", "Stack"]
 
 
-def free_port():
-    """A port nobody listens on, never the same one twice (the servers listen with SO_REUSEPORT)."""
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port not in _handed_out:
-            _handed_out.add(port)
-            return port
-
-
-def wait_for_port(port, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"port {port} never opened")
-
-
-def database_url(server_url, name):
-    """server_url with its database replaced (URL or keyword/value form)."""
-    if "://" not in server_url:
-        return f"{server_url} dbname={name}"
-    parts = urllib.parse.urlsplit(server_url)
-    # Built by hand: urlunsplit drops the empty host of socket URLs such as postgresql:///db?host=/tmp/x.
-    query = f"?{parts.query}" if parts.query else ""
-    return f"{parts.scheme}://{parts.netloc}/{name}{query}"
-
-
-class Response:
-    def __init__(self, status, headers, body):
-        self.status = status
-        self.headers = headers
-        self.body = body
-
-    def json(self):
-        return json.loads(self.body)
-
-
-class Stack:
-    """Started with `start()`, stopped with `stop()`; `request()` calls the gateway over HTTP/1.1."""
-
-    def __init__(self, extra_env=None):
-        # Settings of a suite that reuses this stack (Tests/Recovery: SMTP_URL and its limits); they win.
-        self.extra_env = dict(extra_env or {})
-        if not os.environ.get("DATABASE_URL"):
-            raise RuntimeError("DATABASE_URL is not set (deploy/local/test sets it)")
-        self.server_url = os.environ["DATABASE_URL"]
-        self.database = "contract_" + uuid.uuid4().hex
-        self.url = database_url(self.server_url, self.database)
-        self.logs = pathlib.Path(tempfile.mkdtemp(prefix="passkey-contract-"))
-        self.processes = {}
-        self.gateway_port = free_port()
-
-    @property
-    def base_url(self):
-        return f"http://127.0.0.1:{self.gateway_port}"
-
-    def start(self):
-        subprocess.run(["psql", self.server_url, "-qc", f"CREATE DATABASE {self.database}"], check=True)
-        ports = {name: free_port() for name in ("challenge", "session", "verification")}
-        env = dict(os.environ)
-        env.update({
-            "DATABASE_URL": self.url,
-            "DATABASE_POOL_SIZE": "4",
-            "EVENT_LOOP_THREADS": "1",
-            "PASSKEY_RP_ID": "localhost",
-            "PASSKEY_ORIGINS": f"http://localhost:{self.gateway_port}",
-            # The suite's own calls (minting tokens) name a client address of their own in X-Forwarded-For, so
-            # the requests schemathesis makes from 127.0.0.1 meet the rate limits alone.
-            "PASSKEY_TRUSTED_PROXIES": "127.0.0.1",
-            "GATEWAY_LISTEN": f"127.0.0.1:{self.gateway_port}",
-        })
-        for name, port in ports.items():
-            env[f"{name.upper()}_SERVICE_LISTEN"] = f"127.0.0.1:{port}"
-            env[f"{name.upper()}_SERVICE_ADDRESSES"] = f"127.0.0.1:{port}"
-        env.update(self.extra_env)
-        self.env = env
-        self.ports = ports
-        subprocess.run([str(BIN / "passkey-migrate")], env=env, check=True, capture_output=True)
-        for name in SERVICES + ("gateway",):
-            self.spawn(name)
-        for port in list(ports.values()) + [self.gateway_port]:
-            wait_for_port(port)
-        deadline = time.monotonic() + 30
-        while self.request("GET", "/readyz").status != 200:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the stack never became ready:\n" + self.log_text())
-            time.sleep(0.1)
-        return self
-
-    def spawn(self, name):
-        """Starts one executable with the stack's environment, its output appended to its log."""
-        log = open(self.logs / f"{name}.log", "ab")
-        self.processes[name] = subprocess.Popen([str(BIN / name)], env=self.env, stdout=log, stderr=log)
-
-    def kill(self, name):
-        """SIGKILL: the process gets no chance to finish anything."""
-        self.processes[name].kill()
-        self.processes[name].wait(timeout=15)
-
-    def restart(self, name):
-        """Starts a killed or stopped service again and waits for its port."""
-        self.spawn(name)
-        service = name.removesuffix("-service")
-        wait_for_port(self.gateway_port if name == "gateway" else self.ports[service])
-
-    def exited(self):
-        """The processes that are no longer running, with their exit status."""
-        return {name: process.poll() for name, process in self.processes.items() if process.poll() is not None}
-
-    def stop(self):
-        for process in self.processes.values():
-            process.terminate()
-        for process in self.processes.values():
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        subprocess.run(["psql", self.server_url, "-qc", f"DROP DATABASE IF EXISTS {self.database} WITH (FORCE)"])
-
-    def request(self, method, path, body=None, token=None, client_address=None, raw=None, headers=None):
-        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-        request = urllib.request.Request(self.base_url + path, data=data, method=method)
-        if data is not None:
-            request.add_header("Content-Type", "application/json")
-        if token:
-            request.add_header("Authorization", f"Bearer {token}")
-        if client_address:
-            request.add_header("X-Forwarded-For", client_address)
-        for name, value in (headers or {}).items():
-            request.add_header(name, value)
-        try:
-            with urllib.request.urlopen(request, timeout=10) as response:
-                return Response(response.status, response.headers, response.read())
-        except urllib.error.HTTPError as error:
-            return Response(error.code, error.headers, error.read())
-
-    def log_text(self):
-        return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-20000:]}" for p in sorted(self.logs.glob("*.log")))
+def Stack():
+    return _Stack("contract", environment={
+        "EVENT_LOOP_THREADS": "1",
+        # The suite's own calls (minting tokens) name a client address of their own in X-Forwarded-For, so the
+        # requests schemathesis makes from 127.0.0.1 meet the rate limits alone.
+        "PASSKEY_TRUSTED_PROXIES": "127.0.0.1",
+    })

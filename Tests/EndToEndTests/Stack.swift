@@ -3,6 +3,7 @@ import PasskeyClient
 import Postgres
 import PostgresStorage
 import PostgresTestSupport
+import TestCertificates
 import XCTest
 
 /// The whole product as apps meet it: a fresh database, the three services and the gateway, as real processes.
@@ -43,6 +44,7 @@ final class Stack: @unchecked Sendable {
         verificationPorts = (0..<verificationReplicas).map { _ in freePort() }
         metricsPorts = ["challenge-service": freePort(), "session-service": freePort(), "verification-service": freePort()]
 
+        let certificates = try TestCertificates.shared()
         var environment = ProcessInfo.processInfo.environment
         environment.merge([
             "DATABASE_URL": database.url, "DATABASE_POOL_SIZE": "4",
@@ -62,8 +64,16 @@ final class Stack: @unchecked Sendable {
         environment.merge(extra) { _, new in new }
         self.environment = environment
 
+        /// The environment of one process: its own certificate, unless the test configures gRPC itself.
+        func identity(_ name: String) -> [String: String] {
+            var own = environment
+            if extra.keys.allSatisfy({ !$0.hasPrefix("GRPC_TLS_") && $0 != "GRPC_PLAINTEXT" }) {
+                own.merge(certificates.environment(for: name)) { _, new in new }
+            }
+            return own
+        }
         func metrics(_ service: String) -> [String: String] {
-            var withMetrics = environment
+            var withMetrics = identity(service)
             withMetrics["METRICS_LISTEN"] = "127.0.0.1:\(metricsPorts[service]!)"
             return withMetrics
         }
@@ -73,11 +83,11 @@ final class Stack: @unchecked Sendable {
             executable: "session-service", environment: metrics("session-service"), logDirectory: logDirectory)
         verification = verificationPorts.enumerated().map { index, port in
             // The first replica serves metrics; the others would need ports of their own.
-            var replica = index == 0 ? metrics("verification-service") : environment
+            var replica = index == 0 ? metrics("verification-service") : identity("verification-service")
             replica["VERIFICATION_SERVICE_LISTEN"] = "127.0.0.1:\(port)"
             return ManagedProcess(executable: "verification-service", environment: replica, logDirectory: logDirectory)
         }
-        gateway = ManagedProcess(executable: "gateway", environment: environment, logDirectory: logDirectory)
+        gateway = ManagedProcess(executable: "gateway", environment: identity("gateway"), logDirectory: logDirectory)
         do {
             for process in [challenge!, session!] + verification + [gateway!] { try process.start() }
         } catch {
@@ -127,7 +137,7 @@ final class Stack: @unchecked Sendable {
     }
 }
 
-struct StackError: Error, CustomStringConvertible {
+struct StackError: Error, CustomStringConvertible, Sendable {
     let message: String
     var description: String { message }
 }

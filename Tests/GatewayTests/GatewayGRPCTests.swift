@@ -77,6 +77,8 @@ final class GatewayGRPCTests: XCTestCase {
         }
         let addresses = [first, second].compactMap { $0.localAddress?.description }.joined(separator: ",")
         let configuration = try ServerConfiguration(environment: [
+            // The test's services are plaintext doubles.
+            "GRPC_PLAINTEXT": "true",
             "CHALLENGE_SERVICE_ADDRESSES": addresses, "VERIFICATION_SERVICE_ADDRESSES": addresses,
             "SESSION_SERVICE_ADDRESSES": addresses,
         ])

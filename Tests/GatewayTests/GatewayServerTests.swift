@@ -19,6 +19,8 @@ final class GatewayServerTests: XCTestCase {
         try await super.setUp()
         let servicePort = unusedPort()
         let configuration = try ServerConfiguration(environment: [
+            // The test's services are plaintext doubles.
+            "GRPC_PLAINTEXT": "true",
             "CHALLENGE_SERVICE_ADDRESSES": "127.0.0.1:\(servicePort)",
             "VERIFICATION_SERVICE_ADDRESSES": "127.0.0.1:\(servicePort)",
             "SESSION_SERVICE_ADDRESSES": "127.0.0.1:\(servicePort)",
@@ -319,6 +321,8 @@ final class GatewayTLSTests: XCTestCase {
         XCTAssertEqual(made, 0)
         let unused = unusedPort()
         let configuration = try ServerConfiguration(environment: [
+            // The test's services are plaintext doubles.
+            "GRPC_PLAINTEXT": "true",
             "GATEWAY_TLS_CERTIFICATE": "\(directory)/cert.pem", "GATEWAY_TLS_KEY": "\(directory)/key.pem",
             "CHALLENGE_SERVICE_ADDRESSES": "127.0.0.1:\(unused)",
             "VERIFICATION_SERVICE_ADDRESSES": "127.0.0.1:\(unused)",
@@ -340,6 +344,8 @@ final class GatewayTLSTests: XCTestCase {
 
     func testUnloadableCertificateNamesTheVariable() throws {
         let configuration = try ServerConfiguration(environment: [
+            // The test's services are plaintext doubles.
+            "GRPC_PLAINTEXT": "true",
             "GATEWAY_TLS_CERTIFICATE": "/nonexistent/cert.pem", "GATEWAY_TLS_KEY": "/nonexistent/key.pem",
         ])
         XCTAssertThrowsError(
@@ -357,6 +363,8 @@ final class GatewayRecoveryTests: XCTestCase {
     func testReadinessFollowsAServiceThatGoesAndComesBack() async throws {
         let servicePort = unusedPort()
         let configuration = try ServerConfiguration(environment: [
+            // The test's services are plaintext doubles.
+            "GRPC_PLAINTEXT": "true",
             "CHALLENGE_SERVICE_ADDRESSES": "127.0.0.1:\(servicePort)",
             "VERIFICATION_SERVICE_ADDRESSES": "127.0.0.1:\(servicePort)",
             "SESSION_SERVICE_ADDRESSES": "127.0.0.1:\(servicePort)",
@@ -433,6 +441,7 @@ final class GatewayExecutableTests: XCTestCase {
         process.environment = [
             "GATEWAY_LISTEN": "127.0.0.1:\(port)", "CHALLENGE_SERVICE_ADDRESSES": "127.0.0.1:\(unused)",
             "VERIFICATION_SERVICE_ADDRESSES": "127.0.0.1:\(unused)", "SESSION_SERVICE_ADDRESSES": "127.0.0.1:\(unused)",
+            "GRPC_PLAINTEXT": "true",
         ]
         let errors = Pipe()
         process.standardError = errors

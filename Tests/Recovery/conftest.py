@@ -1,4 +1,4 @@
-"""The recovery suite: the real stack (Tests/Contract's harness) sending mail to a real SMTP server (aiosmtpd)
+"""The recovery suite: the real stack (Tests/Support/python/passkey_stack.py) sending mail to a real SMTP server (aiosmtpd)
 started here, whose delivered messages the tests read."""
 
 import asyncio
@@ -15,17 +15,25 @@ import uuid
 import pytest
 from aiosmtpd.controller import Controller
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "Contract"))
+TESTS = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(TESTS / "Contract"))
+sys.path.insert(0, str(TESTS / "Support" / "python"))
 
+from passkey_stack import Stack as _Stack, free_port  # noqa: E402
 from passkeys import registration_response  # noqa: E402
-from stack import Stack, free_port  # noqa: E402
+
+
+def Stack(environment=None):
+    """The shared stack (mutual TLS between the services, as everywhere) with mail to this suite's relay: the
+    calls name client addresses of their own in X-Forwarded-For (the gateway trusts 127.0.0.1 as a proxy)."""
+    return _Stack("recovery", environment={"PASSKEY_TRUSTED_PROXIES": "127.0.0.1", **(environment or {})})
 
 
 def _browser_support():
     """Tests/Browser's conftest as a module of its own name: its Chromium fixture (`browser`) then runs against this
     suite's stack."""
     import importlib.util
-    path = pathlib.Path(__file__).resolve().parents[1] / "Browser" / "conftest.py"
+    path = TESTS / "Browser" / "conftest.py"
     spec = importlib.util.spec_from_file_location("browser_conftest", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -109,10 +117,11 @@ def mailbox():
 
 @pytest.fixture(scope="session")
 def stack(mailbox):
-    running = Stack(extra_env={
+    running = Stack({
         "SMTP_URL": f"smtp://127.0.0.1:{mailbox.port}",
         "SMTP_STARTTLS": "off",
         "SMTP_FROM": "no-reply@passkey.test",
+        "EVENT_LOOP_THREADS": "1",
         "PASSKEY_RP_NAME": "Recovery Suite",
         "PASSKEY_RATE_LIMIT_SIGNUP_PER_ADDRESS": "0",
         "PASSKEY_RATE_LIMIT_PASSWORD_PER_ADDRESS": "0",
@@ -146,7 +155,7 @@ class Client:
         address = f"recovery-{uuid.uuid4().hex[:12]}@example.com"
         start = self.call("POST", "/v1/passkeys/account-registrations", {"email": address, "displayName": "Grace"})
         assert start.status == 200, start.body
-        body = dict(registration_response(start.json(), self.stack.env["PASSKEY_ORIGINS"]),
+        body = dict(registration_response(start.json(), self.stack.origin),
                     registrationID=start.json()["registrationID"])
         finish = self.call("POST", "/v1/passkeys/account-registrations/finish", body)
         assert finish.status == 201, finish.body
@@ -155,7 +164,7 @@ class Client:
     def register_passkey(self, token, finish_path):
         start = self.call("POST", "/v1/passkeys/registrations", {}, token=token)
         assert start.status == 200, start.body
-        body = dict(registration_response(start.json(), self.stack.env["PASSKEY_ORIGINS"]),
+        body = dict(registration_response(start.json(), self.stack.origin),
                     challengeID=start.json()["challengeID"])
         return self.call("POST", finish_path, body, token=token)
 

@@ -25,7 +25,7 @@ def test_lost_passkey_path_recovers_the_account_with_a_new_passkey(browser, stac
     code = mailbox.latest_code(address)
     assert client.call("POST", "/v1/account/email/verify", {"code": code}, token=token).status == 204
 
-    browser.get(stack.env["PASSKEY_ORIGINS"] + "/")
+    browser.get(stack.origin + "/")
     # One step at a time: the code's form and the passkey step wait for their turn.
     assert not browser.find_element(By.ID, "recovery-finish-form").is_displayed()
     assert not browser.find_element(By.ID, "recovery-passkey").is_displayed()

@@ -284,8 +284,8 @@ def test_the_outbox_survives_a_kill_and_sends_nothing_twice_after_acknowledgemen
 
 
 def test_recovery_keeps_the_other_sessions_when_so_configured(mailbox):
-    from stack import Stack
-    stack = Stack(extra_env={
+    from conftest import Stack
+    stack = Stack({
         "SMTP_URL": f"smtp://127.0.0.1:{mailbox.port}", "SMTP_STARTTLS": "off",
         "PASSKEY_RECOVERY_REVOKES_SESSIONS": "false",
     }).start()

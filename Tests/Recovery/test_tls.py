@@ -11,8 +11,7 @@ import pathlib
 import pytest
 from aiosmtpd.smtp import AuthResult
 
-from conftest import Client, Mailbox, psql
-from stack import Stack
+from conftest import Client, Mailbox, Stack, psql
 
 USER, SECRET = "relay-user", "relay secret"
 
@@ -42,7 +41,7 @@ def tls_mailbox(certificate):
 
 
 def start_stack(mailbox, certificate, password, extra=None):
-    return Stack(extra_env={
+    return Stack({
         "SMTP_URL": f"smtp://127.0.0.1:{mailbox.port}",
         "SMTP_STARTTLS": "required",
         "SMTP_CA_FILE": str(certificate[0]),

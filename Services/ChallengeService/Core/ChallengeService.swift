@@ -2,6 +2,7 @@ import Domain
 import Foundation
 import GRPC
 import ServiceContracts
+import ServiceIdentity
 
 /// challenge-service's gRPC surface: `passkey.v1.ChallengeService`, translated to `ChallengeUseCases` calls.
 public struct ChallengeService: ChallengeServiceHandler {
@@ -75,4 +76,16 @@ public struct ChallengeService: ChallengeServiceHandler {
         response.timeoutMilliseconds = timeoutMilliseconds
         return response
     }
+}
+
+extension ChallengeService {
+    /// Who may call each method: only the gateway, which serves apps; no service calls another.
+    public static let callers: [CallerPolicy.Rule] = [
+        CallerPolicy.Rule(
+            [
+                ChallengeServiceMethods.beginRegistration.path,
+                ChallengeServiceMethods.beginAccountRegistration.path,
+                ChallengeServiceMethods.beginAuthentication.path,
+            ], callers: [ServiceIdentity.Name.gateway])
+    ]
 }

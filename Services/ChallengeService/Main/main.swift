@@ -9,7 +9,7 @@ import ServiceContracts
 import Observability
 
 await ServiceMain.run(
-    name: "challenge-service", listen: \.challengeServiceListen,
+    name: "challenge-service", listen: \.challengeServiceListen, callers: ChallengeService.callers,
     sweeping: { context in
         let storage = context.storage
         let retention = context.configuration.ceremonyRetention

@@ -185,13 +185,16 @@ public enum ProblemMapping {
     }
 
     /// The problem for a failed call: the domain error the service threw when there is one, otherwise by gRPC
-    /// status (a service that cannot be reached or does not answer in time is 503).
+    /// status (a service that cannot be reached or does not answer in time is 503, and so is one that refused the
+    /// gateway itself: UNAUTHENTICATED or PERMISSION_DENIED without a domain error is its caller policy refusing
+    /// the gateway's certificate, which no app can fix).
     public static func problem(for error: RPCError, ceremony: Ceremony? = nil) -> APIProblem {
         if let domain = ServiceErrors.domainError(from: error) { return problem(for: domain, ceremony: ceremony) }
         switch error.code {
-        case .unavailable, .deadlineExceeded, .cancelled, .resourceExhausted, .unimplemented: return .unavailable
+        case .unavailable, .deadlineExceeded, .cancelled, .resourceExhausted, .unimplemented, .unauthenticated,
+            .permissionDenied:
+            return .unavailable
         case .invalidArgument: return .invalidRequest("The request was refused.")
-        case .unauthenticated: return .unauthenticated()
         case .notFound: return .notFound
         default: return .internalError
         }

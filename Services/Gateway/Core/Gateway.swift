@@ -4,6 +4,8 @@ import HTTPServer
 import Configuration
 import NetworkIO
 import Observability
+import ServiceTransport
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -16,6 +18,9 @@ public final class Gateway: Sendable {
     public let application: GatewayApplication
     private let server: HTTPServer
     private let backends: GRPCServiceBackends?
+    /// The services' connections' TLS, when the gateway made its own clients.
+    private let transport: GRPCTransportSecurity?
+    private let rotationWatcher = Mutex<Task<Void, Never>?>(nil)
     private let logger: Observability.Logger
 
     /// Builds the gateway for `configuration`. `listenAddress` overrides `GATEWAY_LISTEN` (port 0 for any free
@@ -45,10 +50,13 @@ public final class Gateway: Sendable {
         serverSettings(&serverConfiguration)
         let grpcBackends: GRPCServiceBackends?
         if backends == nil {
+            let transport = try GRPCTransportSecurity(configuration: configuration, logger: logger)
             grpcBackends = try GRPCServiceBackends(
-                configuration: configuration, settings: backendSettings, logger: logger)
+                configuration: configuration, settings: backendSettings, logger: logger, transport: transport)
+            self.transport = transport
         } else {
             grpcBackends = nil
+            self.transport = nil
         }
         self.backends = grpcBackends
         guard let chosen: any ServiceBackends = backends ?? grpcBackends else {
@@ -64,6 +72,9 @@ public final class Gateway: Sendable {
     @discardableResult
     public func start() throws -> SocketAddress {
         let address = try server.start()
+        if let transport {
+            rotationWatcher.withLock { $0 = Task.detached { await transport.watchForRotation() } }
+        }
         logger.log(
             .info, "gateway.started",
             fields: [("address", address.description), ("tls", server.configuration.tls == nil ? "off" : "on")])
@@ -75,6 +86,7 @@ public final class Gateway: Sendable {
         logger.info("gateway.draining")
         server.shutdown()
         backends?.close()
+        rotationWatcher.withLock { $0?.cancel() }
         logger.info("gateway.stopped")
     }
 

@@ -6,6 +6,7 @@ import GRPC
 import GRPCHealth
 import NetworkIO
 import Protobuf
+import ServiceTransport
 
 /// The three services the gateway calls.
 public enum BackendService: String, Sendable, CaseIterable {
@@ -64,9 +65,12 @@ public final class GRPCServiceBackends: ServiceBackends {
     }
 
     /// Creates the clients for each service's address source and starts connecting.
+    /// With `transport`, every connection is mutual TLS and the server must present the identity of the service
+    /// it stands for; without, plaintext.
     public init(
         challenge: GRPCAddressSource, verification: GRPCAddressSource, session: GRPCAddressSource,
-        settings: BackendCallSettings = BackendCallSettings(), logger: Logger = .disabled
+        settings: BackendCallSettings = BackendCallSettings(), logger: Logger = .disabled,
+        transport: GRPCTransportSecurity? = nil
     ) throws {
         var configuration = GRPCClientConfiguration()
         configuration.threadCount = settings.threadsPerService
@@ -74,10 +78,15 @@ public final class GRPCServiceBackends: ServiceBackends {
         configuration.maxBackoffNanoseconds = settings.maximumBackoff.wholeNanoseconds
         configuration.reconnectOnDemandAfterNanoseconds = settings.reconnectOnDemandAfter.wholeNanoseconds
         configuration.logger = logger
+        func client(_ service: BackendService, _ source: GRPCAddressSource) throws -> GRPCClient {
+            var secured = configuration
+            secured.tls = transport?.clientTLS(to: service.rawValue)
+            return try GRPCClient(source: source, configuration: secured)
+        }
         clients = [
-            .challenge: try GRPCClient(source: challenge, configuration: configuration),
-            .verification: try GRPCClient(source: verification, configuration: configuration),
-            .session: try GRPCClient(source: session, configuration: configuration),
+            .challenge: try client(.challenge, challenge),
+            .verification: try client(.verification, verification),
+            .session: try client(.session, session),
         ]
         self.settings = settings
     }
@@ -86,7 +95,7 @@ public final class GRPCServiceBackends: ServiceBackends {
     /// `SERVICE_DISCOVERY_INTERVAL` and after a connection fails.
     public convenience init(
         configuration: ServerConfiguration, settings: BackendCallSettings = BackendCallSettings(),
-        logger: Logger = .disabled
+        logger: Logger = .disabled, transport: GRPCTransportSecurity? = nil
     ) throws {
         let interval = Duration.milliseconds(Int64(configuration.serviceDiscoveryInterval * 1000))
         try self.init(
@@ -94,7 +103,7 @@ public final class GRPCServiceBackends: ServiceBackends {
             verification: ServiceDiscovery.addressSource(
                 for: configuration.verificationServiceAddresses, interval: interval),
             session: ServiceDiscovery.addressSource(for: configuration.sessionServiceAddresses, interval: interval),
-            settings: settings, logger: logger)
+            settings: settings, logger: logger, transport: transport)
     }
 
     /// Closes every connection.

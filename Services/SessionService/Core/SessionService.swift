@@ -2,6 +2,7 @@ import Domain
 import Foundation
 import GRPC
 import ServiceContracts
+import ServiceIdentity
 
 /// session-service's gRPC surface: `passkey.v1.SessionService`, translated to `SessionUseCases` calls.
 public struct SessionService: SessionServiceHandler {
@@ -117,4 +118,24 @@ public struct SessionService: SessionServiceHandler {
         response.codes = try await recovery.generateRecoveryCodes(for: try RequestFields.accountID(request.accountID))
         return response
     }
+}
+
+extension SessionService {
+    /// Who may call each method: only the gateway, which serves apps; no service calls another.
+    public static let callers: [CallerPolicy.Rule] = [
+        CallerPolicy.Rule(
+            [
+                SessionServiceMethods.createPasswordAccount.path,
+                SessionServiceMethods.signInWithPassword.path,
+                SessionServiceMethods.validateSession.path,
+                SessionServiceMethods.revokeSession.path,
+                SessionServiceMethods.listSessions.path,
+                SessionServiceMethods.getAccount.path,
+                SessionServiceMethods.requestEmailVerification.path,
+                SessionServiceMethods.verifyEmail.path,
+                SessionServiceMethods.startRecovery.path,
+                SessionServiceMethods.finishRecovery.path,
+                SessionServiceMethods.generateRecoveryCodes.path,
+            ], callers: [ServiceIdentity.Name.gateway])
+    ]
 }

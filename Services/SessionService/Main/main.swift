@@ -11,7 +11,7 @@ import ServiceRuntime
 import SessionServiceCore
 
 await ServiceMain.run(
-    name: "session-service", listen: \.sessionServiceListen,
+    name: "session-service", listen: \.sessionServiceListen, callers: SessionService.callers,
     sweeping: { context in
         [
             SweptTable(

@@ -4,6 +4,7 @@ import Foundation
 import GRPC
 import ServiceContracts
 import WebAuthn
+import ServiceIdentity
 
 /// verification-service's gRPC surface: `passkey.v1.VerificationService`, translated to `PasskeyCeremonies` calls.
 public struct VerificationService: VerificationServiceHandler {
@@ -112,4 +113,20 @@ public struct VerificationService: VerificationServiceHandler {
         info.transports = credential.transports
         return info
     }
+}
+
+extension VerificationService {
+    /// Who may call each method: only the gateway, which serves apps; no service calls another.
+    public static let callers: [CallerPolicy.Rule] = [
+        CallerPolicy.Rule(
+            [
+                VerificationServiceMethods.finishRegistration.path,
+                VerificationServiceMethods.finishRecoveryRegistration.path,
+                VerificationServiceMethods.finishAccountRegistration.path,
+                VerificationServiceMethods.finishAuthentication.path,
+                VerificationServiceMethods.listCredentials.path,
+                VerificationServiceMethods.renameCredential.path,
+                VerificationServiceMethods.removeCredential.path,
+            ], callers: [ServiceIdentity.Name.gateway])
+    ]
 }

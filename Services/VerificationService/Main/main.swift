@@ -8,7 +8,9 @@ import PostgresStorage
 import Configuration
 import ServiceContracts
 
-await ServiceMain.run(name: "verification-service", listen: \.verificationServiceListen) { server, context in
+await ServiceMain.run(
+    name: "verification-service", listen: \.verificationServiceListen, callers: VerificationService.callers
+) { server, context in
     let configuration = context.configuration
     let storage = context.storage
     let lastUse = LastUseRecorder(
