@@ -183,8 +183,8 @@ let serviceTargets: [Target] = [
     .testTarget(
         name: "SessionServiceCoreTests",
         dependencies: [
-            "Crypto", "Domain", "Encoding", "InMemoryStorage", "Observability", "PasswordHashing", "SessionIssuance",
-            "SessionServiceCore", "UseCaseTestSupport",
+            "AccountRecovery", "Crypto", "Domain", "Encoding", "InMemoryStorage", "Observability", "PasswordHashing",
+            "SessionIssuance", "SessionServiceCore", "UseCaseTestSupport",
         ],
         path: "Tests/SessionServiceCoreTests"),
     .executableTarget(

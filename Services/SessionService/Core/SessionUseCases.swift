@@ -63,6 +63,7 @@ public struct SessionUseCases: Sendable {
                 accountID: account.id, emailID: accountEmail.id, address: accountEmail.email, purpose: .verification,
                 random: random, now: now))
         logger.audit(.accountCreated, ["account.id": account.id.description, "method": "password"])
+        logger.audit(.emailVerificationSent, ["account.id": account.id.description])
         return account.id
     }
 

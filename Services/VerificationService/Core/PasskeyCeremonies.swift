@@ -145,6 +145,7 @@ public struct PasskeyCeremonies: Sendable {
         logger.audit(
             .accountCreated,
             ["account.id": account.id.description, "method": "passkey", "format": verified.attestationFormat.rawValue])
+        logger.audit(.emailVerificationSent, ["account.id": account.id.description])
         return account
     }
 
