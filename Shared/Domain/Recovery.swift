@@ -139,6 +139,10 @@ public protocol AccountRecoveryRepository: Sendable {
     /// Counts one attempt against the newest live code of `purpose` sent to the email and returns it, or nil when
     /// there is none or it has had `maximumAttempts` already.
     func attempt(emailID: UUID, purpose: EmailCodePurpose, maximumAttempts: Int) async throws -> EmailCode?
+    /// A failed attempt with no code to count it against, at the cost of a counted one (one row updated in its own
+    /// commit), so that its time does not tell an unknown address from a known one. `slot` spreads concurrent
+    /// attempts over rows (0 to 63).
+    func countDecoyAttempt(slot: Int) async throws
     /// Consumes the verification code and marks its email verified, in one transaction; false when the code was
     /// consumed or expired meanwhile.
     func completeVerification(codeID: UUID) async throws -> Bool

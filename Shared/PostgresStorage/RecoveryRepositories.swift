@@ -61,6 +61,13 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
         }
     }
 
+    public func countDecoyAttempt(slot: Int) async throws {
+        _ = try await translatingErrors {
+            try await pool.query(
+                "UPDATE recovery_attempt_decoys SET attempts = attempts + 1 WHERE slot = \(Int32(clamping: slot & 63))")
+        }
+    }
+
     public func completeVerification(codeID: UUID) async throws -> Bool {
         try await translatingErrors {
             try await pool.query(

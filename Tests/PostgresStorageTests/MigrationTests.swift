@@ -22,7 +22,7 @@ final class MigrationTests: DatabaseTestCase {
                 "account_emails", "accounts", "authentication_sessions", "email_codes", "email_outbox",
                 "passkey_account_registrations",
                 "passkey_authentication_challenges", "passkey_credentials", "passkey_registration_challenges",
-                "password_credentials", "recovery_codes", "schema_migrations",
+                "password_credentials", "recovery_attempt_decoys", "recovery_codes", "schema_migrations",
             ])
         let recorded = try await pool.query("SELECT version FROM schema_migrations ORDER BY version")
             .map { try $0.decode(Int.self, "version") }

@@ -38,6 +38,7 @@ extension GatewayApplication {
     func generateRecoveryCodes(_ context: RequestContext) async throws -> HTTPResponse {
         let session = try await authenticate(context)
         _ = try context.jsonBody(emptyAllowed: true)
+        try limitRecovery(key: "account:" + session.accountID, context)
         var request = GenerateRecoveryCodesRequest()
         request.accountID = session.accountID
         let response = try await sessionService(context).generateRecoveryCodes(request)

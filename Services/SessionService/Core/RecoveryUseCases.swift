@@ -123,24 +123,33 @@ public struct RecoveryUseCases: Sendable {
                 .recoveryFailed, ["proof": kind, "reason": reason, "account.id": accountID?.description ?? "none"])
             return invalidCode
         }
-        guard let target = try await recovery.target(normalizedEmail: email.normalized) else {
-            throw failed("unknown_address")
-        }
+        // Every failure does the same work whatever the address: one lookup, then one row updated (an attempt counted
+        // against a live code, or else a decoy), so neither the answer nor its time says whether an account has it.
+        let target = try await recovery.target(normalizedEmail: email.normalized)
+        let decoySlot = Int(sha256(Array(email.normalized.utf8))[0])
         let proof: RecoveryProof
         if let code {
-            guard target.verified else { throw failed("address_not_verified", target.accountID) }
-            guard
-                let stored = try await recovery.attempt(
+            var stored: EmailCode?
+            if let target, target.verified {
+                stored = try await recovery.attempt(
                     emailID: target.emailID, purpose: .recovery, maximumAttempts: OneTimeCodes.maximumAttempts)
-            else { throw failed("no_live_code", target.accountID) }
-            guard OneTimeCodes.matches(code, stored) else { throw failed("wrong_code", target.accountID) }
+            }
+            guard let stored else {
+                try await recovery.countDecoyAttempt(slot: decoySlot)
+                throw failed(target == nil ? "unknown_address" : "no_live_code", target?.accountID)
+            }
+            guard OneTimeCodes.matches(code, stored) else { throw failed("wrong_code", target?.accountID) }
             proof = .emailCode(stored.id)
         } else {
-            let records = try await recovery.unusedRecoveryCodes(of: target.accountID)
-            guard let record = RecoveryCodes.match(recoveryCode ?? "", accountID: target.accountID, among: records)
-            else { throw failed("wrong_code", target.accountID) }
+            let accountID = target?.accountID ?? AccountID.random()
+            let records = try await recovery.unusedRecoveryCodes(of: accountID)
+            guard let record = RecoveryCodes.match(recoveryCode ?? "", accountID: accountID, among: records) else {
+                try await recovery.countDecoyAttempt(slot: decoySlot)
+                throw failed(target == nil ? "unknown_address" : "wrong_code", target?.accountID)
+            }
             proof = .recoveryCode(record.id)
         }
+        guard let target else { throw failed("unknown_address") }
         let (token, session) = issuer.newSession(accountID: target.accountID, method: .recovery)
         guard
             let revoked = try await recovery.startRecoverySession(

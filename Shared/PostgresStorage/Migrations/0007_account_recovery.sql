@@ -31,6 +31,15 @@ CREATE INDEX email_codes_expires_at_idx ON email_codes (expires_at);
 -- The sweep finds consumed codes through this one.
 CREATE INDEX email_codes_consumed_at_idx ON email_codes (consumed_at) WHERE consumed_at IS NOT NULL;
 
+-- A failed recovery finish that has no code to count an attempt against (an address no account has, one not
+-- verified, one with no live code) updates one of these rows instead: it then costs what counting an attempt against
+-- a real code costs, one row updated and one commit, so its time does not tell the two apart.
+CREATE TABLE recovery_attempt_decoys (
+    slot     smallint PRIMARY KEY CHECK (slot BETWEEN 0 AND 63),
+    attempts bigint   NOT NULL DEFAULT 0
+);
+INSERT INTO recovery_attempt_decoys (slot) SELECT generate_series(0, 63);
+
 -- Recovery codes a signed-in account generated: ten at a time, each usable once, only their SHA-256 kept.
 -- Generating again deletes the earlier set.
 CREATE TABLE recovery_codes (
