@@ -70,6 +70,10 @@ final class RecoveryRepositoryTests: StorageTestCase {
             "UPDATE email_codes SET created_at = now() - interval '1 hour', expires_at = now() - interval '1 minute'")
         let attempt = try await storage.recovery.attempt(emailID: target.emailID, purpose: .recovery, maximumAttempts: 5)
         XCTAssertNil(attempt)
+        // Where no code is counted, a decoy row is: the same kind of write.
+        try await storage.recovery.countDecoyAttempt(slot: 70)
+        let decoys = try await pool.query("SELECT attempts FROM recovery_attempt_decoys WHERE slot = 6")
+        XCTAssertEqual(try decoys.first?.decode(Int.self, "attempts"), 1, "slots wrap around 64")
     }
 
     func testRacingRecoveriesWithOneProofStartOneSessionAndRevokeTheOthers() async throws {
