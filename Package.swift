@@ -17,6 +17,8 @@ let cLibraryTargets: [Target] = [
     .systemLibrary(
         name: "CNGHTTP2", path: "Shared/CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
     .systemLibrary(name: "CArgon2", path: "Shared/CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
+    .systemLibrary(
+        name: "CCurl", path: "Shared/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 ]
 
 // MARK: - Crypto on OpenSSL (digests, random, keys, signatures, X.509, TLS)
@@ -62,6 +64,18 @@ let persistenceTargets: [Target] = [
     .testTarget(
         name: "PostgresStorageTests", dependencies: ["PostgresStorage", "Postgres", "Domain", "PostgresTestSupport"],
         path: "Tests/PostgresStorageTests"),
+]
+
+// MARK: - Account recovery: one-time codes, recovery codes, mail templates; SMTP delivery on libcurl
+
+let recoveryTargets: [Target] = [
+    .target(
+        name: "AccountRecovery", dependencies: ["Crypto", "Domain", "Encoding"], path: "Shared/AccountRecovery",
+        resources: [.copy("Templates")]),
+    .testTarget(
+        name: "AccountRecoveryTests", dependencies: ["AccountRecovery", "Crypto", "Domain"],
+        path: "Tests/AccountRecoveryTests"),
+    .target(name: "MailDelivery", dependencies: ["CCurl"], path: "Shared/MailDelivery"),
 ]
 
 // MARK: - WebAuthn verification core and crypto
@@ -142,7 +156,8 @@ let serviceTargets: [Target] = [
     .target(
         name: "VerificationServiceCore",
         dependencies: [
-            "Crypto", "Domain", "Encoding", "GRPC", "Observability", "ServiceContracts", "ServiceIdentity",
+            "AccountRecovery", "Crypto", "Domain", "Encoding", "GRPC", "Observability", "ServiceContracts",
+            "ServiceIdentity",
             "SessionIssuance", "WebAuthn",
         ],
         path: "Services/VerificationService/Core"),
@@ -168,8 +183,8 @@ let serviceTargets: [Target] = [
     .testTarget(
         name: "SessionServiceCoreTests",
         dependencies: [
-            "Crypto", "Domain", "Encoding", "InMemoryStorage", "Observability", "PasswordHashing", "SessionIssuance",
-            "SessionServiceCore", "UseCaseTestSupport",
+            "AccountRecovery", "Crypto", "Domain", "Encoding", "InMemoryStorage", "Observability", "PasswordHashing",
+            "SessionIssuance", "SessionServiceCore", "UseCaseTestSupport",
         ],
         path: "Tests/SessionServiceCoreTests"),
     .executableTarget(
@@ -181,13 +196,17 @@ let serviceTargets: [Target] = [
     .target(
         name: "SessionServiceCore",
         dependencies: [
-            "Crypto", "Domain", "Encoding", "GRPC", "Observability", "PasswordHashing", "ServiceContracts",
-            "ServiceIdentity", "SessionIssuance",
+            "AccountRecovery", "Crypto", "Domain", "Encoding", "GRPC", "Observability", "PasswordHashing",
+            "ServiceContracts", "ServiceIdentity", "SessionIssuance",
         ],
         path: "Services/SessionService/Core"),
     .executableTarget(
         name: "session-service",
-        dependencies: ["Crypto", "PasswordHashing", "PostgresStorage", "ServiceRuntime", "SessionIssuance", "SessionServiceCore"],
+        dependencies: [
+            "AccountRecovery", "Crypto", "MailDelivery", "Observability", "PasswordHashing", "PostgresStorage",
+            "ServiceRuntime",
+            "SessionIssuance", "SessionServiceCore",
+        ],
         path: "Services/SessionService/Main"),
     .target(name: "JSON", path: "Shared/JSON", swiftSettings: hotPathSettings),
     .target(name: "Encoding", path: "Shared/Encoding", swiftSettings: hotPathSettings),
@@ -198,7 +217,8 @@ let serviceTargets: [Target] = [
     .target(
         name: "GatewayCore",
         dependencies: [
-            "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTP1", "HTTP2", "HTTPMessages",
+            "AccountRecovery", "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTP1", "HTTP2",
+            "HTTPMessages",
             "HTTPServer",
             "JSON", "NameResolution", "NetworkIO", "Observability", "Protobuf", "RateLimiting", "ServiceContracts",
             "ServiceIdentity", "ServiceTransport", "TLSChannels", "WebAuthn",
@@ -253,7 +273,8 @@ let clientTargets: [Target] = [
 ]
 
 let allTargets =
-    cLibraryTargets + cryptoTargets + persistenceTargets + webAuthnTargets + rpcTargets + serviceTargets + clientTargets
+    cLibraryTargets + cryptoTargets + persistenceTargets + recoveryTargets + webAuthnTargets + rpcTargets
+    + serviceTargets + clientTargets
 
 // MARK: - Layers
 
@@ -261,14 +282,16 @@ let allTargets =
 /// domain never reaches I/O and nothing below the services knows them; evaluating this manifest fails when an edge
 /// points up or a module is in no layer. Tests, test support and tools (under `Tests/`) may use any layer.
 let layers: [(name: String, modules: Set<String>)] = [
-    ("C libraries, one system-library target each", ["COpenSSL", "CLibPQ", "CNGHTTP2", "CArgon2", "CNetworkIO"]),
+    ("C libraries, one system-library target each",
+     ["COpenSSL", "CLibPQ", "CNGHTTP2", "CArgon2", "CNetworkIO", "CCurl"]),
     ("foundations: codecs, logs and metrics, configuration, limits, threads",
      ["Encoding", "JSON", "Protobuf", "HTTPMessages", "Observability", "Configuration", "RateLimiting", "WorkerThreads"]),
     ("domain and protocol logic, no I/O: accounts and ports, crypto, WebAuthn, sessions, passwords, HTTP/1.1 parsing, service identities",
-     ["Domain", "Crypto", "WebAuthn", "SessionIssuance", "PasswordHashing", "HTTP1", "ServiceIdentity"]),
+     ["Domain", "Crypto", "WebAuthn", "SessionIssuance", "PasswordHashing", "HTTP1", "ServiceIdentity",
+      "AccountRecovery"]),
     ("I/O: event loops, TLS, HTTP/2, gRPC and its transport security, discovery, the HTTP server, Postgres and the repositories",
      ["NetworkIO", "TLSChannels", "HTTP2", "GRPC", "GRPCHealth", "NameResolution", "HTTPServer", "Postgres",
-      "PostgresStorage", "ServiceTransport"]),
+      "PostgresStorage", "ServiceTransport", "MailDelivery"]),
     ("the services' contracts and their composition root", ["ServiceContracts", "ServiceRuntime"]),
     ("services: each one's core (use cases and handlers) and executable; the gateway; migrations",
      ["ChallengeServiceCore", "challenge-service", "VerificationServiceCore", "verification-service",

@@ -68,6 +68,27 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var gatewayTLSCertificate: String?
     public var gatewayTLSKey: String?
 
+    // MARK: Mail and account recovery
+
+    /// The mail relay (`smtp://host[:port]` or `smtps://host[:port]`); nil: session-service sends no mail, and
+    /// queued messages wait in the outbox.
+    public var smtpURL: String?
+    /// The relay's AUTH credentials, when it wants them.
+    public var smtpUsername: String?
+    public var smtpPassword: String?
+    /// The `From` address of every message.
+    public var smtpFrom: String
+    /// Whether a `smtp://` relay must upgrade with STARTTLS before anything, AUTH included, is sent.
+    public var smtpRequireStartTLS: Bool
+    /// Certificate authorities to trust for the relay instead of the system's.
+    public var smtpCAFile: String?
+    /// Recovery starts and finishes, and email verification attempts and resends, per normalized email (or account)
+    /// and per client address.
+    public var recoveryRateLimitPerEmail: Rate?
+    public var recoveryRateLimitPerAddress: Rate?
+    /// Whether finishing a recovery revokes the account's other sessions.
+    public var recoveryRevokesSessions: Bool
+
     /// An Android app: its package name and the SHA-256 fingerprint of its signing certificate.
     public struct AndroidApp: Sendable, Equatable {
         public var packageName: String
@@ -147,6 +168,36 @@ public struct ServerConfiguration: Sendable, Equatable {
                 variable: gatewayTLSCertificate == nil ? "GATEWAY_TLS_CERTIFICATE" : "GATEWAY_TLS_KEY",
                 problem: "GATEWAY_TLS_CERTIFICATE and GATEWAY_TLS_KEY must be set together")
         }
+        smtpURL = env.raw("SMTP_URL")
+        if let smtpURL, !Self.isValidSMTPURL(smtpURL) {
+            throw ConfigurationError(
+                variable: "SMTP_URL", problem: "expected smtp://host[:port] or smtps://host[:port], got \(smtpURL)")
+        }
+        smtpUsername = env.raw("SMTP_USERNAME")
+        smtpPassword = env.raw("SMTP_PASSWORD")
+        guard smtpPassword == nil || smtpUsername != nil else {
+            throw ConfigurationError(variable: "SMTP_USERNAME", problem: "is required when SMTP_PASSWORD is set")
+        }
+        smtpFrom = env.raw("SMTP_FROM") ?? "no-reply@\(relyingPartyID)"
+        guard Self.isValidMailbox(smtpFrom) else {
+            throw ConfigurationError(variable: "SMTP_FROM", problem: "expected an address like no-reply@example.com, got \(smtpFrom)")
+        }
+        switch env.string("SMTP_STARTTLS", default: "required") {
+        case "required": smtpRequireStartTLS = true
+        case "off": smtpRequireStartTLS = false
+        case let other:
+            throw ConfigurationError(variable: "SMTP_STARTTLS", problem: "expected required or off, got \(other)")
+        }
+        smtpCAFile = env.raw("SMTP_CA_FILE")
+        recoveryRateLimitPerEmail = try env.rate("PASSKEY_RATE_LIMIT_RECOVERY_PER_EMAIL", default: "20/h")
+        recoveryRateLimitPerAddress = try env.rate("PASSKEY_RATE_LIMIT_RECOVERY_PER_ADDRESS", default: "100/h")
+        switch env.string("PASSKEY_RECOVERY_REVOKES_SESSIONS", default: "true") {
+        case "true": recoveryRevokesSessions = true
+        case "false": recoveryRevokesSessions = false
+        case let other:
+            throw ConfigurationError(
+                variable: "PASSKEY_RECOVERY_REVOKES_SESSIONS", problem: "expected true or false, got \(other)")
+        }
     }
 
     /// How gRPC is secured, required by every executable that speaks it: mutual TLS unless plaintext was asked
@@ -164,6 +215,22 @@ public struct ServerConfiguration: Sendable, Equatable {
             throw ConfigurationError(variable: "DATABASE_URL", problem: "is required (a postgresql:// URL)")
         }
         return databaseURL
+    }
+
+    static func isValidSMTPURL(_ url: String) -> Bool {
+        let scheme = url.hasPrefix("smtps://") ? "smtps://" : url.hasPrefix("smtp://") ? "smtp://" : nil
+        guard let scheme else { return false }
+        let rest = url.dropFirst(scheme.count)
+        guard !rest.contains("@"), !rest.contains("?"), !rest.contains("#"),
+            let authority = rest.split(separator: "/", omittingEmptySubsequences: false).first, !authority.isEmpty
+        else { return false }
+        return rest.unicodeScalars.allSatisfy { $0.isASCII && $0.value > 0x20 && $0.value != 0x7F }
+    }
+
+    static func isValidMailbox(_ address: String) -> Bool {
+        let parts = address.split(separator: "@", omittingEmptySubsequences: false)
+        return parts.count == 2 && !parts[0].isEmpty && !parts[1].isEmpty && address.utf8.count <= 254
+            && address.unicodeScalars.allSatisfy { $0.isASCII && $0.value > 0x20 && $0.value != 0x7F && $0 != "<" && $0 != ">" }
     }
 
     static func isValidHostName(_ host: String) -> Bool {

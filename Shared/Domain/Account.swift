@@ -75,11 +75,20 @@ public struct AccountSummary: Hashable, Sendable {
     public var emails: [String]
     public var hasPassword: Bool
     public var passkeyCount: Int
+    /// The account's emails that are verified (a subset of `emails`).
+    public var verifiedEmails: [String]
+    /// Recovery codes generated and not used yet.
+    public var recoveryCodesRemaining: Int
 
-    public init(account: Account, emails: [String], hasPassword: Bool, passkeyCount: Int) {
+    public init(
+        account: Account, emails: [String], hasPassword: Bool, passkeyCount: Int, verifiedEmails: [String] = [],
+        recoveryCodesRemaining: Int = 0
+    ) {
         self.account = account
         self.emails = emails
         self.hasPassword = hasPassword
         self.passkeyCount = passkeyCount
+        self.verifiedEmails = verifiedEmails
+        self.recoveryCodesRemaining = recoveryCodesRemaining
     }
 }

@@ -4,6 +4,12 @@ import Foundation
 public enum AuthenticationMethod: String, Hashable, Sendable, CaseIterable {
     case password
     case passkey
+    /// A recovery session: issued for a one-time email code or a recovery code, it may only register a new passkey,
+    /// and registering one ends it.
+    case recovery
+
+    /// Whether a session signed in this way may use the account: false for a recovery session.
+    public var grantsFullAccess: Bool { self != .recovery }
 }
 
 /// A signed-in session. Only the SHA-256 digest of its bearer token is stored.

@@ -22,6 +22,9 @@ public struct DomainError: Error, Hashable, Sendable, CustomStringConvertible {
         case forbidden
         /// A registration response failed a WebAuthn check.
         case verificationFailed = "verification_failed"
+        /// A one-time email code or recovery code is wrong, expired, used, tried too often, or not this account's:
+        /// deliberately indistinguishable, and the same whether or not the account exists.
+        case invalidCode = "invalid_code"
         /// Too many attempts.
         case rateLimited = "rate_limited"
         /// A dependency (the database, another service) cannot be reached.

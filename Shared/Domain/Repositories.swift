@@ -28,11 +28,41 @@ public protocol AccountRepository: Sendable {
         completing registrationID: AccountRegistrationID
     ) async throws
 
+    /// As `createPasswordAccount(_:email:password:)`, and stores the email's verification code with its message in
+    /// the same transaction, so the account exists only with its verification mail queued.
+    func createPasswordAccount(
+        _ account: Account, email: AccountEmail, password: PasswordCredential, verification: EmailCodeDelivery?
+    ) async throws
+
+    /// As `createPasskeyAccount(_:email:credential:completing:)`, with the email's verification code and message in
+    /// the same transaction.
+    func createPasskeyAccount(
+        _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
+        completing registrationID: AccountRegistrationID, verification: EmailCodeDelivery?
+    ) async throws
+
     /// The account with this ID, or nil.
     func account(id: AccountID) async throws -> Account?
 
     /// The account with its emails, whether it has a password, and how many passkeys.
     func summary(id: AccountID) async throws -> AccountSummary?
+}
+
+extension AccountRepository {
+    /// Stores that do not model mail (test doubles) create the account and drop the verification.
+    public func createPasswordAccount(
+        _ account: Account, email: AccountEmail, password: PasswordCredential, verification: EmailCodeDelivery?
+    ) async throws {
+        try await createPasswordAccount(account, email: email, password: password)
+    }
+
+    /// Stores that do not model mail (test doubles) create the account and drop the verification.
+    public func createPasskeyAccount(
+        _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
+        completing registrationID: AccountRegistrationID, verification: EmailCodeDelivery?
+    ) async throws {
+        try await createPasskeyAccount(account, email: email, credential: credential, completing: registrationID)
+    }
 }
 
 /// `account_emails`.

@@ -9,6 +9,16 @@ public enum AuditEvent: String, CaseIterable, Sendable {
     case passkeyRemoved = "audit.passkey.removed"
     case passkeyCloneWarning = "audit.passkey.clone_warning"
     case sessionRevoked = "audit.session.revoked"
+    case emailVerificationSent = "audit.email.verification_sent"
+    case emailVerified = "audit.email.verified"
+    case emailVerificationFailed = "audit.email.verification_failed"
+    case recoveryStarted = "audit.recovery.started"
+    case recoveryFailed = "audit.recovery.failed"
+    /// A code was accepted and a recovery session issued.
+    case recoverySessionIssued = "audit.recovery.session_issued"
+    /// The recovery session registered a passkey and ended; the user is signed in.
+    case recoveryCompleted = "audit.recovery.completed"
+    case recoveryCodesGenerated = "audit.recovery_codes.generated"
 
     /// Events that want an operator's attention are warnings; the rest are info.
     public var level: LogLevel { self == .passkeyCloneWarning ? .warning : .info }

@@ -9,10 +9,17 @@ public struct PostgresAccountRepository: AccountRepository {
     public func createPasswordAccount(_ account: Account, email: AccountEmail, password: PasswordCredential)
         async throws
     {
+        try await createPasswordAccount(account, email: email, password: password, verification: nil)
+    }
+
+    public func createPasswordAccount(
+        _ account: Account, email: AccountEmail, password: PasswordCredential, verification: EmailCodeDelivery?
+    ) async throws {
         try await translatingErrors {
             try await pool.transaction { connection in
                 try insert(account, on: connection)
                 try insert(email, on: connection)
+                if let verification { try PostgresAccountRecoveryRepository.insert(verification, on: connection) }
                 try connection.execute(
                     """
                     INSERT INTO password_credentials (account_id, password_hash, created_at, updated_at)
@@ -26,6 +33,14 @@ public struct PostgresAccountRepository: AccountRepository {
     public func createPasskeyAccount(
         _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
         completing registrationID: AccountRegistrationID
+    ) async throws {
+        try await createPasskeyAccount(
+            account, email: email, credential: credential, completing: registrationID, verification: nil)
+    }
+
+    public func createPasskeyAccount(
+        _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
+        completing registrationID: AccountRegistrationID, verification: EmailCodeDelivery?
     ) async throws {
         try await translatingErrors {
             try await pool.transaction { connection in
@@ -41,6 +56,7 @@ public struct PostgresAccountRepository: AccountRepository {
                 try insert(account, on: connection)
                 if let email { try insert(email, on: connection) }
                 try PostgresPasskeyCredentialRepository.insert(credential, on: connection)
+                if let verification { try PostgresAccountRecoveryRepository.insert(verification, on: connection) }
             }
         }
     }
@@ -62,7 +78,12 @@ public struct PostgresAccountRepository: AccountRepository {
                            EXISTS (SELECT 1 FROM password_credentials p WHERE p.account_id = a.id) AS has_password,
                            (SELECT count(*) FROM passkey_credentials c WHERE c.account_id = a.id) AS passkey_count,
                            (SELECT COALESCE(array_agg(e.email ORDER BY e.created_at, e.email), '{}')
-                              FROM account_emails e WHERE e.account_id = a.id) AS emails
+                              FROM account_emails e WHERE e.account_id = a.id) AS emails,
+                           (SELECT COALESCE(array_agg(e.email ORDER BY e.created_at, e.email), '{}')
+                              FROM account_emails e WHERE e.account_id = a.id AND e.verified_at IS NOT NULL)
+                             AS verified_emails,
+                           (SELECT count(*) FROM recovery_codes r WHERE r.account_id = a.id AND r.used_at IS NULL)
+                             AS recovery_codes_remaining
                     FROM accounts a WHERE a.id = \(id.rawValue)
                     """)
                 guard let row = rows.first else { return nil }
@@ -70,7 +91,9 @@ public struct PostgresAccountRepository: AccountRepository {
                     account: try Self.decodeAccount(row),
                     emails: try row.decode(PostgresTextArray.self, "emails").elements,
                     hasPassword: try row.decode(Bool.self, "has_password"),
-                    passkeyCount: try row.decode(Int.self, "passkey_count"))
+                    passkeyCount: try row.decode(Int.self, "passkey_count"),
+                    verifiedEmails: try row.decode(PostgresTextArray.self, "verified_emails").elements,
+                    recoveryCodesRemaining: try row.decode(Int.self, "recovery_codes_remaining"))
             }
         }
     }

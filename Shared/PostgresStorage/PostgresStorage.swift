@@ -14,6 +14,9 @@ public struct PostgresStorage: Sendable {
     public let registrationChallenges: PostgresRegistrationChallengeRepository
     public let authenticationChallenges: PostgresAuthenticationChallengeRepository
     public let accountRegistrations: PostgresAccountRegistrationRepository
+    public let recovery: PostgresAccountRecoveryRepository
+    public let outbox: PostgresEmailOutboxRepository
+    public let recoveryRegistrations: PostgresRecoveryRegistrationRepository
 
     public init(pool: PostgresPool) {
         self.pool = pool
@@ -26,6 +29,9 @@ public struct PostgresStorage: Sendable {
         registrationChallenges = PostgresRegistrationChallengeRepository(pool: pool)
         authenticationChallenges = PostgresAuthenticationChallengeRepository(pool: pool)
         accountRegistrations = PostgresAccountRegistrationRepository(pool: pool)
+        recovery = PostgresAccountRecoveryRepository(pool: pool)
+        outbox = PostgresEmailOutboxRepository(pool: pool)
+        recoveryRegistrations = PostgresRecoveryRegistrationRepository(pool: pool)
     }
 
     /// Storage over a new pool of `poolSize` connections to `url`, opened as they are needed.

@@ -20,7 +20,7 @@ public enum ServiceErrors {
         case .notFound: .notFound
         case .unauthenticated, .invalidCredentials: .unauthenticated
         case .forbidden: .permissionDenied
-        case .verificationFailed: .invalidArgument
+        case .verificationFailed, .invalidCode: .invalidArgument
         case .rateLimited: .resourceExhausted
         case .unavailable: .unavailable
         }

@@ -18,8 +18,18 @@ public enum SessionServiceMethods {
     public static let listSessions = GRPCMethodDescriptor<ListSessionsRequest, ListSessionsResponse>(service: service, name: "ListSessions")
     /// `GetAccount(GetAccountRequest) returns (AccountSummary)`.
     public static let getAccount = GRPCMethodDescriptor<GetAccountRequest, AccountSummary>(service: service, name: "GetAccount")
+    /// `RequestEmailVerification(RequestEmailVerificationRequest) returns (RequestEmailVerificationResponse)`.
+    public static let requestEmailVerification = GRPCMethodDescriptor<RequestEmailVerificationRequest, RequestEmailVerificationResponse>(service: service, name: "RequestEmailVerification")
+    /// `VerifyEmail(VerifyEmailRequest) returns (VerifyEmailResponse)`.
+    public static let verifyEmail = GRPCMethodDescriptor<VerifyEmailRequest, VerifyEmailResponse>(service: service, name: "VerifyEmail")
+    /// `StartRecovery(StartRecoveryRequest) returns (StartRecoveryResponse)`.
+    public static let startRecovery = GRPCMethodDescriptor<StartRecoveryRequest, StartRecoveryResponse>(service: service, name: "StartRecovery")
+    /// `FinishRecovery(FinishRecoveryRequest) returns (IssuedSession)`.
+    public static let finishRecovery = GRPCMethodDescriptor<FinishRecoveryRequest, IssuedSession>(service: service, name: "FinishRecovery")
+    /// `GenerateRecoveryCodes(GenerateRecoveryCodesRequest) returns (GenerateRecoveryCodesResponse)`.
+    public static let generateRecoveryCodes = GRPCMethodDescriptor<GenerateRecoveryCodesRequest, GenerateRecoveryCodesResponse>(service: service, name: "GenerateRecoveryCodes")
     /// Every method's path.
-    public static let paths: [String] = [createPasswordAccount.path, signInWithPassword.path, validateSession.path, revokeSession.path, listSessions.path, getAccount.path]
+    public static let paths: [String] = [createPasswordAccount.path, signInWithPassword.path, validateSession.path, revokeSession.path, listSessions.path, getAccount.path, requestEmailVerification.path, verifyEmail.path, startRecovery.path, finishRecovery.path, generateRecoveryCodes.path]
 }
 
 /// What serves `passkey.v1.SessionService`: one requirement per method.
@@ -30,6 +40,11 @@ public protocol SessionServiceHandler: Sendable {
     func revokeSession(_ request: RevokeSessionRequest, context: ServerContext) async throws -> RevokeSessionResponse
     func listSessions(_ request: ListSessionsRequest, context: ServerContext) async throws -> ListSessionsResponse
     func getAccount(_ request: GetAccountRequest, context: ServerContext) async throws -> AccountSummary
+    func requestEmailVerification(_ request: RequestEmailVerificationRequest, context: ServerContext) async throws -> RequestEmailVerificationResponse
+    func verifyEmail(_ request: VerifyEmailRequest, context: ServerContext) async throws -> VerifyEmailResponse
+    func startRecovery(_ request: StartRecoveryRequest, context: ServerContext) async throws -> StartRecoveryResponse
+    func finishRecovery(_ request: FinishRecoveryRequest, context: ServerContext) async throws -> IssuedSession
+    func generateRecoveryCodes(_ request: GenerateRecoveryCodesRequest, context: ServerContext) async throws -> GenerateRecoveryCodesResponse
 }
 
 extension SessionServiceHandler {
@@ -41,6 +56,11 @@ extension SessionServiceHandler {
         server.register(maker.unary(SessionServiceMethods.revokeSession) { try await self.revokeSession($0, context: $1) })
         server.register(maker.unary(SessionServiceMethods.listSessions) { try await self.listSessions($0, context: $1) })
         server.register(maker.unary(SessionServiceMethods.getAccount) { try await self.getAccount($0, context: $1) })
+        server.register(maker.unary(SessionServiceMethods.requestEmailVerification) { try await self.requestEmailVerification($0, context: $1) })
+        server.register(maker.unary(SessionServiceMethods.verifyEmail) { try await self.verifyEmail($0, context: $1) })
+        server.register(maker.unary(SessionServiceMethods.startRecovery) { try await self.startRecovery($0, context: $1) })
+        server.register(maker.unary(SessionServiceMethods.finishRecovery) { try await self.finishRecovery($0, context: $1) })
+        server.register(maker.unary(SessionServiceMethods.generateRecoveryCodes) { try await self.generateRecoveryCodes($0, context: $1) })
     }
 }
 
@@ -72,5 +92,25 @@ public struct SessionServiceClient<Caller: GRPCUnaryCaller>: Sendable {
 
     public func getAccount(_ request: GetAccountRequest, idempotent: Bool = false) async throws -> AccountSummary {
         try await caller.call(SessionServiceMethods.getAccount, request, idempotent: idempotent)
+    }
+
+    public func requestEmailVerification(_ request: RequestEmailVerificationRequest, idempotent: Bool = false) async throws -> RequestEmailVerificationResponse {
+        try await caller.call(SessionServiceMethods.requestEmailVerification, request, idempotent: idempotent)
+    }
+
+    public func verifyEmail(_ request: VerifyEmailRequest, idempotent: Bool = false) async throws -> VerifyEmailResponse {
+        try await caller.call(SessionServiceMethods.verifyEmail, request, idempotent: idempotent)
+    }
+
+    public func startRecovery(_ request: StartRecoveryRequest, idempotent: Bool = false) async throws -> StartRecoveryResponse {
+        try await caller.call(SessionServiceMethods.startRecovery, request, idempotent: idempotent)
+    }
+
+    public func finishRecovery(_ request: FinishRecoveryRequest, idempotent: Bool = false) async throws -> IssuedSession {
+        try await caller.call(SessionServiceMethods.finishRecovery, request, idempotent: idempotent)
+    }
+
+    public func generateRecoveryCodes(_ request: GenerateRecoveryCodesRequest, idempotent: Bool = false) async throws -> GenerateRecoveryCodesResponse {
+        try await caller.call(SessionServiceMethods.generateRecoveryCodes, request, idempotent: idempotent)
     }
 }

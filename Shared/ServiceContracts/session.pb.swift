@@ -286,6 +286,8 @@ public struct AccountSummary: ProtobufMessage, Equatable {
     public var emails: [String] = []
     public var hasPassword: Bool = false
     public var passkeyCount: Int32 = 0
+    public var verifiedEmails: [String] = []
+    public var recoveryCodesRemaining: Int32 = 0
 
     public init() {}
 
@@ -296,6 +298,8 @@ public struct AccountSummary: ProtobufMessage, Equatable {
         case (3, .lengthDelimited): emails.append(try reader.readString())
         case (4, .varint): hasPassword = try reader.readBool()
         case (5, .varint): passkeyCount = try reader.readInt32()
+        case (6, .lengthDelimited): verifiedEmails.append(try reader.readString())
+        case (7, .varint): recoveryCodesRemaining = try reader.readInt32()
         default: return false
         }
         return true
@@ -307,5 +311,169 @@ public struct AccountSummary: ProtobufMessage, Equatable {
         for element in emails { writer.writeLengthDelimitedElement(3, Array(element.utf8)) }
         writer.writeBoolField(4, hasPassword)
         writer.writeInt32Field(5, passkeyCount)
+        for element in verifiedEmails { writer.writeLengthDelimitedElement(6, Array(element.utf8)) }
+        writer.writeInt32Field(7, recoveryCodesRemaining)
+    }
+}
+
+/// `passkey.v1.RequestEmailVerificationRequest`.
+public struct RequestEmailVerificationRequest: ProtobufMessage, Equatable {
+    public var accountID: String = ""
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): accountID = try reader.readString()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, accountID)
+    }
+}
+
+/// `passkey.v1.RequestEmailVerificationResponse`.
+public struct RequestEmailVerificationResponse: ProtobufMessage, Equatable {
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from _: inout ProtobufReader) throws -> Bool {
+        false
+    }
+
+    public func encode(to _: inout ProtobufWriter) {
+    }
+}
+
+/// `passkey.v1.VerifyEmailRequest`.
+public struct VerifyEmailRequest: ProtobufMessage, Equatable {
+    public var accountID: String = ""
+    public var code: String = ""
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): accountID = try reader.readString()
+        case (2, .lengthDelimited): code = try reader.readString()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, accountID)
+        writer.writeStringField(2, code)
+    }
+}
+
+/// `passkey.v1.VerifyEmailResponse`.
+public struct VerifyEmailResponse: ProtobufMessage, Equatable {
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from _: inout ProtobufReader) throws -> Bool {
+        false
+    }
+
+    public func encode(to _: inout ProtobufWriter) {
+    }
+}
+
+/// `passkey.v1.StartRecoveryRequest`.
+public struct StartRecoveryRequest: ProtobufMessage, Equatable {
+    public var email: String = ""
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): email = try reader.readString()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, email)
+    }
+}
+
+/// `passkey.v1.StartRecoveryResponse`.
+public struct StartRecoveryResponse: ProtobufMessage, Equatable {
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from _: inout ProtobufReader) throws -> Bool {
+        false
+    }
+
+    public func encode(to _: inout ProtobufWriter) {
+    }
+}
+
+/// `passkey.v1.FinishRecoveryRequest`.
+public struct FinishRecoveryRequest: ProtobufMessage, Equatable {
+    public var email: String = ""
+    public var code: String = ""
+    public var recoveryCode: String = ""
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): email = try reader.readString()
+        case (2, .lengthDelimited): code = try reader.readString()
+        case (3, .lengthDelimited): recoveryCode = try reader.readString()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, email)
+        writer.writeStringField(2, code)
+        writer.writeStringField(3, recoveryCode)
+    }
+}
+
+/// `passkey.v1.GenerateRecoveryCodesRequest`.
+public struct GenerateRecoveryCodesRequest: ProtobufMessage, Equatable {
+    public var accountID: String = ""
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): accountID = try reader.readString()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, accountID)
+    }
+}
+
+/// `passkey.v1.GenerateRecoveryCodesResponse`.
+public struct GenerateRecoveryCodesResponse: ProtobufMessage, Equatable {
+    public var codes: [String] = []
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): codes.append(try reader.readString())
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        for element in codes { writer.writeLengthDelimitedElement(1, Array(element.utf8)) }
     }
 }

@@ -27,6 +27,7 @@ extension AuthenticationMethod: ProtobufEnum {
         switch protobufValue {
         case 1: self = .password
         case 2: self = .passkey
+        case 3: self = .recovery
         default: return nil
         }
     }
@@ -35,6 +36,7 @@ extension AuthenticationMethod: ProtobufEnum {
         switch self {
         case .password: 1
         case .passkey: 2
+        case .recovery: 3
         }
     }
 }

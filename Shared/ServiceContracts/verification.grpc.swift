@@ -8,6 +8,8 @@ public enum VerificationServiceMethods {
     public static let service = "passkey.v1.VerificationService"
     /// `FinishRegistration(FinishRegistrationRequest) returns (PasskeyCredentialInfo)`.
     public static let finishRegistration = GRPCMethodDescriptor<FinishRegistrationRequest, PasskeyCredentialInfo>(service: service, name: "FinishRegistration")
+    /// `FinishRecoveryRegistration(FinishRecoveryRegistrationRequest) returns (IssuedSession)`.
+    public static let finishRecoveryRegistration = GRPCMethodDescriptor<FinishRecoveryRegistrationRequest, IssuedSession>(service: service, name: "FinishRecoveryRegistration")
     /// `FinishAccountRegistration(FinishAccountRegistrationRequest) returns (FinishAccountRegistrationResponse)`.
     public static let finishAccountRegistration = GRPCMethodDescriptor<FinishAccountRegistrationRequest, FinishAccountRegistrationResponse>(service: service, name: "FinishAccountRegistration")
     /// `FinishAuthentication(FinishAuthenticationRequest) returns (FinishAuthenticationResponse)`.
@@ -19,12 +21,13 @@ public enum VerificationServiceMethods {
     /// `RemoveCredential(RemoveCredentialRequest) returns (RemoveCredentialResponse)`.
     public static let removeCredential = GRPCMethodDescriptor<RemoveCredentialRequest, RemoveCredentialResponse>(service: service, name: "RemoveCredential")
     /// Every method's path.
-    public static let paths: [String] = [finishRegistration.path, finishAccountRegistration.path, finishAuthentication.path, listCredentials.path, renameCredential.path, removeCredential.path]
+    public static let paths: [String] = [finishRegistration.path, finishRecoveryRegistration.path, finishAccountRegistration.path, finishAuthentication.path, listCredentials.path, renameCredential.path, removeCredential.path]
 }
 
 /// What serves `passkey.v1.VerificationService`: one requirement per method.
 public protocol VerificationServiceHandler: Sendable {
     func finishRegistration(_ request: FinishRegistrationRequest, context: ServerContext) async throws -> PasskeyCredentialInfo
+    func finishRecoveryRegistration(_ request: FinishRecoveryRegistrationRequest, context: ServerContext) async throws -> IssuedSession
     func finishAccountRegistration(_ request: FinishAccountRegistrationRequest, context: ServerContext) async throws -> FinishAccountRegistrationResponse
     func finishAuthentication(_ request: FinishAuthenticationRequest, context: ServerContext) async throws -> FinishAuthenticationResponse
     func listCredentials(_ request: ListCredentialsRequest, context: ServerContext) async throws -> ListCredentialsResponse
@@ -36,6 +39,7 @@ extension VerificationServiceHandler {
     /// Registers every method on `server`, each made into a served method by `maker`.
     public func register(on server: GRPCServer, using maker: some GRPCUnaryMethodMaker) {
         server.register(maker.unary(VerificationServiceMethods.finishRegistration) { try await self.finishRegistration($0, context: $1) })
+        server.register(maker.unary(VerificationServiceMethods.finishRecoveryRegistration) { try await self.finishRecoveryRegistration($0, context: $1) })
         server.register(maker.unary(VerificationServiceMethods.finishAccountRegistration) { try await self.finishAccountRegistration($0, context: $1) })
         server.register(maker.unary(VerificationServiceMethods.finishAuthentication) { try await self.finishAuthentication($0, context: $1) })
         server.register(maker.unary(VerificationServiceMethods.listCredentials) { try await self.listCredentials($0, context: $1) })
@@ -52,6 +56,10 @@ public struct VerificationServiceClient<Caller: GRPCUnaryCaller>: Sendable {
 
     public func finishRegistration(_ request: FinishRegistrationRequest, idempotent: Bool = false) async throws -> PasskeyCredentialInfo {
         try await caller.call(VerificationServiceMethods.finishRegistration, request, idempotent: idempotent)
+    }
+
+    public func finishRecoveryRegistration(_ request: FinishRecoveryRegistrationRequest, idempotent: Bool = false) async throws -> IssuedSession {
+        try await caller.call(VerificationServiceMethods.finishRecoveryRegistration, request, idempotent: idempotent)
     }
 
     public func finishAccountRegistration(_ request: FinishAccountRegistrationRequest, idempotent: Bool = false) async throws -> FinishAccountRegistrationResponse {

@@ -89,6 +89,34 @@ public struct FinishRegistrationRequest: ProtobufMessage, Equatable {
     }
 }
 
+/// `passkey.v1.FinishRecoveryRegistrationRequest`.
+public struct FinishRecoveryRegistrationRequest: ProtobufMessage, Equatable {
+    public var accountID: String = ""
+    public var challengeID: String = ""
+    public var credential: RegistrationCredential?
+    public var recoverySessionID: String = ""
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): accountID = try reader.readString()
+        case (2, .lengthDelimited): challengeID = try reader.readString()
+        case (3, .lengthDelimited): credential = try reader.readMessage(RegistrationCredential.self)
+        case (4, .lengthDelimited): recoverySessionID = try reader.readString()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, accountID)
+        writer.writeStringField(2, challengeID)
+        if let credential { writer.writeMessageField(3, credential) }
+        writer.writeStringField(4, recoverySessionID)
+    }
+}
+
 /// `passkey.v1.FinishAccountRegistrationRequest`.
 public struct FinishAccountRegistrationRequest: ProtobufMessage, Equatable {
     public var registrationID: String = ""

@@ -99,11 +99,22 @@ DEPLOYMENT_VARIABLES = [
     "GRPC_TLS_RELOAD_INTERVAL",
     "GRPC_PLAINTEXT",
     "GRPC_HEALTH_LISTEN",
+    # Recovery (issue 16).
+    "SMTP_URL",
+    "SMTP_USERNAME",
+    "SMTP_FROM",
+    "SMTP_STARTTLS",
+    "SMTP_CA_FILE",
+    "PASSKEY_RATE_LIMIT_RECOVERY_PER_EMAIL",
+    "PASSKEY_RATE_LIMIT_RECOVERY_PER_ADDRESS",
+    "PASSKEY_RECOVERY_REVOKES_SESSIONS",
 ]
 # The README's further variables that the manifests set.
 RUNTIME_VARIABLES = ["METRICS_LISTEN", "EVENT_LOOP_THREADS", "DATABASE_POOL_SIZE", "SERVICE_DISCOVERY_INTERVAL"]
 # What the manifests leave unset on purpose: TLS ends at the ingress.
 UNSET_VARIABLES = ["GATEWAY_TLS_CERTIFICATE", "GATEWAY_TLS_KEY"]
+# A secret, like DATABASE_URL's password: never in the ConfigMap.
+UNSET_VARIABLES += ["SMTP_PASSWORD"]
 # DATABASE_URL holds a password: it comes from the Secret, never from the ConfigMap.
 REQUIRED_VARIABLES = [name for name in DEPLOYMENT_VARIABLES + RUNTIME_VARIABLES if name != "DATABASE_URL"]
 # Values other parts of the system rely on, in every overlay.

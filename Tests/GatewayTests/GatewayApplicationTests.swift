@@ -321,11 +321,16 @@ final class GatewayApplicationTests: XCTestCase {
         account.emails = ["a@x.io"]
         account.hasPassword = true
         account.passkeyCount = 2
+        account.verifiedEmails = ["a@x.io"]
+        account.recoveryCodesRemaining = 7
         backends.answer(SessionServiceMethods.getAccount, account)
         let accountResponse = await application.respond(to: get("/v1/account", token: "t"))
         XCTAssertEqual(
             try json(accountResponse),
-            ["accountID": "acc-1", "displayName": "", "emails": ["a@x.io"], "hasPassword": true, "passkeyCount": 2])
+            [
+                "accountID": "acc-1", "displayName": "", "emails": ["a@x.io"], "hasPassword": true, "passkeyCount": 2,
+                "emailVerified": true, "verifiedEmails": ["a@x.io"], "recoveryCodesRemaining": 7,
+            ])
     }
 
     func testPasskeyManagement() async throws {
@@ -602,7 +607,7 @@ final class GatewayApplicationTests: XCTestCase {
         XCTAssertGreaterThan(checked, 150)
         XCTAssertEqual(backends.paths, [], "a 405 calls no service")
         // The page's files are GET and HEAD only.
-        for path in ["/", "/app.js", "/app.css"] {
+        for path in ["/", "/app.js", "/app.css", "/recovery.js"] {
             let response = await application.respond(to: get(path, method: "OPTIONS"))
             XCTAssertEqual(response.status, 405, path)
             XCTAssertEqual(response.headers["allow"], "GET, HEAD", path)

@@ -10,7 +10,7 @@ final class MigrationTests: DatabaseTestCase {
         defer { pool.shutdown() }
         let storage = PostgresStorage(pool: pool)
         let all = try PostgresStorage.migrations().map(\.version)
-        XCTAssertEqual(all, [1, 2, 3, 4, 5])
+        XCTAssertEqual(all, [1, 2, 3, 4, 5, 7])
         await assertEqual(try await storage.migrate(), all)
         await assertEqual(try await storage.migrate(), [])
         let tables = try await pool.query(
@@ -19,9 +19,10 @@ final class MigrationTests: DatabaseTestCase {
         XCTAssertEqual(
             tables,
             [
-                "account_emails", "accounts", "authentication_sessions", "passkey_account_registrations",
+                "account_emails", "accounts", "authentication_sessions", "email_codes", "email_outbox",
+                "passkey_account_registrations",
                 "passkey_authentication_challenges", "passkey_credentials", "passkey_registration_challenges",
-                "password_credentials", "schema_migrations",
+                "password_credentials", "recovery_attempt_decoys", "recovery_codes", "schema_migrations",
             ])
         let recorded = try await pool.query("SELECT version FROM schema_migrations ORDER BY version")
             .map { try $0.decode(Int.self, "version") }

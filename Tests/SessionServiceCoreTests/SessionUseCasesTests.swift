@@ -78,7 +78,8 @@ final class SessionUseCasesTests: XCTestCase {
         XCTAssertEqual(account.displayName, "Ada Lovelace")
         XCTAssertEqual(account.createdAt, clock.now)
         XCTAssertEqual(account.userHandle.bytes.count, 32)
-        XCTAssertEqual(random.draws, [account.userHandle.bytes], "the handle is the injected source's one draw")
+        XCTAssertEqual(random.draws.first, account.userHandle.bytes, "the handle is the injected source's first draw")
+        XCTAssertEqual(random.draws.dropFirst().map(\.count), [4, 16], "then the verification code and its salt")
 
         let emails = try await store.emails(of: id)
         XCTAssertEqual(emails.map(\.email), ["Ada@Example.COM"])

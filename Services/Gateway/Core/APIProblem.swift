@@ -155,6 +155,7 @@ public enum ProblemMapping {
         switch code {
         case .invalidRequest: 400
         case .verificationFailed: 400
+        case .invalidCode: 400
         case .unauthenticated, .invalidCredentials: 401
         case .forbidden: 403
         case .notFound: 404
@@ -212,6 +213,8 @@ public enum ProblemMapping {
         case .invalidCredentials: "The sign-in could not be verified."
         case .forbidden: "This session may not do this."
         case .verificationFailed: "The passkey registration could not be verified."
+        case .invalidCode:
+            "The code is wrong, expired, already used or was tried too often; request a new one and try again."
         case .rateLimited: "Too many attempts; try again later."
         case .unavailable: "A backend service cannot be reached."
         }

@@ -41,6 +41,8 @@ public final class GatewayApplication: HTTPResponder {
     let startGlobal: TokenBucketLimiter?
     let signUpPerAddress: TokenBucketLimiter?
     let signUpGlobal: TokenBucketLimiter?
+    let recoveryPerEmail: TokenBucketLimiter?
+    let recoveryPerAddress: TokenBucketLimiter?
     private let wellKnown: [String: [UInt8]]
     /// During an outage every request fails the same way: one line per service and status per second is enough.
     private let failureLog = LogThrottle(interval: 1)
@@ -69,6 +71,8 @@ public final class GatewayApplication: HTTPResponder {
         startGlobal = limiter(configuration.startRateLimitGlobal, keys: 1)
         signUpPerAddress = limiter(configuration.signUpRateLimitPerAddress)
         signUpGlobal = limiter(configuration.signUpRateLimitGlobal, keys: 1)
+        recoveryPerEmail = limiter(configuration.recoveryRateLimitPerEmail)
+        recoveryPerAddress = limiter(configuration.recoveryRateLimitPerAddress)
         var documents: [String: [UInt8]] = [
             "/.well-known/apple-app-site-association": WellKnownDocuments.appleAppSiteAssociation(
                 appIDs: configuration.appleAppIDs
@@ -184,6 +188,8 @@ public final class GatewayApplication: HTTPResponder {
         case beginAuthentication, finishAuthentication
         case currentSession, signOut, listSessions, revokeSession, account, listPasskeys, renamePasskey, removePasskey
         case wellKnown, health, readiness, metrics, openAPI
+        case requestEmailVerification, verifyEmail, generateRecoveryCodes
+        case startRecovery, finishRecovery, finishRecoveryRegistration
     }
 
     static let router: Router<Endpoint> = {
@@ -204,6 +210,12 @@ public final class GatewayApplication: HTTPResponder {
         router.add("GET", "/v1/passkeys", .listPasskeys)
         router.add("PATCH", "/v1/passkeys/{credentialID}", .renamePasskey)
         router.add("DELETE", "/v1/passkeys/{credentialID}", .removePasskey)
+        router.add("POST", "/v1/account/email/verification", .requestEmailVerification)
+        router.add("POST", "/v1/account/email/verify", .verifyEmail)
+        router.add("POST", "/v1/account/recovery-codes", .generateRecoveryCodes)
+        router.add("POST", "/v1/recovery", .startRecovery)
+        router.add("POST", "/v1/recovery/finish", .finishRecovery)
+        router.add("POST", "/v1/recovery/passkeys/finish", .finishRecoveryRegistration)
         router.add("GET", "/.well-known/apple-app-site-association", .wellKnown)
         router.add("GET", "/.well-known/assetlinks.json", .wellKnown)
         router.add("GET", "/.well-known/webauthn", .wellKnown)
@@ -233,6 +245,12 @@ public final class GatewayApplication: HTTPResponder {
         case .listPasskeys: return try await listPasskeys(context)
         case .renamePasskey: return try await renamePasskey(context)
         case .removePasskey: return try await removePasskey(context)
+        case .requestEmailVerification: return try await requestEmailVerification(context)
+        case .verifyEmail: return try await verifyEmail(context)
+        case .generateRecoveryCodes: return try await generateRecoveryCodes(context)
+        case .startRecovery: return try await startRecovery(context)
+        case .finishRecovery: return try await finishRecovery(context)
+        case .finishRecoveryRegistration: return try await finishRecoveryRegistration(context)
         case .wellKnown:
             guard let document = wellKnown[context.request.path] else { throw APIProblem.notFound }
             return Self.jsonResponse(200, bytes: document, cacheable: true)
@@ -269,14 +287,25 @@ public final class GatewayApplication: HTTPResponder {
     /// A lifetime from configuration (seconds) as the `timeout` of options, for a service that left it out.
     func milliseconds(_ seconds: Double) -> Int64 { Int64((seconds * 1000).rounded()) }
 
-    /// Resolves the bearer token to its live session through ValidateSession; 401 when missing or not live.
-    func authenticate(_ context: RequestContext) async throws -> SessionInfo {
+    /// Resolves the bearer token to its live session through ValidateSession; 401 when missing or not live, and 403
+    /// when the route does not admit sessions signed in that way (a recovery session, outside its passkey
+    /// registration).
+    func authenticate(_ context: RequestContext, allowing admitted: AdmittedSessions = .fullAccess) async throws
+        -> SessionInfo
+    {
         guard let token = Self.bearerToken(context.request.headers["authorization"]) else {
             throw APIProblem.unauthenticated()
         }
         var request = ValidateSessionRequest()
         request.accessToken = token
-        return try await sessionService(context).validateSession(request, idempotent: true)
+        let session = try await sessionService(context).validateSession(request, idempotent: true)
+        guard admitted.admits(session.authenticationMethod) else {
+            throw APIProblem(
+                status: 403, code: DomainError.Code.forbidden.rawValue,
+                detail: session.authenticationMethod == .recovery
+                    ? "A recovery session can only register a new passkey." : "This session may not do this.")
+        }
+        return session
     }
 
     /// The token of `Authorization: Bearer <token>` (scheme case-insensitive); nil when absent or malformed.

@@ -12,7 +12,8 @@ extension GatewayApplication {
 
     func beginRegistration(_ context: RequestContext) async throws -> HTTPResponse {
         try limit(perAddress: startPerAddress, global: startGlobal, name: "start", context)
-        let session = try await authenticate(context)
+        // A recovery session may start one: registering a passkey is what it is for.
+        let session = try await authenticate(context, allowing: .fullAccessOrRecovery)
         let body = try RegistrationStartBody(context.jsonBody(emptyAllowed: true))
         // Whether conditional mode is granted (a password sign-in moments ago) is challenge-service's decision,
         // stored with the challenge; the gateway vouches for the session it validated.

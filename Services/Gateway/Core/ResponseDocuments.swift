@@ -163,6 +163,9 @@ public enum ResponseDocuments {
             "emails": .array(summary.emails.map { .string($0) }),
             "hasPassword": .boolean(summary.hasPassword),
             "passkeyCount": .integer(summary.passkeyCount),
+            "emailVerified": .boolean(!summary.emails.isEmpty && summary.emails.allSatisfy(summary.verifiedEmails.contains)),
+            "verifiedEmails": .array(summary.verifiedEmails.map { .string($0) }),
+            "recoveryCodesRemaining": .integer(summary.recoveryCodesRemaining),
         ]
     }
 

@@ -12,6 +12,7 @@ struct WebPage: Sendable {
         for (path, file, type) in [
             ("/", "index.html", "text/html; charset=utf-8"), ("/app.js", "app.js", "text/javascript; charset=utf-8"),
             ("/app.css", "app.css", "text/css; charset=utf-8"),
+            ("/recovery.js", "recovery.js", "text/javascript; charset=utf-8"),
         ] {
             guard let url = Bundle.module.url(forResource: file, withExtension: nil, subdirectory: "Web"),
                 let contents = try? Data(contentsOf: url)

@@ -7,8 +7,12 @@ import ServiceIdentity
 /// session-service's gRPC surface: `passkey.v1.SessionService`, translated to `SessionUseCases` calls.
 public struct SessionService: SessionServiceHandler {
     let useCases: SessionUseCases
+    let recovery: RecoveryUseCases
 
-    public init(useCases: SessionUseCases) { self.useCases = useCases }
+    public init(useCases: SessionUseCases, recovery: RecoveryUseCases) {
+        self.useCases = useCases
+        self.recovery = recovery
+    }
 
     public func createPasswordAccount(_ request: CreatePasswordAccountRequest, context: ServerContext) async throws
         -> CreatePasswordAccountResponse
@@ -73,6 +77,45 @@ public struct SessionService: SessionServiceHandler {
         response.emails = summary.emails
         response.hasPassword = summary.hasPassword
         response.passkeyCount = Int32(clamping: summary.passkeyCount)
+        response.verifiedEmails = summary.verifiedEmails
+        response.recoveryCodesRemaining = Int32(clamping: summary.recoveryCodesRemaining)
+        return response
+    }
+
+    // MARK: - Email verification and recovery
+
+    public func requestEmailVerification(_ request: RequestEmailVerificationRequest, context: ServerContext)
+        async throws -> RequestEmailVerificationResponse
+    {
+        try await recovery.requestVerification(of: try RequestFields.accountID(request.accountID))
+        return RequestEmailVerificationResponse()
+    }
+
+    public func verifyEmail(_ request: VerifyEmailRequest, context: ServerContext) async throws -> VerifyEmailResponse {
+        try await recovery.verifyEmail(of: try RequestFields.accountID(request.accountID), code: request.code)
+        return VerifyEmailResponse()
+    }
+
+    public func startRecovery(_ request: StartRecoveryRequest, context: ServerContext) async throws
+        -> StartRecoveryResponse
+    {
+        try await recovery.startRecovery(email: request.email)
+        return StartRecoveryResponse()
+    }
+
+    public func finishRecovery(_ request: FinishRecoveryRequest, context: ServerContext) async throws
+        -> IssuedSession
+    {
+        IssuedSession(
+            try await recovery.finishRecovery(
+                email: request.email, code: request.code, recoveryCode: request.recoveryCode))
+    }
+
+    public func generateRecoveryCodes(_ request: GenerateRecoveryCodesRequest, context: ServerContext) async throws
+        -> GenerateRecoveryCodesResponse
+    {
+        var response = GenerateRecoveryCodesResponse()
+        response.codes = try await recovery.generateRecoveryCodes(for: try RequestFields.accountID(request.accountID))
         return response
     }
 }
@@ -88,6 +131,11 @@ extension SessionService {
                 SessionServiceMethods.revokeSession.path,
                 SessionServiceMethods.listSessions.path,
                 SessionServiceMethods.getAccount.path,
+                SessionServiceMethods.requestEmailVerification.path,
+                SessionServiceMethods.verifyEmail.path,
+                SessionServiceMethods.startRecovery.path,
+                SessionServiceMethods.finishRecovery.path,
+                SessionServiceMethods.generateRecoveryCodes.path,
             ], callers: [ServiceIdentity.Name.gateway])
     ]
 }

@@ -1,3 +1,4 @@
+import AccountRecovery
 import Crypto
 import Domain
 import Foundation
@@ -54,10 +55,15 @@ public struct SessionUseCases: Sendable {
             throw DomainError(.unavailable, "no random user handle")
         }
         let account = Account(id: .random(), displayName: displayName.value, userHandle: handle, createdAt: now)
+        let accountEmail = AccountEmail(accountID: account.id, address: email, createdAt: now)
         try await accounts.createPasswordAccount(
-            account, email: AccountEmail(accountID: account.id, address: email, createdAt: now),
-            password: PasswordCredential(accountID: account.id, passwordHash: hash, createdAt: now, updatedAt: now))
+            account, email: accountEmail,
+            password: PasswordCredential(accountID: account.id, passwordHash: hash, createdAt: now, updatedAt: now),
+            verification: OneTimeCodes.delivery(
+                accountID: account.id, emailID: accountEmail.id, address: accountEmail.email, purpose: .verification,
+                random: random, now: now))
         logger.audit(.accountCreated, ["account.id": account.id.description, "method": "password"])
+        logger.audit(.emailVerificationSent, ["account.id": account.id.description])
         return account.id
     }
 

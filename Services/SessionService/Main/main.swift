@@ -1,12 +1,14 @@
+import AccountRecovery
+import Configuration
 import Crypto
 import Foundation
+import MailDelivery
+import Observability
 import PasswordHashing
 import PostgresStorage
+import ServiceContracts
 import ServiceRuntime
 import SessionServiceCore
-import PostgresStorage
-import Configuration
-import ServiceContracts
 
 await ServiceMain.run(
     name: "session-service", listen: \.sessionServiceListen, callers: SessionService.callers,
@@ -14,15 +16,48 @@ await ServiceMain.run(
         [
             SweptTable(
                 PostgresAuthenticationSessionRepository.table, retention: context.configuration.sessionRetention,
-                deleteBatch: context.storage.sessions.deleteEnded)
+                deleteBatch: context.storage.sessions.deleteEnded),
+            SweptTable(
+                PostgresAccountRecoveryRepository.codesTable, retention: context.configuration.ceremonyRetention,
+                deleteBatch: context.storage.recovery.deleteEndedCodes),
+            SweptTable(
+                PostgresEmailOutboxRepository.table, retention: context.configuration.sessionRetention,
+                deleteBatch: context.storage.outbox.deleteEnded),
         ]
     },
     register: { server, context in
+        let configuration = context.configuration
         // Hashing gets the cores; its bounded queue turns a password flood into quick refusals.
         let hashing = PasswordHashingPool(threadCount: max(1, ProcessInfo.processInfo.activeProcessorCount))
         let useCases = SessionUseCases(
             accounts: context.storage.accounts, passwords: context.storage.passwordCredentials,
             sessions: context.storage.sessions, hashing: hashing, random: SecureRandom(),
-            sessionLifetime: context.configuration.sessionLifetime, logger: context.logger)
-        SessionService(useCases: useCases).register(on: server, using: context)
+            sessionLifetime: configuration.sessionLifetime, logger: context.logger)
+        let recovery = RecoveryUseCases(
+            recovery: context.storage.recovery, random: SecureRandom(),
+            revokesOtherSessions: configuration.recoveryRevokesSessions, logger: context.logger)
+        SessionService(useCases: useCases, recovery: recovery).register(on: server, using: context)
+
+        let composer = try MailComposer(sender: configuration.smtpFrom, serviceName: configuration.relyingPartyName)
+        guard let url = configuration.smtpURL else {
+            context.logger.warning("mail.disabled", ["detail": "SMTP_URL is unset: messages wait in the outbox"])
+            return
+        }
+        let transport = SMTPTransport(
+            settings: SMTPSettings(
+                url: url, username: configuration.smtpUsername, password: configuration.smtpPassword,
+                requireStartTLS: configuration.smtpRequireStartTLS, caFile: configuration.smtpCAFile))
+        let worker = OutboxWorker(
+            outbox: context.storage.outbox, composer: composer,
+            send: { mail throws(MailSendFailure) in
+                do {
+                    try transport.send(from: mail.sender, to: mail.recipient, data: mail.data)
+                } catch let error as SMTPError {
+                    throw MailSendFailure(isTransient: error.isTransient, description: error.description)
+                } catch {
+                    throw MailSendFailure(isTransient: true, description: String(describing: error))
+                }
+            },
+            metrics: context.metrics, logger: context.logger)
+        context.background { await worker.run() }
     })

@@ -1,3 +1,5 @@
+import AccountRecovery
+import Crypto
 import Domain
 import Encoding
 import Foundation
@@ -24,6 +26,9 @@ public struct PasskeyCeremonies: Sendable {
     let userVerification: UserVerificationRequirement
     let keys: PublicKeyCache
     let credentials: CredentialCache
+    let recoveryRegistrations: (any RecoveryRegistrationRepository)?
+    /// Draws the verification codes of the accounts created here.
+    let random: any RandomSource
     let clock: @Sendable () -> Date
     let logger: Logger
 
@@ -34,8 +39,11 @@ public struct PasskeyCeremonies: Sendable {
         authenticationVerifier: AuthenticationVerifier = AuthenticationVerifier(), relyingPartyID: String,
         origins: OriginPolicy, userVerification: UserVerificationRequirement = CeremonyOptions.standard.userVerification,
         keys: PublicKeyCache = PublicKeyCache(), credentials: CredentialCache = CredentialCache(),
+        recoveryRegistrations: (any RecoveryRegistrationRepository)? = nil, random: any RandomSource = SecureRandom(),
         clock: @escaping @Sendable () -> Date = Date.init, logger: Logger
     ) {
+        self.recoveryRegistrations = recoveryRegistrations
+        self.random = random
         self.challenges = challenges
         self.accounts = accounts
         self.passkeys = passkeys
@@ -73,6 +81,39 @@ public struct PasskeyCeremonies: Sendable {
         return credential
     }
 
+    /// Adds a passkey for a recovery session and signs the user in: in one transaction the recovery session ends,
+    /// the passkey is stored and a passkey session is issued. Throws `unauthenticated` when the recovery session is
+    /// no longer live (nothing is stored). The challenge is consumed whether or not verification succeeds.
+    public func finishRecoveryRegistration(
+        accountID: AccountID, challengeID: ChallengeID, response: RegistrationResponse, recoverySessionID: SessionID
+    ) async throws -> SessionIssuer.IssuedSession {
+        guard let recoveryRegistrations else { throw DomainError(.unavailable, "recovery registration is not wired") }
+        let (challenge, _) = try await challenges.consumeRegistration(challengeID: challengeID, accountID: accountID)
+        // A recovery session proves no presence of its own: the new passkey must (UP = 1, modal).
+        let verified = try verifyRegistration(response, challenge: challenge, mediation: .modal, accountID: accountID)
+        let credential = try storedCredential(verified, accountID: accountID)
+        let (token, session) = sessions.newSession(accountID: accountID, method: .passkey)
+        guard
+            let displayName = try await recoveryRegistrations.completeRecovery(
+                credential, endingRecoverySession: recoverySessionID, session: session)
+        else {
+            throw DomainError(.unauthenticated, "the recovery session is no longer live")
+        }
+        logger.audit(
+            .passkeyRegistered,
+            [
+                "credential.id": Base64URL.encode(credential.credentialID.bytes), "account.id": accountID.description,
+                "mode": "recovery", "format": verified.attestationFormat.rawValue, "aaguid": verified.aaguid.description,
+            ])
+        logger.audit(
+            .recoveryCompleted,
+            [
+                "account.id": accountID.description, "recovery_session.id": recoverySessionID.description,
+                "session.id": session.id.description,
+            ])
+        return SessionIssuer.IssuedSession(token: token, session: session, displayName: displayName)
+    }
+
     /// Creates an account with its first passkey: account, email and passkey in one transaction.
     public func finishAccountRegistration(
         registrationID: AccountRegistrationID, email rawEmail: String?, displayName rawName: String?,
@@ -94,12 +135,17 @@ public struct PasskeyCeremonies: Sendable {
         let account = Account(
             id: registration.prospectiveAccountID, displayName: displayName.value, userHandle: registration.userHandle,
             createdAt: now)
+        let accountEmail = AccountEmail(accountID: account.id, address: email, createdAt: now)
         try await accounts.createPasskeyAccount(
-            account, email: AccountEmail(accountID: account.id, address: email, createdAt: now),
-            credential: try storedCredential(verified, accountID: account.id), completing: registrationID)
+            account, email: accountEmail, credential: try storedCredential(verified, accountID: account.id),
+            completing: registrationID,
+            verification: OneTimeCodes.delivery(
+                accountID: account.id, emailID: accountEmail.id, address: accountEmail.email, purpose: .verification,
+                random: random, now: now))
         logger.audit(
             .accountCreated,
             ["account.id": account.id.description, "method": "passkey", "format": verified.attestationFormat.rawValue])
+        logger.audit(.emailVerificationSent, ["account.id": account.id.description])
         return account
     }
 

@@ -22,6 +22,17 @@ public struct VerificationService: VerificationServiceHandler {
         return Self.info(credential)
     }
 
+    public func finishRecoveryRegistration(_ request: FinishRecoveryRegistrationRequest, context: ServerContext)
+        async throws -> IssuedSession
+    {
+        IssuedSession(
+            try await ceremonies.finishRecoveryRegistration(
+                accountID: try RequestFields.accountID(request.accountID),
+                challengeID: try RequestFields.challengeID(request.challengeID),
+                response: try Self.registrationResponse(request.credential),
+                recoverySessionID: try RequestFields.sessionID(request.recoverySessionID)))
+    }
+
     public func finishAccountRegistration(_ request: FinishAccountRegistrationRequest, context: ServerContext)
         async throws -> FinishAccountRegistrationResponse
     {
@@ -110,6 +121,7 @@ extension VerificationService {
         CallerPolicy.Rule(
             [
                 VerificationServiceMethods.finishRegistration.path,
+                VerificationServiceMethods.finishRecoveryRegistration.path,
                 VerificationServiceMethods.finishAccountRegistration.path,
                 VerificationServiceMethods.finishAuthentication.path,
                 VerificationServiceMethods.listCredentials.path,

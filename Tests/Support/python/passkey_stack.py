@@ -152,6 +152,17 @@ class Stack:
             time.sleep(0.1)
         return self
 
+    def kill(self, name):
+        """SIGKILL to one process (Tests/Recovery's crash test): it gets no chance to finish anything."""
+        self.processes[name].kill()
+        self.processes[name].wait(timeout=15)
+
+    def restart(self, name):
+        """Starts one process of the stack again, its output appended to its log, and waits for its port."""
+        log = open(self.logs / f"{name}.log", "ab")
+        self.processes[name] = subprocess.Popen([str(BIN / name)], env=self.environment(name), stdout=log, stderr=log)
+        wait_for_port(self.gateway_port if name == "gateway" else self.ports[name])
+
     def exited(self):
         """The processes that are no longer running, with their exit status."""
         return {name: process.poll() for name, process in self.processes.items() if process.poll() is not None}

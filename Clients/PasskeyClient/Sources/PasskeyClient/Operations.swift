@@ -14,6 +14,8 @@ public enum PasskeyAPI {
         CurrentSessionOperation.route, SignOutOperation.route, SessionListOperation.route,
         SessionRevocationOperation.route, AccountOperation.route, PasskeyListOperation.route,
         PasskeyRenameOperation.route, PasskeyRemovalOperation.route,
+        EmailVerificationRequestOperation.route, EmailVerificationOperation.route, RecoveryCodesOperation.route,
+        RecoveryStartOperation.route, RecoveryFinishOperation.route, RecoveryPasskeyRegistrationFinishOperation.route,
         AppleAppSiteAssociationOperation.route, AssetLinksOperation.route, RelatedOriginsOperation.route,
         PasskeyEndpointsOperation.route, HealthOperation.route, ReadinessOperation.route, MetricsOperation.route,
         OpenAPIDocumentOperation.route,

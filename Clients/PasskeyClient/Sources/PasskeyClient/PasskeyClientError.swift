@@ -33,6 +33,9 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
         public static let lastSignInMethod = Code(rawValue: "last_sign_in_method")
         /// The challenge or registration is unknown, expired, used or another account's: start again (410).
         public static let challengeUnavailable = Code(rawValue: "challenge_unavailable")
+        /// An email verification or recovery code is wrong, expired, used or was tried too often; the same for any
+        /// address (400). Ask for a new code.
+        public static let invalidCode = Code(rawValue: "invalid_code")
         /// The body is over 64 KiB (413).
         public static let payloadTooLarge = Code(rawValue: "payload_too_large")
         /// The body is not JSON (415).
@@ -74,7 +77,7 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
             .invalidRequest, .verificationFailed, .unauthenticated, .invalidCredentials, .forbidden, .notFound,
             .emailTaken, .credentialAlreadyRegistered, .lastSignInMethod, .challengeUnavailable, .payloadTooLarge,
             .unsupportedMediaType, .rateLimited, .unavailable, .methodNotAllowed, .headerFieldsTooLarge,
-            .requestTimeout, .notImplemented, .internalError,
+            .requestTimeout, .notImplemented, .internalError, .invalidCode,
         ]
 
         /// The codes the client produces itself, never sent by the gateway.

@@ -14,6 +14,8 @@ public struct AuthenticationMethod: RawRepresentable, Hashable, Sendable, Codabl
     public static let password = AuthenticationMethod(rawValue: "password")
     /// Passkey sign-in.
     public static let passkey = AuthenticationMethod(rawValue: "passkey")
+    /// A recovery session: it may only register a new passkey (``RecoveryPasskeyRegistrationFinishOperation``).
+    public static let recovery = AuthenticationMethod(rawValue: "recovery")
 }
 
 /// How the app will ask for a new passkey.
@@ -300,6 +302,40 @@ public struct Account: Decodable, Sendable, Equatable {
     public let hasPassword: Bool
     /// How many passkeys it has.
     public let passkeyCount: Int
+    /// Whether every email address of the account is verified (only a verified one can recover the account).
+    public let emailVerified: Bool
+    /// The verified addresses.
+    public let verifiedEmails: [String]
+    /// Recovery codes generated and not used yet.
+    public let recoveryCodesRemaining: Int
+}
+
+/// `200 {codes}` of ``RecoveryCodesOperation``: ten single-use codes, shown this once.
+public struct RecoveryCodes: Decodable, Sendable, Equatable, CustomStringConvertible, CustomReflectable {
+    /// The codes, each `XXXX-XXXX-XXXX-XXXX`.
+    public let codes: [String]
+
+    public var description: String { "RecoveryCodes(count: \(codes.count))" }
+    public var customMirror: Mirror { Mirror(self, children: ["count": codes.count]) }
+}
+
+/// `200` of ``RecoveryFinishOperation``: a recovery session, which may only register a new passkey.
+public struct RecoverySession: Decodable, Sendable, Equatable, CustomStringConvertible, CustomReflectable {
+    /// The recovery session's bearer token.
+    public let accessToken: String
+    /// `Bearer`.
+    public let tokenType: String
+    /// When the recovery session ends (minutes from now).
+    public let expiresAt: Date
+    /// The recovered account.
+    public let accountID: String
+    /// Its display name.
+    public let displayName: String
+    /// `recovery`.
+    public let authenticationMethod: AuthenticationMethod
+
+    public var description: String { "RecoverySession(accountID: \(accountID), expiresAt: \(expiresAt))" }
+    public var customMirror: Mirror { Mirror(self, children: ["accountID": accountID, "expiresAt": expiresAt]) }
 }
 
 /// One of the account's passkeys.

@@ -19,6 +19,7 @@ const messages = {
   unsupported_media_type: "The request was not sent as JSON.",
   rate_limited: "Too many attempts. Please wait a moment and try again.",
   unavailable: "The service is unavailable right now. Please try again shortly.",
+  invalid_code: "That code did not work: it may be wrong, expired or used. Ask for a new one and try again.",
 };
 
 // --- status line -------------------------------------------------------------------------------------------
@@ -296,6 +297,8 @@ async function showAccount() {
       }, "danger"),
     ]);
   }
+
+  showRecoveryCard(account);
 
   const sessionList = document.getElementById("sessions");
   sessionList.replaceChildren();

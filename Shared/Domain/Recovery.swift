@@ -1,0 +1,183 @@
+import Foundation
+
+/// What a one-time email code proves once it is entered.
+public enum EmailCodePurpose: String, Hashable, Sendable, CaseIterable {
+    /// That the account's owner reads mail sent to the address.
+    case verification
+    /// That whoever recovers the account reads mail sent to its verified address.
+    case recovery
+}
+
+/// A one-time code sent by email, as stored: only a salted digest of the code, never the code.
+public struct EmailCode: Hashable, Sendable {
+    public var id: UUID
+    public var accountID: AccountID
+    /// The `account_emails` row the code was sent to.
+    public var emailID: UUID
+    public var purpose: EmailCodePurpose
+    public var salt: [UInt8]
+    public var codeDigest: [UInt8]
+    /// Attempts made so far, the current one included.
+    public var attempts: Int
+    public var createdAt: Date
+    public var expiresAt: Date
+
+    public init(
+        id: UUID, accountID: AccountID, emailID: UUID, purpose: EmailCodePurpose, salt: [UInt8], codeDigest: [UInt8],
+        attempts: Int, createdAt: Date, expiresAt: Date
+    ) {
+        self.id = id
+        self.accountID = accountID
+        self.emailID = emailID
+        self.purpose = purpose
+        self.salt = salt
+        self.codeDigest = codeDigest
+        self.attempts = attempts
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+    }
+}
+
+/// The kinds of mail the services send, each with a plain-text template of the same name.
+public enum MailTemplate: String, Hashable, Sendable, CaseIterable {
+    case emailVerification = "email_verification"
+    case recoveryCode = "recovery_code"
+}
+
+/// A message waiting in the outbox.
+public struct OutboxMessage: Hashable, Sendable {
+    public var id: UUID
+    public var recipient: String
+    public var template: MailTemplate
+    /// The one-time code the message carries.
+    public var code: String?
+    /// When the code expires; a message still unsent by then is given up.
+    public var expiresAt: Date
+    public var createdAt: Date
+    /// Delivery attempts before this one.
+    public var attempts: Int
+
+    public init(
+        id: UUID, recipient: String, template: MailTemplate, code: String?, expiresAt: Date, createdAt: Date,
+        attempts: Int = 0
+    ) {
+        self.id = id
+        self.recipient = recipient
+        self.template = template
+        self.code = code
+        self.expiresAt = expiresAt
+        self.createdAt = createdAt
+        self.attempts = attempts
+    }
+}
+
+/// A new code and the message that carries it, stored together: the code exists only if its mail is queued.
+public struct EmailCodeDelivery: Hashable, Sendable {
+    public var code: EmailCode
+    public var message: OutboxMessage
+
+    public init(code: EmailCode, message: OutboxMessage) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// An account's email address, as recovery and verification see it.
+public struct RecoveryTarget: Hashable, Sendable {
+    public var accountID: AccountID
+    public var emailID: UUID
+    public var address: String
+    public var verified: Bool
+    public var displayName: String
+
+    public init(accountID: AccountID, emailID: UUID, address: String, verified: Bool, displayName: String) {
+        self.accountID = accountID
+        self.emailID = emailID
+        self.address = address
+        self.verified = verified
+        self.displayName = displayName
+    }
+}
+
+/// One unused recovery code of an account: its row and digest.
+public struct RecoveryCodeRecord: Hashable, Sendable {
+    public var id: UUID
+    public var codeDigest: [UInt8]
+
+    public init(id: UUID, codeDigest: [UInt8]) {
+        self.id = id
+        self.codeDigest = codeDigest
+    }
+}
+
+/// What a recovery consumed: an email code or a recovery code, by row.
+public enum RecoveryProof: Hashable, Sendable {
+    case emailCode(UUID)
+    case recoveryCode(UUID)
+}
+
+/// What became of one delivery attempt.
+public enum DeliveryOutcome: Hashable, Sendable {
+    /// The relay accepted the message.
+    case delivered
+    /// Try again after this many seconds.
+    case retry(after: TimeInterval, error: String)
+    /// Never try again.
+    case giveUp(error: String)
+}
+
+/// `email_codes`, `recovery_codes`, the verified state of `account_emails`, and the recovery sessions of
+/// `authentication_sessions`: what verification and recovery read and write.
+public protocol AccountRecoveryRepository: Sendable {
+    /// The email row with this normalized address, with its account's display name, or nil.
+    func target(normalizedEmail: String) async throws -> RecoveryTarget?
+    /// The account's first email, or nil when it has none.
+    func firstEmail(of accountID: AccountID) async throws -> RecoveryTarget?
+    /// Stores the code and queues its message in one transaction; the address's earlier live codes of the same
+    /// purpose are consumed, so at most one is live.
+    func issue(_ delivery: EmailCodeDelivery) async throws
+    /// Counts one attempt against the newest live code of `purpose` sent to the email and returns it, or nil when
+    /// there is none or it has had `maximumAttempts` already.
+    func attempt(emailID: UUID, purpose: EmailCodePurpose, maximumAttempts: Int) async throws -> EmailCode?
+    /// A failed attempt with no code to count it against, at the cost of a counted one (one row updated in its own
+    /// commit), so that its time does not tell an unknown address from a known one. `slot` spreads concurrent
+    /// attempts over rows (0 to 63).
+    func countDecoyAttempt(slot: Int) async throws
+    /// Consumes the verification code and marks its email verified, in one transaction; false when the code was
+    /// consumed or expired meanwhile.
+    func completeVerification(codeID: UUID) async throws -> Bool
+    /// The account's recovery codes not used yet.
+    func unusedRecoveryCodes(of accountID: AccountID) async throws -> [RecoveryCodeRecord]
+    /// Replaces the account's recovery codes with these digests, in one transaction.
+    func replaceRecoveryCodes(of accountID: AccountID, digests: [[UInt8]], at now: Date) async throws
+    /// Consumes the proof and stores the recovery session, after revoking the account's other live sessions when
+    /// asked, in one transaction. nil when the proof was used or expired meanwhile (nothing is written); otherwise
+    /// how many sessions were revoked.
+    func startRecoverySession(
+        _ session: AuthenticationSession, consuming proof: RecoveryProof, revokingOtherSessions: Bool
+    ) async throws -> Int?
+    /// Deletes at most `limit` email codes that expired or were consumed before `cutoff`; returns how many.
+    func deleteEndedCodes(before cutoff: Date, limit: Int) async throws -> Int
+}
+
+/// `email_outbox`.
+public protocol EmailOutboxRepository: Sendable {
+    /// Takes the next due message, hands it to `deliver` while its row is locked, and records the outcome in the
+    /// same transaction: a crash before the commit leaves the message pending, and once the commit is done the
+    /// message is never handed out again. False when no message is due.
+    func deliverNext(_ deliver: @escaping @Sendable (OutboxMessage) -> DeliveryOutcome) async throws -> Bool
+    /// Deletes at most `limit` messages sent or given up before `cutoff`; returns how many.
+    func deleteEnded(before cutoff: Date, limit: Int) async throws -> Int
+}
+
+/// `passkey_credentials` and `authentication_sessions`: the passkey a recovery session registers, which ends it
+/// and signs the user in (verification-service).
+public protocol RecoveryRegistrationRepository: Sendable {
+    /// In one transaction: ends the live recovery session `recoverySessionID` of the credential's account, stores
+    /// the credential and stores `session`. Returns the account's display name, or nil (nothing written) when that
+    /// recovery session is not live. Throws `credentialAlreadyRegistered`.
+    func completeRecovery(
+        _ credential: PasskeyCredential, endingRecoverySession recoverySessionID: SessionID,
+        session: AuthenticationSession
+    ) async throws -> String?
+}

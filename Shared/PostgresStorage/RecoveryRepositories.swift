@@ -1,0 +1,310 @@
+import Domain
+import Encoding
+import Foundation
+import Postgres
+
+/// `email_codes`, `recovery_codes`, `account_emails.verified_at` and recovery sessions: what email verification and
+/// account recovery write (session-service).
+public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
+    let pool: PostgresPool
+
+    /// The email codes' table name, for the sweeper's logs and metrics.
+    public static let codesTable = "email_codes"
+
+    static let codeColumns = "id, account_id, email_id, purpose, salt, code_digest, attempts, created_at, expires_at"
+
+    public func target(normalizedEmail: String) async throws -> RecoveryTarget? {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                SELECT e.id, e.account_id, e.email, e.verified_at IS NOT NULL AS verified, a.display_name
+                FROM account_emails e JOIN accounts a ON a.id = e.account_id
+                WHERE e.normalized_email = \(normalizedEmail)
+                """
+            ).first.map(Self.decodeTarget)
+        }
+    }
+
+    public func firstEmail(of accountID: AccountID) async throws -> RecoveryTarget? {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                SELECT e.id, e.account_id, e.email, e.verified_at IS NOT NULL AS verified, a.display_name
+                FROM account_emails e JOIN accounts a ON a.id = e.account_id
+                WHERE e.account_id = \(accountID.rawValue) ORDER BY e.created_at, e.email LIMIT 1
+                """
+            ).first.map(Self.decodeTarget)
+        }
+    }
+
+    public func issue(_ delivery: EmailCodeDelivery) async throws {
+        try await translatingErrors {
+            try await pool.transaction { try Self.insert(delivery, on: $0) }
+        }
+    }
+
+    public func attempt(emailID: UUID, purpose: EmailCodePurpose, maximumAttempts: Int) async throws -> EmailCode? {
+        try await translatingErrors {
+            // The row is chosen without a lock and re-checked under the UPDATE's: of racing attempts, each counts
+            // once, and none is allowed past the limit.
+            try await pool.query(
+                """
+                UPDATE email_codes SET attempts = attempts + 1
+                WHERE id = (SELECT id FROM email_codes
+                            WHERE email_id = \(emailID) AND purpose = \(purpose.rawValue)
+                              AND consumed_at IS NULL AND expires_at > now()
+                            ORDER BY created_at DESC LIMIT 1)
+                  AND attempts < \(maximumAttempts) AND consumed_at IS NULL AND expires_at > now()
+                RETURNING \(unsafeSQL: Self.codeColumns)
+                """
+            ).first.map(Self.decodeCode)
+        }
+    }
+
+    public func countDecoyAttempt(slot: Int) async throws {
+        _ = try await translatingErrors {
+            try await pool.query(
+                "UPDATE recovery_attempt_decoys SET attempts = attempts + 1 WHERE slot = \(Int32(clamping: slot & 63))")
+        }
+    }
+
+    public func completeVerification(codeID: UUID) async throws -> Bool {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                WITH consumed AS (
+                    UPDATE email_codes SET consumed_at = now()
+                    WHERE id = \(codeID) AND purpose = 'verification' AND consumed_at IS NULL AND expires_at > now()
+                    RETURNING email_id)
+                UPDATE account_emails SET verified_at = COALESCE(verified_at, now())
+                WHERE id IN (SELECT email_id FROM consumed)
+                """
+            ).affectedRowCount == 1
+        }
+    }
+
+    public func unusedRecoveryCodes(of accountID: AccountID) async throws -> [RecoveryCodeRecord] {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                SELECT id, code_digest FROM recovery_codes
+                WHERE account_id = \(accountID.rawValue) AND used_at IS NULL
+                """
+            ).map { row in
+                RecoveryCodeRecord(
+                    id: try row.decode(UUID.self, "id"), codeDigest: try row.decode(PostgresBytes.self, "code_digest").bytes)
+            }
+        }
+    }
+
+    public func replaceRecoveryCodes(of accountID: AccountID, digests: [[UInt8]], at now: Date) async throws {
+        try await translatingErrors {
+            try await pool.transaction { connection in
+                try connection.execute("DELETE FROM recovery_codes WHERE account_id = \(accountID.rawValue)")
+                for digest in digests {
+                    try connection.execute(
+                        """
+                        INSERT INTO recovery_codes (id, account_id, code_digest, created_at)
+                        VALUES (\(UUID.randomV4()), \(accountID.rawValue), \(PostgresBytes(digest)), \(now))
+                        """)
+                }
+            }
+        }
+    }
+
+    public func startRecoverySession(
+        _ session: AuthenticationSession, consuming proof: RecoveryProof, revokingOtherSessions: Bool
+    ) async throws -> Int? {
+        try await translatingErrors {
+            try await pool.transaction { connection -> Int? in
+                let accountID = session.accountID.rawValue
+                let consumed: Int
+                switch proof {
+                case .emailCode(let id):
+                    consumed = try connection.execute(
+                        """
+                        UPDATE email_codes SET consumed_at = now()
+                        WHERE id = \(id) AND account_id = \(accountID) AND purpose = 'recovery'
+                          AND consumed_at IS NULL AND expires_at > now()
+                        """
+                    ).affectedRowCount
+                case .recoveryCode(let id):
+                    consumed = try connection.execute(
+                        """
+                        UPDATE recovery_codes SET used_at = now()
+                        WHERE id = \(id) AND account_id = \(accountID) AND used_at IS NULL
+                        """
+                    ).affectedRowCount
+                }
+                guard consumed == 1 else { return nil }
+                // An earlier recovery session always ends: only the newest recovery may register a passkey.
+                let revoked = try connection.execute(
+                    """
+                    UPDATE authentication_sessions SET revoked_at = now()
+                    WHERE account_id = \(accountID) AND revoked_at IS NULL AND expires_at > now()
+                      AND (\(revokingOtherSessions) OR authentication_method = 'recovery')
+                    """
+                ).affectedRowCount
+                try connection.execute(
+                    """
+                    INSERT INTO authentication_sessions (\(unsafeSQL: PostgresAuthenticationSessionRepository.columns))
+                    VALUES (\(session.id.rawValue), \(accountID), \(PostgresBytes(session.tokenDigest)),
+                            \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt),
+                            \(session.revokedAt))
+                    """)
+                return revoked
+            }
+        }
+    }
+
+    public func deleteEndedCodes(before cutoff: Date, limit: Int) async throws -> Int {
+        try await EndedRowDeletion(pool: pool, table: Self.codesTable, endColumns: ["expires_at", "consumed_at"])
+            .delete(before: cutoff, limit: limit)
+    }
+
+    /// Stores a code and queues its message on `connection`, ending the address's earlier live codes of the
+    /// purpose: part of whichever transaction decided to send it (an account's creation, a recovery's start).
+    static func insert(_ delivery: EmailCodeDelivery, on connection: PostgresConnection) throws {
+        let code = delivery.code
+        try connection.execute(
+            """
+            UPDATE email_codes SET consumed_at = now()
+            WHERE email_id = \(code.emailID) AND purpose = \(code.purpose.rawValue) AND consumed_at IS NULL
+            """)
+        try connection.execute(
+            """
+            INSERT INTO email_codes (\(unsafeSQL: codeColumns))
+            VALUES (\(code.id), \(code.accountID.rawValue), \(code.emailID), \(code.purpose.rawValue),
+                    \(PostgresBytes(code.salt)), \(PostgresBytes(code.codeDigest)), \(code.attempts), \(code.createdAt),
+                    \(code.expiresAt))
+            """)
+        try PostgresEmailOutboxRepository.enqueue(delivery.message, on: connection)
+    }
+
+    static func decodeTarget(_ row: PostgresRow) throws -> RecoveryTarget {
+        RecoveryTarget(
+            accountID: AccountID(try row.decode(UUID.self, "account_id")), emailID: try row.decode(UUID.self, "id"),
+            address: try row.decode(String.self, "email"), verified: try row.decode(Bool.self, "verified"),
+            displayName: try row.decode(String.self, "display_name"))
+    }
+
+    static func decodeCode(_ row: PostgresRow) throws -> EmailCode {
+        guard let purpose = EmailCodePurpose(rawValue: try row.decode(String.self, "purpose")) else {
+            throw PostgresError(.decoding, "unknown email_codes.purpose")
+        }
+        return EmailCode(
+            id: try row.decode(UUID.self, "id"), accountID: AccountID(try row.decode(UUID.self, "account_id")),
+            emailID: try row.decode(UUID.self, "email_id"), purpose: purpose,
+            salt: try row.decode(PostgresBytes.self, "salt").bytes,
+            codeDigest: try row.decode(PostgresBytes.self, "code_digest").bytes,
+            attempts: try row.decode(Int.self, "attempts"), createdAt: try row.decode(Date.self, "created_at"),
+            expiresAt: try row.decode(Date.self, "expires_at"))
+    }
+}
+
+/// `email_outbox`: messages queued by the transactions that decided them, delivered by session-service's worker.
+public struct PostgresEmailOutboxRepository: EmailOutboxRepository {
+    let pool: PostgresPool
+
+    /// The table's name, for the sweeper's logs and metrics.
+    public static let table = "email_outbox"
+
+    public func deliverNext(_ deliver: @escaping @Sendable (OutboxMessage) -> DeliveryOutcome) async throws -> Bool {
+        try await translatingErrors {
+            // The row stays locked while the relay is talked to: another replica skips it, and a crash rolls the
+            // transaction back, so the message is pending again rather than lost or marked sent unsent.
+            try await pool.transaction { connection -> Bool in
+                let rows = try connection.execute(
+                    """
+                    SELECT id, recipient, template, code, expires_at, created_at, attempts,
+                           expires_at <= now() AS expired
+                    FROM email_outbox
+                    WHERE sent_at IS NULL AND failed_at IS NULL AND next_attempt_at <= now()
+                    ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED
+                    """)
+                guard let row = rows.first else { return false }
+                let id = try row.decode(UUID.self, "id")
+                guard let template = MailTemplate(rawValue: try row.decode(String.self, "template")) else {
+                    throw PostgresError(.decoding, "unknown email_outbox.template")
+                }
+                let message = OutboxMessage(
+                    id: id, recipient: try row.decode(String.self, "recipient"), template: template,
+                    code: try row.decode(String?.self, "code"), expiresAt: try row.decode(Date.self, "expires_at"),
+                    createdAt: try row.decode(Date.self, "created_at"), attempts: try row.decode(Int.self, "attempts"))
+                let outcome: DeliveryOutcome =
+                    try row.decode(Bool.self, "expired") ? .giveUp(error: "the code expired before it was sent")
+                    : deliver(message)
+                switch outcome {
+                case .delivered:
+                    try connection.execute(
+                        """
+                        UPDATE email_outbox SET sent_at = now(), code = NULL, attempts = attempts + 1, last_error = NULL
+                        WHERE id = \(id)
+                        """)
+                case .retry(let delay, let error):
+                    try connection.execute(
+                        """
+                        UPDATE email_outbox SET attempts = attempts + 1, last_error = \(String(error.prefix(512))),
+                               next_attempt_at = \(Date().addingTimeInterval(delay))
+                        WHERE id = \(id)
+                        """)
+                case .giveUp(let error):
+                    try connection.execute(
+                        """
+                        UPDATE email_outbox SET failed_at = now(), code = NULL, attempts = attempts + 1,
+                               last_error = \(String(error.prefix(512)))
+                        WHERE id = \(id)
+                        """)
+                }
+                return true
+            }
+        }
+    }
+
+    public func deleteEnded(before cutoff: Date, limit: Int) async throws -> Int {
+        try await EndedRowDeletion(pool: pool, table: Self.table, endColumns: ["sent_at", "failed_at"])
+            .delete(before: cutoff, limit: limit)
+    }
+
+    static func enqueue(_ message: OutboxMessage, on connection: PostgresConnection) throws {
+        try connection.execute(
+            """
+            INSERT INTO email_outbox (id, recipient, template, code, expires_at, created_at)
+            VALUES (\(message.id), \(message.recipient), \(message.template.rawValue), \(message.code),
+                    \(message.expiresAt), \(message.createdAt))
+            """)
+    }
+}
+
+/// A passkey registered by a recovery session: the session ended, the passkey stored and a passkey session issued
+/// in one transaction (verification-service).
+public struct PostgresRecoveryRegistrationRepository: RecoveryRegistrationRepository {
+    let pool: PostgresPool
+
+    public func completeRecovery(
+        _ credential: PasskeyCredential, endingRecoverySession recoverySessionID: SessionID,
+        session: AuthenticationSession
+    ) async throws -> String? {
+        try await translatingErrors {
+            try await pool.transaction { connection -> String? in
+                let ended = try connection.execute(
+                    """
+                    UPDATE authentication_sessions SET revoked_at = now()
+                    WHERE id = \(recoverySessionID.rawValue) AND account_id = \(credential.accountID.rawValue)
+                      AND authentication_method = 'recovery' AND revoked_at IS NULL AND expires_at > now()
+                    RETURNING (SELECT display_name FROM accounts WHERE id = account_id) AS display_name
+                    """)
+                guard let row = ended.first else { return nil }
+                try PostgresPasskeyCredentialRepository.insert(credential, on: connection)
+                try connection.execute(
+                    """
+                    INSERT INTO authentication_sessions (\(unsafeSQL: PostgresAuthenticationSessionRepository.columns))
+                    VALUES (\(session.id.rawValue), \(session.accountID.rawValue), \(PostgresBytes(session.tokenDigest)),
+                            \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt),
+                            \(session.revokedAt))
+                    """)
+                return try row.decode(String.self, "display_name")
+            }
+        }
+    }
+}
