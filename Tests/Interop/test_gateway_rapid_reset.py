@@ -1,13 +1,10 @@
 """HTTP/2 rapid reset against the gateway: streams of the passkey sign-in start that are opened and reset at once
-must not write challenge rows. Runs challenge-service and the gateway on a fresh database of DATABASE_URL's server."""
+must not write challenge rows. Runs the stack on a fresh database of DATABASE_URL's server."""
 
-import os
 import socket
 import subprocess
-import tempfile
+import sys
 import time
-import urllib.parse
-import uuid
 from pathlib import Path
 
 import h2.config
@@ -16,91 +13,27 @@ import h2.events
 import h2.exceptions
 import pytest
 
-from conftest import binary
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Support" / "python"))
+
+from passkey_stack import Stack  # noqa: E402
 
 START_PATH = "/v1/passkeys/authentications"
 CONNECTIONS = 10
 STREAMS_PER_CONNECTION = 1000
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def database_url(server_url: str, name: str) -> str:
-    if "://" not in server_url:
-        return f"{server_url} dbname={name}"
-    parts = urllib.parse.urlsplit(server_url)
-    query = f"?{parts.query}" if parts.query else ""
-    return f"{parts.scheme}://{parts.netloc}/{name}{query}"
-
-
-def wait_for_port(port: int, process: subprocess.Popen, log: Path, timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"{process.args[0]} exited with {process.returncode}:\n{log.read_text(errors='replace')}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    pytest.fail(f"port {port} never opened:\n{log.read_text(errors='replace')}")
-
-
-class GatewayStack:
-    """A database, challenge-service and the gateway; the other services are not needed to start a sign-in."""
+class GatewayStack(Stack):
+    """The real stack (Tests/Support/python/passkey_stack.py, mutual TLS between the processes) with the start
+    limits off: only the reset handling stands between the flood and the database here."""
 
     def __init__(self):
-        self.server_url = os.environ.get("DATABASE_URL")
-        if not self.server_url:
-            pytest.fail("DATABASE_URL is not set: run ./deploy/local/test, which starts a throwaway Postgres")
-        self.database = "rapid_reset_" + uuid.uuid4().hex
-        self.url = database_url(self.server_url, self.database)
-        self.logs = Path(tempfile.mkdtemp(prefix="passkey-rapid-reset-"))
-        self.processes = []
-        self.gateway_port = free_port()
-
-    def start(self):
-        subprocess.run(["psql", self.server_url, "-qc", f"CREATE DATABASE {self.database}"], check=True)
-        challenge_port = free_port()
-        env = dict(os.environ)
-        env.update({
-            "DATABASE_URL": self.url,
-            "DATABASE_POOL_SIZE": "4",
-            "GATEWAY_LISTEN": f"127.0.0.1:{self.gateway_port}",
-            "CHALLENGE_SERVICE_LISTEN": f"127.0.0.1:{challenge_port}",
-            "CHALLENGE_SERVICE_ADDRESSES": f"127.0.0.1:{challenge_port}",
-            "SESSION_SERVICE_ADDRESSES": f"127.0.0.1:{free_port()}",
-            "VERIFICATION_SERVICE_ADDRESSES": f"127.0.0.1:{free_port()}",
-            # Only the reset handling stands between the flood and the database here.
+        super().__init__("rapid_reset", environment={
             "PASSKEY_RATE_LIMIT_START_PER_ADDRESS": "0",
             "PASSKEY_RATE_LIMIT_START_GLOBAL": "0",
         })
-        subprocess.run([str(binary("passkey-migrate"))], env=env, check=True, capture_output=True)
-        for name, port in (("challenge-service", challenge_port), ("gateway", self.gateway_port)):
-            log = self.logs / f"{name}.log"
-            process = subprocess.Popen([str(binary(name))], env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
-            self.processes.append(process)
-            wait_for_port(port, process, log)
-        return self
-
-    def stop(self):
-        for process in self.processes:
-            process.terminate()
-        for process in self.processes:
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        subprocess.run(
-            ["psql", self.server_url, "-qc", f"DROP DATABASE IF EXISTS {self.database} WITH (FORCE)"],
-            capture_output=True)
 
     def alive(self) -> bool:
-        return all(process.poll() is None for process in self.processes)
+        return not self.exited()
 
     def challenge_rows(self) -> int:
         result = subprocess.run(
