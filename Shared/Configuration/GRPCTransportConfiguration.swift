@@ -21,58 +21,45 @@ public enum GRPCTransportConfiguration: Sendable, Equatable {
     /// The variables naming the three files, in the order they are reported.
     public static let fileVariables = ["GRPC_TLS_CERTIFICATE", "GRPC_TLS_KEY", "GRPC_TLS_CA"]
 
-    /// Reads the `GRPC_*` variables: nil when none of the three files is set and plaintext is not asked for,
-    /// which ``ServerConfiguration/requireGRPCTransport()`` refuses for the executables that speak gRPC.
+    /// Reads and validates the `GRPC_*` variables: nil when none of the three files is set and plaintext is not
+    /// asked for, which ``ServerConfiguration/requireGRPCTransport()`` refuses for the executables that speak gRPC.
     static func read(_ env: EnvironmentReader) throws -> GRPCTransportConfiguration? {
-        if files(env).allSatisfy({ $0 == nil }) && env.raw("GRPC_PLAINTEXT") == nil {
-            // Still validate what is set.
-            _ = try env.duration("GRPC_TLS_RELOAD_INTERVAL", default: "10s")
-            let trustDomain = env.string("GRPC_TRUST_DOMAIN", default: "passkey.internal")
-            guard isValidTrustDomain(trustDomain) else { throw invalidTrustDomain(trustDomain) }
-            return nil
+        let plaintextValue = env.raw("GRPC_PLAINTEXT")?.lowercased()
+        guard plaintextValue == nil || plaintextValue == "true" || plaintextValue == "false" else {
+            throw ConfigurationError(
+                variable: "GRPC_PLAINTEXT", problem: "expected true or false, got \(plaintextValue ?? "")")
         }
-        return try GRPCTransportConfiguration(env)
-    }
-
-    /// The values of ``fileVariables``, in order.
-    static func files(_ env: EnvironmentReader) -> [String?] {
-        [env.raw("GRPC_TLS_CERTIFICATE"), env.raw("GRPC_TLS_KEY"), env.raw("GRPC_TLS_CA")]
+        let files = [env.raw("GRPC_TLS_CERTIFICATE"), env.raw("GRPC_TLS_KEY"), env.raw("GRPC_TLS_CA")]
+        let trustDomain = env.string("GRPC_TRUST_DOMAIN", default: "passkey.internal")
+        guard isValidTrustDomain(trustDomain) else {
+            throw ConfigurationError(
+                variable: "GRPC_TRUST_DOMAIN",
+                problem: "expected a SPIFFE trust domain (lowercase letters, digits, '.', '-', '_'), got \(trustDomain)")
+        }
+        let reloadInterval = try env.duration("GRPC_TLS_RELOAD_INTERVAL", default: "10s")
+        let set = zip(fileVariables, files).filter { $0.1 != nil }.map(\.0)
+        switch plaintextValue {
+        case "true":
+            if let first = set.first {
+                throw ConfigurationError(
+                    variable: "GRPC_PLAINTEXT", problem: "is true, but \(first) is set: choose mutual TLS or plaintext")
+            }
+            return .plaintext
+        case nil where set.isEmpty:
+            return nil
+        default:
+            if let missing = zip(fileVariables, files).first(where: { $0.1 == nil }) {
+                throw ConfigurationError(variable: missing.0, problem: missingProblem)
+            }
+            return .mutualTLS(
+                MutualTLS(
+                    certificatePath: files[0]!, keyPath: files[1]!, trustedCAPath: files[2]!,
+                    trustDomain: trustDomain, reloadInterval: reloadInterval))
+        }
     }
 
     static let missingProblem =
         "is required: gRPC between the services is mutual TLS (GRPC_TLS_CERTIFICATE, GRPC_TLS_KEY and GRPC_TLS_CA); set GRPC_PLAINTEXT=true to run without it"
-
-    static func invalidTrustDomain(_ trustDomain: String) -> ConfigurationError {
-        ConfigurationError(
-            variable: "GRPC_TRUST_DOMAIN",
-            problem: "expected a SPIFFE trust domain (lowercase letters, digits, '.', '-', '_'), got \(trustDomain)")
-    }
-
-    init(_ env: EnvironmentReader) throws {
-        let plaintextValue = env.raw("GRPC_PLAINTEXT")?.lowercased() ?? "false"
-        guard plaintextValue == "true" || plaintextValue == "false" else {
-            throw ConfigurationError(variable: "GRPC_PLAINTEXT", problem: "expected true or false, got \(plaintextValue)")
-        }
-        let files = Self.files(env)
-        let trustDomain = env.string("GRPC_TRUST_DOMAIN", default: "passkey.internal")
-        guard Self.isValidTrustDomain(trustDomain) else { throw Self.invalidTrustDomain(trustDomain) }
-        let reloadInterval = try env.duration("GRPC_TLS_RELOAD_INTERVAL", default: "10s")
-        if plaintextValue == "true" {
-            if let set = zip(Self.fileVariables, files).first(where: { $0.1 != nil }) {
-                throw ConfigurationError(
-                    variable: "GRPC_PLAINTEXT", problem: "is true, but \(set.0) is set: choose mutual TLS or plaintext")
-            }
-            self = .plaintext
-            return
-        }
-        if let missing = zip(Self.fileVariables, files).first(where: { $0.1 == nil }) {
-            throw ConfigurationError(variable: missing.0, problem: Self.missingProblem)
-        }
-        self = .mutualTLS(
-            MutualTLS(
-                certificatePath: files[0]!, keyPath: files[1]!, trustedCAPath: files[2]!, trustDomain: trustDomain,
-                reloadInterval: reloadInterval))
-    }
 
     /// A SPIFFE trust domain: 1–255 characters of lowercase letters, digits, `.`, `-` and `_`.
     static func isValidTrustDomain(_ trustDomain: String) -> Bool {

@@ -95,9 +95,12 @@ public final class TLSConnection {
         }
     }
 
-    /// The certificate the peer presented, once the handshake is complete: its names and whether its chain was
-    /// verified against the context's trusted certificates. Nil when it presented none.
-    public var peerCertificate: PeerCertificateInfo? {
+    /// The certificate the peer presented, once the handshake is complete: its URI and DNS subject alternative
+    /// names, why its chain did not verify against the context's trusted certificates (nil when it did), and its
+    /// serial number in hex. Nil when it presented none.
+    public var peerCertificate:
+        (uris: [String], dnsNames: [String], verificationFailure: String?, serialNumber: String)?
+    {
         guard isHandshakeComplete, let certificate = SSL_get0_peer_certificate(ssl) else { return nil }
         var uris: [String] = []
         var dnsNames: [String] = []
@@ -118,9 +121,7 @@ public final class TLSConnection {
         let result = SSL_get_verify_result(ssl)
         let failure: String? =
             result == Int(X509_V_OK) ? nil : String(cString: X509_verify_cert_error_string(result))
-        return PeerCertificateInfo(
-            uris: uris, dnsNames: dnsNames, verificationFailure: failure,
-            serialNumber: Certificate.serialNumberHex(certificate))
+        return (uris, dnsNames, failure, Certificate.serialNumberHex(certificate))
     }
 
     /// The ALPN protocol both sides agreed on.
@@ -159,22 +160,3 @@ public final class TLSConnection {
     }
 }
 
-/// What a TLS peer's certificate says about it.
-public struct PeerCertificateInfo: Sendable, Equatable {
-    /// Its URI subject alternative names (a SPIFFE ID among them, for a service).
-    public let uris: [String]
-    /// Its DNS subject alternative names.
-    public let dnsNames: [String]
-    /// Why its chain did not verify against the trusted certificates (expired, unknown issuer, ...); nil when it
-    /// did.
-    public let verificationFailure: String?
-    /// Its serial number in hex, for logs.
-    public let serialNumber: String
-
-    public init(uris: [String], dnsNames: [String], verificationFailure: String?, serialNumber: String) {
-        self.uris = uris
-        self.dnsNames = dnsNames
-        self.verificationFailure = verificationFailure
-        self.serialNumber = serialNumber
-    }
-}

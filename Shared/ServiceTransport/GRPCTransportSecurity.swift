@@ -58,11 +58,7 @@ public final class GRPCTransportSecurity: Sendable {
         guard let credentials else { return nil }
         let expected = ServiceIdentity(service, in: trustDomain)
         return ChannelTLS.mutualClientSecurity(credentials) { certificate in
-            CallerPolicy.peer(
-                PeerIdentification(
-                    uris: certificate.uris, dnsNames: certificate.dnsNames,
-                    verificationFailure: certificate.verificationFailure),
-                is: expected)
+            CallerPolicy.peer(PeerIdentification(certificate), is: expected)
         }
     }
 

@@ -53,8 +53,7 @@ public struct ServiceCallAuthorizer: GRPCCallAuthorizer {
     public static func identify(_ peer: GRPCCallPeer) -> PeerIdentification {
         guard peer.isSecure else { return .plaintext }
         guard let certificate = peer.certificate else { return .noCertificate }
-        return PeerIdentification(
-            uris: certificate.uris, dnsNames: certificate.dnsNames, verificationFailure: certificate.verificationFailure)
+        return PeerIdentification(certificate)
     }
 
     static func reasonLabel(_ identification: PeerIdentification) -> String {
@@ -64,5 +63,13 @@ public struct ServiceCallAuthorizer: GRPCCallAuthorizer {
         case .anonymous: return "no_identity"
         case .plaintext, .identified: return "not_allowed"
         }
+    }
+}
+
+extension PeerIdentification {
+    /// What a TLS peer's certificate establishes about it.
+    init(_ certificate: PeerCertificate) {
+        self.init(
+            uris: certificate.uris, dnsNames: certificate.dnsNames, verificationFailure: certificate.verificationFailure)
     }
 }

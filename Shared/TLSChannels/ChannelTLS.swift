@@ -77,9 +77,8 @@ final class TLSChannelSecurity: ChannelSecurity {
 
     private func checkPeer() -> TLSPeerRefused? {
         guard let acceptPeer else { return nil }
-        guard let certificate = peerCertificate, acceptPeer(certificate) else {
-            return TLSPeerRefused(certificate: peerCertificate)
-        }
+        let certificate = peerCertificate
+        guard let certificate, acceptPeer(certificate) else { return TLSPeerRefused(certificate: certificate) }
         peerAccepted = true
         return nil
     }
