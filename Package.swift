@@ -76,6 +76,11 @@ let recoveryTargets: [Target] = [
         name: "AccountRecoveryTests", dependencies: ["AccountRecovery", "Crypto", "Domain"],
         path: "Tests/AccountRecoveryTests"),
     .target(name: "MailDelivery", dependencies: ["CCurl"], path: "Shared/MailDelivery"),
+    .target(
+        name: "PasskeyProviders", dependencies: ["Encoding", "JSON"], path: "Shared/PasskeyProviders",
+        resources: [.copy("Data")]),
+    .testTarget(
+        name: "PasskeyProvidersTests", dependencies: ["PasskeyProviders", "Encoding"], path: "Tests/PasskeyProvidersTests"),
 ]
 
 // MARK: - WebAuthn verification core and crypto
@@ -156,8 +161,8 @@ let serviceTargets: [Target] = [
     .target(
         name: "VerificationServiceCore",
         dependencies: [
-            "AccountRecovery", "Crypto", "Domain", "Encoding", "GRPC", "Observability", "ServiceContracts",
-            "ServiceIdentity",
+            "AccountRecovery", "Crypto", "Domain", "Encoding", "GRPC", "Observability", "PasskeyProviders",
+            "ServiceContracts", "ServiceIdentity",
             "SessionIssuance", "WebAuthn",
         ],
         path: "Services/VerificationService/Core"),
@@ -165,8 +170,8 @@ let serviceTargets: [Target] = [
     .testTarget(
         name: "VerificationServiceCoreTests",
         dependencies: [
-            "Crypto", "Domain", "InMemoryStorage", "Observability", "SessionIssuance", "SoftwareAuthenticator",
-            "VerificationServiceCore", "WebAuthn",
+            "Crypto", "Domain", "InMemoryStorage", "Observability", "PasskeyProviders", "SessionIssuance",
+            "SoftwareAuthenticator", "VerificationServiceCore", "WebAuthn",
         ],
         path: "Tests/VerificationServiceCoreTests"),
     .target(
@@ -190,7 +195,8 @@ let serviceTargets: [Target] = [
     .executableTarget(
         name: "verification-service",
         dependencies: [
-            "Configuration", "Crypto", "ServiceRuntime", "SessionIssuance", "VerificationServiceCore", "WebAuthn",
+            "Configuration", "Crypto", "PasskeyProviders", "ServiceRuntime", "SessionIssuance", "VerificationServiceCore",
+            "WebAuthn",
         ],
         path: "Services/VerificationService/Main"),
     .target(
@@ -220,7 +226,8 @@ let serviceTargets: [Target] = [
             "AccountRecovery", "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTP1", "HTTP2",
             "HTTPMessages",
             "HTTPServer",
-            "JSON", "NameResolution", "NetworkIO", "Observability", "Protobuf", "RateLimiting", "ServiceContracts",
+            "JSON", "NameResolution", "NetworkIO", "Observability", "PasskeyProviders", "Protobuf", "RateLimiting",
+            "ServiceContracts",
             "ServiceIdentity", "ServiceTransport", "TLSChannels", "WebAuthn",
         ],
         path: "Services/Gateway/Core", resources: [.copy("Web"), .copy("openapi.json")]),
@@ -230,7 +237,7 @@ let serviceTargets: [Target] = [
         name: "GatewayTests",
         dependencies: [
             "GatewayCore", "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTP2", "HTTPMessages", "HTTPServer", "JSON",
-            "NetworkIO", "Observability", "ServiceContracts", "WebAuthn",
+            "NetworkIO", "Observability", "PasskeyProviders", "ServiceContracts", "WebAuthn",
         ],
         path: "Tests/GatewayTests"),
     .target(
@@ -288,7 +295,7 @@ let layers: [(name: String, modules: Set<String>)] = [
      ["Encoding", "JSON", "Protobuf", "HTTPMessages", "Observability", "Configuration", "RateLimiting", "WorkerThreads"]),
     ("domain and protocol logic, no I/O: accounts and ports, crypto, WebAuthn, sessions, passwords, HTTP/1.1 parsing, service identities",
      ["Domain", "Crypto", "WebAuthn", "SessionIssuance", "PasswordHashing", "HTTP1", "ServiceIdentity",
-      "AccountRecovery"]),
+      "AccountRecovery", "PasskeyProviders"]),
     ("I/O: event loops, TLS, HTTP/2, gRPC and its transport security, discovery, the HTTP server, Postgres and the repositories",
      ["NetworkIO", "TLSChannels", "HTTP2", "GRPC", "GRPCHealth", "NameResolution", "HTTPServer", "Postgres",
       "PostgresStorage", "ServiceTransport", "MailDelivery"]),

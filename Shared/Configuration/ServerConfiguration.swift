@@ -11,6 +11,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var appleAppIDs: [String]
     /// Android apps for assetlinks.json.
     public var androidApps: [AndroidApp]
+    /// The enroll and manage pages `/.well-known/passkey-endpoints` names (`PASSKEY_ENROLL_PAGE`,
+    /// `PASSKEY_MANAGE_PAGE`).
+    public var passkeyPages: PasskeyEndpointPages
     /// Seconds.
     public var challengeLifetime: Double
     public var accountRegistrationLifetime: Double
@@ -126,6 +129,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             }
             return app
         }
+        passkeyPages = try PasskeyEndpointPages(env)
         challengeLifetime = try env.duration("PASSKEY_CHALLENGE_LIFETIME", default: "5m")
         accountRegistrationLifetime = try env.duration("PASSKEY_ACCOUNT_REGISTRATION_LIFETIME", default: "10m")
         sessionLifetime = try env.duration("PASSKEY_SESSION_LIFETIME", default: "30d")

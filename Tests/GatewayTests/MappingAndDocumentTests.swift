@@ -264,8 +264,23 @@ final class WellKnownDocumentTests: XCTestCase {
             ["origins": ["https://example.com", "https://login.example.com"]])
         XCTAssertEqual(
             WellKnownDocuments.passkeyEndpoints(origins: configuration.origins),
-            ["enroll": "https://example.com/passkeys/new", "manage": "https://example.com/passkeys"])
+            ["enroll": "https://example.com/passkeys/enroll", "manage": "https://example.com/passkeys/manage"])
         XCTAssertNil(WellKnownDocuments.passkeyEndpoints(origins: ["android:apk-key-hash:x"]))
+        // Absolute pages need no web origin; a path on one does.
+        let pages = PasskeyEndpointPages(
+            enroll: "https://accounts.example.com/security/passkeys/new?from=pm", manage: "/settings/passkeys")
+        XCTAssertEqual(
+            WellKnownDocuments.passkeyEndpoints(origins: configuration.origins, pages: pages),
+            [
+                "enroll": "https://accounts.example.com/security/passkeys/new?from=pm",
+                "manage": "https://example.com/settings/passkeys",
+            ])
+        XCTAssertNil(WellKnownDocuments.passkeyEndpoints(origins: ["android:apk-key-hash:x"], pages: pages))
+        XCTAssertEqual(
+            WellKnownDocuments.passkeyEndpoints(
+                origins: ["android:apk-key-hash:x"],
+                pages: PasskeyEndpointPages(enroll: "https://a.example/e", manage: "https://a.example/m")),
+            ["enroll": "https://a.example/e", "manage": "https://a.example/m"])
         XCTAssertEqual(WellKnownDocuments.assetLinks(apps: []), [])
     }
 }

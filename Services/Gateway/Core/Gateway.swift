@@ -4,6 +4,7 @@ import HTTPServer
 import Configuration
 import NetworkIO
 import Observability
+import PasskeyProviders
 import ServiceTransport
 import Synchronization
 
@@ -32,6 +33,9 @@ public final class Gateway: Sendable {
         serverSettings: (inout HTTPServerConfiguration) -> Void = { _ in },
         settings: GatewaySettings = GatewaySettings()
     ) throws {
+        if case .failure(let failure) = PasskeyProviderCatalog.shipped {
+            throw GatewayStartError(failure.description)
+        }
         guard !OpenAPIDocument.bytes.isEmpty else {
             throw GatewayStartError("the openapi.json resource is missing from the GatewayCore bundle")
         }

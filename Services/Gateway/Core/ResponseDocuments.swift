@@ -166,12 +166,17 @@ public enum ResponseDocuments {
             "emailVerified": .boolean(!summary.emails.isEmpty && summary.emails.allSatisfy(summary.verifiedEmails.contains)),
             "verifiedEmails": .array(summary.verifiedEmails.map { .string($0) }),
             "recoveryCodesRemaining": .integer(summary.recoveryCodesRemaining),
+            "userHandle": .string(Base64URL.encode(summary.userHandle)),
+            "userName": .string(summary.userName),
         ]
     }
 
-    /// One passkey of `GET /v1/passkeys`; `lastUsedAt` is null when it was never used.
-    public static func passkey(_ info: PasskeyCredentialInfo) -> JSONValue {
-        [
+    /// One passkey of `GET /v1/passkeys`; `lastUsedAt` is null when it was never used. `provider` adds the
+    /// provider's fields for the passkey's AAGUID (`providerName`, `providerIconLight`, `providerIconDark`).
+    public static func passkey(
+        _ info: PasskeyCredentialInfo, provider: (String) -> [(String, JSONValue)] = noProvider
+    ) -> JSONValue {
+        var object: JSONObject = [
             "credentialID": .string(Base64URL.encode(info.credentialID)),
             "name": .string(info.name),
             "aaguid": .string(info.aaguid),
@@ -182,10 +187,24 @@ public enum ResponseDocuments {
             "backedUp": .boolean(info.backedUp),
             "transports": .array(info.transports.map { .string($0) }),
         ]
+        for (key, value) in provider(info.aaguid) { object[key] = value }
+        return .object(object)
     }
 
-    /// `200` of `GET /v1/passkeys`.
-    public static func passkeys(_ list: ListCredentialsResponse) -> JSONValue {
-        ["passkeys": .array(list.credentials.map(passkey))]
+    /// The provider fields of a passkey whose AAGUID names no provider.
+    public static func noProvider(_ aaguid: String) -> [(String, JSONValue)] {
+        [("providerName", .null), ("providerIconLight", .null), ("providerIconDark", .null)]
+    }
+
+    /// `200` of `GET /v1/passkeys`: the passkeys, and the RP ID and user handle that WebAuthn's Signal API
+    /// names the account by (`signalAllAcceptedCredentials` takes them with the passkeys' credential IDs).
+    public static func passkeys(
+        _ list: ListCredentialsResponse, relyingPartyID: String, userHandle: [UInt8],
+        provider: (String) -> [(String, JSONValue)] = noProvider
+    ) -> JSONValue {
+        [
+            "rpID": .string(relyingPartyID), "userHandle": .string(Base64URL.encode(userHandle)),
+            "passkeys": .array(list.credentials.map { passkey($0, provider: provider) }),
+        ]
     }
 }

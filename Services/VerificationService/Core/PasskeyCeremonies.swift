@@ -4,14 +4,18 @@ import Domain
 import Encoding
 import Foundation
 import Observability
+import PasskeyProviders
 import SessionIssuance
 import WebAuthn
 
 /// Finishes WebAuthn ceremonies against consumed challenges and stored credentials, and manages an account's
 /// passkeys: verification-service's use cases.
 public struct PasskeyCeremonies: Sendable {
-    /// The name a new passkey gets until the user renames it.
+    /// The name a new passkey gets until the user renames it, when its AAGUID names no provider.
     public static let defaultName = "Passkey"
+    /// The reason of the `invalidCredentials` of a sign-in whose credential ID is not registered (never removed
+    /// twice, never another failure): what lets a page call `PublicKeyCredential.signalUnknownCredential`.
+    public static let unknownCredentialReason = "unknown_credential"
 
     let challenges: any ChallengeConsumer
     let accounts: any AccountRepository
@@ -31,6 +35,8 @@ public struct PasskeyCeremonies: Sendable {
     let random: any RandomSource
     let clock: @Sendable () -> Date
     let logger: Logger
+    /// Names a new passkey after its provider (the community AAGUID list).
+    var providers: PasskeyProviderCatalog = .empty
 
     public init(
         challenges: any ChallengeConsumer, accounts: any AccountRepository, passkeys: any PasskeyCredentialRepository,
@@ -177,7 +183,7 @@ public struct PasskeyCeremonies: Sendable {
     public func finishAuthentication(challengeID: ChallengeID, response: AuthenticationResponse) async throws -> SignIn {
         guard let credentialID = CredentialID(response.credentialID) else {
             try await spend(challengeID)
-            throw unknownCredential()
+            throw malformedCredentialID()
         }
         var fromCache = true
         var found = credentials.credential(credentialID)
@@ -289,9 +295,23 @@ public struct PasskeyCeremonies: Sendable {
         return DomainError(.invalidCredentials, "the passkey sign-in failed a check", reason: reason)
     }
 
+    /// A well-formed credential ID that no passkey has (or no longer has).
     private func unknownCredential() -> DomainError {
-        logger.audit(.signInFailed, ["method": "passkey", "reason": "unknown_credential"])
-        return DomainError(.invalidCredentials, "the passkey is not registered")
+        logger.audit(.signInFailed, ["method": "passkey", "reason": Self.unknownCredentialReason])
+        return DomainError(.invalidCredentials, "the passkey is not registered", reason: Self.unknownCredentialReason)
+    }
+
+    /// A credential ID no authenticator could have made (empty, or over the limit): refused, but not called unknown.
+    private func malformedCredentialID() -> DomainError {
+        logger.audit(.signInFailed, ["method": "passkey", "reason": "malformed_credential_id"])
+        return DomainError(.invalidCredentials, "the credential ID is empty or too long")
+    }
+
+    /// The same ceremonies, naming new passkeys after their providers in `catalog`.
+    public func naming(with catalog: PasskeyProviderCatalog) -> PasskeyCeremonies {
+        var copy = self
+        copy.providers = catalog
+        return copy
     }
 
     /// §7.2 for one stored credential, against the challenge the signed client data carries (the database then
@@ -369,7 +389,8 @@ public struct PasskeyCeremonies: Sendable {
             algorithm: verified.algorithm, signCount: verified.signCount, backupEligible: verified.backupEligible,
             backedUp: verified.backedUp, uvInitialized: verified.userVerified,
             transports: Array(verified.transports.prefix(16)), aaguid: Self.uuid(verified.aaguid),
-            attestationFormat: verified.attestationFormat.rawValue, cloneWarning: false, name: Self.defaultName,
+            attestationFormat: verified.attestationFormat.rawValue, cloneWarning: false,
+            name: providers.provider(for: Self.uuid(verified.aaguid))?.name ?? Self.defaultName,
             createdAt: clock(), lastUsedAt: nil)
     }
 

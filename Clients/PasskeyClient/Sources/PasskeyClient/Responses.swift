@@ -308,6 +308,10 @@ public struct Account: Decodable, Sendable, Equatable {
     public let verifiedEmails: [String]
     /// Recovery codes generated and not used yet.
     public let recoveryCodesRemaining: Int
+    /// The WebAuthn user handle (`user.id`) of the account's passkeys: what the Signal API names the account by.
+    public let userHandle: Data
+    /// The WebAuthn `user.name` its passkeys were created with (the first email, else the display name).
+    public let userName: String
 }
 
 /// `200 {codes}` of ``RecoveryCodesOperation``: ten single-use codes, shown this once.
@@ -356,12 +360,27 @@ public struct Passkey: Decodable, Sendable, Equatable {
     public let backedUp: Bool
     /// Transport hints.
     public let transports: [String]
+    /// The passkey provider its AAGUID names (e.g. "Google Password Manager"); nil when the list does not know it.
+    public let providerName: String?
+    /// The provider's icon for light backgrounds, a path on the gateway (``PasskeyProviderIconOperation``).
+    public let providerIconLight: String?
+    /// The provider's icon for dark backgrounds.
+    public let providerIconDark: String?
 }
 
 /// `200` of `GET /v1/passkeys`.
 public struct PasskeyList: Decodable, Sendable, Equatable {
+    /// The RP ID the passkeys belong to.
+    public let rpID: String
+    /// The account's WebAuthn user handle.
+    public let userHandle: Data
     /// The passkeys.
     public let passkeys: [Passkey]
+
+    /// Every credential ID the account accepts: with ``rpID`` and ``userHandle``, what a platform's "all accepted
+    /// credentials" signal (WebAuthn's `signalAllAcceptedCredentials`, or the platform's equivalent) takes after a
+    /// sign-in or a removal.
+    public var acceptedCredentialIDs: [Data] { passkeys.map(\.credentialID) }
 }
 
 /// `/.well-known/apple-app-site-association`.
