@@ -120,6 +120,9 @@ public struct RegistrationVerifier: Sendable {
         // Step 21: client extension outputs.
         let extensionOutputs = try ClientExtensionOutputs(json: response.clientExtensionResultsJSON)
         // Steps 23-26: attestation statement and trust.
+        if trust.deniedAAGUIDs.contains(attested.aaguid) {
+            throw WebAuthnError(.attestationUntrusted, "authenticator model \(attested.aaguid) is denied")
+        }
         if let allowed = trust.allowedAAGUIDs, !allowed.contains(attested.aaguid) {
             throw WebAuthnError(.attestationUntrusted, "authenticator model \(attested.aaguid) is not allowed")
         }
