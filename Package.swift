@@ -93,6 +93,10 @@ let webAuthnTargets: [Target] = [
     .testTarget(
         name: "WebAuthnTests", dependencies: ["WebAuthn", "Crypto", "SoftwareAuthenticator", "JSON", "Encoding"],
         path: "Tests/WebAuthnTests"),
+    .target(name: "PasskeyPolicy", dependencies: ["Configuration", "WebAuthn"], path: "Shared/PasskeyPolicy"),
+    .testTarget(
+        name: "PasskeyPolicyTests", dependencies: ["PasskeyPolicy", "Configuration", "WebAuthn"],
+        path: "Tests/PasskeyPolicyTests"),
     .executableTarget(
         name: "webauthn-benchmark", dependencies: ["WebAuthn", "Crypto", "SoftwareAuthenticator", "Encoding"],
         path: "Tests/Benchmarks/WebAuthnBenchmark"),
@@ -145,8 +149,8 @@ let serviceTargets: [Target] = [
         name: "ServiceRuntime",
         dependencies: [
             "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "NameResolution",
-            "NetworkIO", "Observability", "PostgresStorage", "Protobuf", "ServiceContracts", "ServiceIdentity",
-            "ServiceTransport", "SessionIssuance", "TLSChannels",
+            "NetworkIO", "Observability", "PasskeyPolicy", "PostgresStorage", "Protobuf", "ServiceContracts",
+            "ServiceIdentity", "ServiceTransport", "SessionIssuance", "TLSChannels",
         ],
         path: "Shared/ServiceRuntime"),
     .testTarget(
@@ -195,8 +199,8 @@ let serviceTargets: [Target] = [
     .executableTarget(
         name: "verification-service",
         dependencies: [
-            "Configuration", "Crypto", "PasskeyProviders", "ServiceRuntime", "SessionIssuance", "VerificationServiceCore",
-            "WebAuthn",
+            "Configuration", "Crypto", "PasskeyPolicy", "PasskeyProviders", "ServiceRuntime", "SessionIssuance",
+            "VerificationServiceCore", "WebAuthn",
         ],
         path: "Services/VerificationService/Main"),
     .target(
@@ -228,7 +232,7 @@ let serviceTargets: [Target] = [
             "HTTPServer",
             "JSON", "NameResolution", "NetworkIO", "Observability", "PasskeyProviders", "Protobuf", "RateLimiting",
             "ServiceContracts",
-            "ServiceIdentity", "ServiceTransport", "TLSChannels", "WebAuthn",
+            "ServiceIdentity", "ServiceTransport", "TLSChannels", "WebAuthn", "PasskeyPolicy",
         ],
         path: "Services/Gateway/Core", resources: [.copy("Web"), .copy("openapi.json")]),
     .executableTarget(
@@ -293,8 +297,8 @@ let layers: [(name: String, modules: Set<String>)] = [
      ["COpenSSL", "CLibPQ", "CNGHTTP2", "CArgon2", "CNetworkIO", "CCurl"]),
     ("foundations: codecs, logs and metrics, configuration, limits, threads",
      ["Encoding", "JSON", "Protobuf", "HTTPMessages", "Observability", "Configuration", "RateLimiting", "WorkerThreads"]),
-    ("domain and protocol logic, no I/O: accounts and ports, crypto, WebAuthn, sessions, passwords, HTTP/1.1 parsing, service identities",
-     ["Domain", "Crypto", "WebAuthn", "SessionIssuance", "PasswordHashing", "HTTP1", "ServiceIdentity",
+    ("domain and protocol logic, no I/O: accounts and ports, crypto, WebAuthn and its configured policy, sessions, passwords, HTTP/1.1 parsing, service identities",
+     ["Domain", "Crypto", "WebAuthn", "PasskeyPolicy", "SessionIssuance", "PasswordHashing", "HTTP1", "ServiceIdentity",
       "AccountRecovery", "PasskeyProviders"]),
     ("I/O: event loops, TLS, HTTP/2, gRPC and its transport security, discovery, the HTTP server, Postgres and the repositories",
      ["NetworkIO", "TLSChannels", "HTTP2", "GRPC", "GRPCHealth", "NameResolution", "HTTPServer", "Postgres",

@@ -91,6 +91,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var recoveryRateLimitPerAddress: Rate?
     /// Whether finishing a recovery revokes the account's other sessions.
     public var recoveryRevokesSessions: Bool
+    /// What the options ask of passkeys and verification enforces (`PASSKEY_ALGORITHMS`, user verification, ...).
+    public var passkeyPolicy: PasskeyPolicyConfiguration
 
     /// An Android app: its package name and the SHA-256 fingerprint of its signing certificate.
     public struct AndroidApp: Sendable, Equatable {
@@ -202,6 +204,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             throw ConfigurationError(
                 variable: "PASSKEY_RECOVERY_REVOKES_SESSIONS", problem: "expected true or false, got \(other)")
         }
+        passkeyPolicy = try PasskeyPolicyConfiguration(env)
     }
 
     /// How gRPC is secured, required by every executable that speaks it: mutual TLS unless plaintext was asked

@@ -356,7 +356,7 @@ final class GatewayApplicationTests: XCTestCase {
             passkey.objectValue?.keys,
             [
                 "credentialID", "name", "aaguid", "createdAt", "lastUsedAt", "backupEligible", "backedUp", "transports",
-                "providerName", "providerIconLight", "providerIconDark",
+                "cloneWarning", "providerName", "providerIconLight", "providerIconDark",
             ])
         XCTAssertEqual(passkey["credentialID"], "AQID")
 

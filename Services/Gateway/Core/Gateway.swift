@@ -7,6 +7,7 @@ import Observability
 import PasskeyProviders
 import ServiceTransport
 import Synchronization
+import PasskeyPolicy
 
 #if canImport(Glibc)
     import Glibc
@@ -66,6 +67,8 @@ public final class Gateway: Sendable {
         guard let chosen: any ServiceBackends = backends ?? grpcBackends else {
             throw ConfigurationError(variable: "CHALLENGE_SERVICE_ADDRESSES", problem: "no backends")
         }
+        // The policy the options offer must be one verification can apply (PASSKEY_ALGORITHMS names supported ones).
+        _ = try PasskeyPolicy(configuration.passkeyPolicy)
         application = GatewayApplication(
             configuration: configuration, backends: chosen, logger: logger, settings: settings)
         server = HTTPServer(configuration: serverConfiguration, responder: application)

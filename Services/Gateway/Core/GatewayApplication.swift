@@ -7,6 +7,8 @@ import Glibc
 import HTTPMessages
 import JSON
 import Observability
+import PasskeyPolicy
+import WebAuthn
 import PasskeyProviders
 import Protobuf
 import RateLimiting
@@ -28,6 +30,9 @@ public struct GatewaySettings: Sendable {
 /// docs/api.md. Every request ends in a response; failures are problem+json.
 public final class GatewayApplication: HTTPResponder {
     let configuration: ServerConfiguration
+    /// What the passkey options offer: the configured policy (`PASSKEY_ALGORITHMS`, user verification, ...), which
+    /// verification-service enforces.
+    let ceremonyOptions: CeremonyOptions
     let backends: any ServiceBackends
     let logger: Logger
     private let webPage: WebPage
@@ -59,6 +64,7 @@ public final class GatewayApplication: HTTPResponder {
         self.providers = ProviderDirectory(
             catalog: providers ?? ((try? PasskeyProviderCatalog.shipped.get()) ?? .empty))
         self.configuration = configuration
+        ceremonyOptions = PasskeyPolicy(checked: configuration.passkeyPolicy).options
         self.backends = backends
         self.logger = logger
         self.metrics = metrics

@@ -27,7 +27,9 @@ public struct PasskeyCeremonies: Sendable {
     let authenticationVerifier: AuthenticationVerifier
     let relyingPartyID: String
     let origins: OriginPolicy
-    let userVerification: UserVerificationRequirement
+    /// The configured options: the algorithms a registration may use and user verification per ceremony, the same
+    /// value the gateway offered.
+    let options: CeremonyOptions
     let keys: PublicKeyCache
     let credentials: CredentialCache
     let recoveryRegistrations: (any RecoveryRegistrationRepository)?
@@ -43,7 +45,7 @@ public struct PasskeyCeremonies: Sendable {
         signIns: any PasskeySignInRepository, sessions: SessionIssuer, lastUse: LastUseRecorder,
         registrationVerifier: RegistrationVerifier = RegistrationVerifier(),
         authenticationVerifier: AuthenticationVerifier = AuthenticationVerifier(), relyingPartyID: String,
-        origins: OriginPolicy, userVerification: UserVerificationRequirement = CeremonyOptions.standard.userVerification,
+        origins: OriginPolicy, options: CeremonyOptions = .standard,
         keys: PublicKeyCache = PublicKeyCache(), credentials: CredentialCache = CredentialCache(),
         recoveryRegistrations: (any RecoveryRegistrationRepository)? = nil, random: any RandomSource = SecureRandom(),
         clock: @escaping @Sendable () -> Date = Date.init, logger: Logger
@@ -60,7 +62,7 @@ public struct PasskeyCeremonies: Sendable {
         self.authenticationVerifier = authenticationVerifier
         self.relyingPartyID = relyingPartyID
         self.origins = origins
-        self.userVerification = userVerification
+        self.options = options
         self.keys = keys
         self.credentials = credentials
         self.clock = clock
@@ -330,7 +332,7 @@ public struct PasskeyCeremonies: Sendable {
                 response: response,
                 expectation: AuthenticationExpectation(
                     challenge: signedChallenge, relyingPartyID: relyingPartyID, origins: origins,
-                    userVerification: userVerification),
+                    userVerification: options.authenticationUserVerification),
                 credential: StoredCredential(
                     id: stored.credential.credentialID.bytes, publicKey: publicKey,
                     userHandle: stored.userHandle.bytes, signCount: stored.credential.signCount,
@@ -372,7 +374,8 @@ public struct PasskeyCeremonies: Sendable {
                 response: response,
                 expectation: RegistrationExpectation(
                     challenge: challenge, relyingPartyID: relyingPartyID, origins: origins,
-                    userVerification: userVerification, mediation: mediation),
+                    userVerification: options.registrationUserVerification, mediation: mediation,
+                    allowedAlgorithms: options.algorithms),
                 now: clock())
         } catch {
             logger.audit(.passkeyRegistrationFailed, ["account.id": accountID.description, "reason": error.code.rawValue])

@@ -111,6 +111,7 @@ public struct VerificationService: VerificationServiceHandler {
         info.backupEligible = credential.backupEligible
         info.backedUp = credential.backedUp
         info.transports = credential.transports
+        info.cloneWarning = credential.cloneWarning
         return info
     }
 }

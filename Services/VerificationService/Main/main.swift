@@ -7,6 +7,7 @@ import WebAuthn
 import PasskeyProviders
 import PostgresStorage
 import Configuration
+import PasskeyPolicy
 import ServiceContracts
 
 await ServiceMain.run(
@@ -14,6 +15,7 @@ await ServiceMain.run(
 ) { server, context in
     let configuration = context.configuration
     let storage = context.storage
+    let policy = try PasskeyPolicy(configuration.passkeyPolicy)
     let lastUse = LastUseRecorder(
         repository: storage.passkeySignIns, metrics: context.metrics, logger: context.logger)
     let ceremonies = PasskeyCeremonies(
@@ -23,7 +25,10 @@ await ServiceMain.run(
             accountRegistrations: storage.accountRegistrations),
         accounts: storage.accounts, passkeys: storage.passkeyCredentials, signIns: storage.passkeySignIns,
         sessions: SessionIssuer(random: SecureRandom(), lifetime: configuration.sessionLifetime), lastUse: lastUse,
-        relyingPartyID: configuration.relyingPartyID, origins: OriginPolicy(allowedOrigins: configuration.origins),
+        registrationVerifier: RegistrationVerifier(trust: policy.trust()),
+        authenticationVerifier: AuthenticationVerifier(policy: policy.authenticationPolicy),
+        relyingPartyID: configuration.relyingPartyID, origins: policy.origins(allowing: configuration.origins),
+        options: policy.options,
         recoveryRegistrations: storage.recoveryRegistrations, logger: context.logger
     ).naming(with: try PasskeyProviderCatalog.shipped.get())
     VerificationService(ceremonies: ceremonies).register(on: server, using: context)

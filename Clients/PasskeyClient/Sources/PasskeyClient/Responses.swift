@@ -125,10 +125,12 @@ public struct PublicKeyCredentialCreationOptions: Decodable, Sendable, Equatable
     public let timeout: Int
     /// The account's passkeys, which the authenticator must not register again.
     public let excludeCredentials: [PublicKeyCredentialDescriptor]
-    /// Discoverable credentials, user verification preferred.
+    /// Resident key and user verification, as the server's policy sets them.
     public let authenticatorSelection: AuthenticatorSelection
-    /// `none`.
+    /// Attestation conveyance: `none` unless the server asks for more.
     public let attestation: String
+    /// Hints for the client's UI (`security-key`, `client-device`, `hybrid`), in order; nil when none are given.
+    public let hints: [String]?
     /// Requested extensions.
     public let extensions: Extensions?
 }
@@ -143,8 +145,10 @@ public struct PublicKeyCredentialRequestOptions: Decodable, Sendable, Equatable 
     public let timeout: Int
     /// Empty: sign-in is discoverable.
     public let allowCredentials: [PublicKeyCredentialDescriptor]
-    /// `preferred`.
+    /// `required`, `preferred` or `discouraged`, as the server's policy sets it.
     public let userVerification: String
+    /// Hints for the client's UI, in order; nil when none are given.
+    public let hints: [String]?
 }
 
 /// `200` of `POST /v1/passkeys/registrations`: flat fields for AuthenticationServices, and `publicKey` for
@@ -360,6 +364,8 @@ public struct Passkey: Decodable, Sendable, Equatable {
     public let backedUp: Bool
     /// Transport hints.
     public let transports: [String]
+    /// True once a sign-in was accepted although its signature counter did not increase: it may be cloned.
+    public let cloneWarning: Bool
     /// The passkey provider its AAGUID names (e.g. "Google Password Manager"); nil when the list does not know it.
     public let providerName: String?
     /// The provider's icon for light backgrounds, a path on the gateway (``PasskeyProviderIconOperation``).
