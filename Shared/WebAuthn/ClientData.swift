@@ -46,7 +46,7 @@ public struct ClientData: Sendable {
         }
         // §7.1 step 8, §7.2 step 11: the challenge is exactly the unpadded base64url of the issued bytes, so a
         // padded or standard-alphabet spelling of the same bytes is refused.
-        guard let challenge = Base64URL.decode(challengeText), Base64URL.encode(challenge) == challengeText else {
+        guard let challenge = Base64URL.decodeUnpadded(challengeText) else {
             throw WebAuthnError(.challengeMismatch, "clientDataJSON challenge is not unpadded base64url")
         }
         guard let origin = members[2]?.stringValue else {
