@@ -175,6 +175,34 @@ final class GatewayDocumentTests: XCTestCase {
     }
 
     /// Every problem the gateway can answer with comes back with its code, status and reason.
+    /// The sign-in failure an app may answer by telling the platform to forget the passkey, and only that one.
+    func testUnknownCredentialIsItsOwnReasonAndNothingElseIsIt() async throws {
+        func error(_ domain: DomainError, ceremony: Ceremony?) async -> PasskeyClientError {
+            let response = ProblemMapping.problem(for: domain, ceremony: ceremony).response
+            var headers: [String: String] = [:]
+            for field in response.headers { headers[field.name] = field.value }
+            return await clientError(
+                for: PasskeyHTTPResponse(status: response.status, headers: headers, body: Data(response.body)))
+        }
+        let unknown = await error(
+            DomainError(.invalidCredentials, "the passkey is not registered", reason: "unknown_credential"),
+            ceremony: .authentication)
+        XCTAssertEqual(unknown.status, 401)
+        XCTAssertEqual(unknown.reason, .unknownCredential)
+        XCTAssertTrue(unknown.isUnknownCredential)
+        for (domain, ceremony) in [
+            (DomainError(.invalidCredentials, "bad", reason: "signature_invalid"), Ceremony.authentication),
+            (DomainError(.invalidCredentials, "concurrent"), .authentication),
+            (DomainError(.invalidCredentials, "wrong password"), nil),
+            (DomainError(.challengeUnavailable, "spent"), .authentication),
+            (DomainError(.verificationFailed, "odd", reason: "unknown_credential"), .registration),
+        ] {
+            let other = await error(domain, ceremony: ceremony)
+            XCTAssertFalse(other.isUnknownCredential, "\(domain)")
+        }
+        XCTAssertTrue(PasskeyClientError.Reason.known.contains(.unknownCredential))
+    }
+
     func testEveryGatewayProblemBecomesItsTypedError() async throws {
         var problems: [APIProblem] = DomainError.Code.allCases.map { code in
             ProblemMapping.problem(
