@@ -45,6 +45,8 @@ public struct AttestationTrust: Sendable {
     public var allowedAAGUIDs: Set<AAGUID>?
     /// Authenticator models that may never register (checked before the allow-list).
     public var deniedAAGUIDs: Set<AAGUID>
+    /// Models a metadata BLOB reports compromised, with the status that refuses them (`MetadataBLOB.refusedAAGUIDs`).
+    public var refusedAAGUIDs: [AAGUID: String] = [:]
     /// Whether `none` attestation is accepted (default yes: consumer passkeys).
     public var acceptNoneAttestation: Bool
     /// Whether self attestation is accepted (default yes).
