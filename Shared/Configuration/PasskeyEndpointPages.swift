@@ -20,18 +20,17 @@ public struct PasskeyEndpointPages: Sendable, Equatable {
 
     /// Reads both variables; a value that is neither an absolute https URL nor a path names its variable.
     init(_ env: EnvironmentReader) throws {
-        enroll = try Self.read(env, "PASSKEY_ENROLL_PAGE", default: Self.defaultEnroll)
-        manage = try Self.read(env, "PASSKEY_MANAGE_PAGE", default: Self.defaultManage)
+        enroll = try Self.validated(env.string("PASSKEY_ENROLL_PAGE", default: "/passkeys/enroll"), "PASSKEY_ENROLL_PAGE")
+        manage = try Self.validated(env.string("PASSKEY_MANAGE_PAGE", default: "/passkeys/manage"), "PASSKEY_MANAGE_PAGE")
     }
 
-    private static func read(_ env: EnvironmentReader, _ name: String, default value: String) throws -> String {
-        guard let raw = env.raw(name) else { return value }
-        guard isValid(raw) else {
+    private static func validated(_ value: String, _ name: String) throws -> String {
+        guard isValid(value) else {
             throw ConfigurationError(
                 variable: name,
-                problem: "expected an absolute https:// URL or a path starting with / (at most \(maximumLength) bytes, no spaces), got \(raw.prefix(100))")
+                problem: "expected an absolute https:// URL or a path starting with / (at most \(maximumLength) bytes, no spaces), got \(value.prefix(100))")
         }
-        return raw
+        return value
     }
 
     /// An absolute `https://host[:port][/path][?query][#fragment]` URL, or a path `/…` (not `//…`, which would be
