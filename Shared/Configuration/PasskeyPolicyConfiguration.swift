@@ -39,6 +39,11 @@ public struct PasskeyPolicyConfiguration: Sendable, Equatable {
     /// ceremony (a `crossOrigin: true` or any `topOrigin` in client data).
     public var topOrigins: [String]
     public var signCount: SignCountHandling
+    /// The FIDO metadata BLOB file and the PEM file of the root its signer must chain to (both or neither), and
+    /// how often verification-service reads them again (seconds).
+    public var metadataBLOBPath: String?
+    public var metadataRootPath: String?
+    public var metadataReloadInterval: Double = 3600
 
     /// The defaults: the standard algorithms, UV preferred for both ceremonies, resident keys required, no hints,
     /// no attestation asked for, every authenticator model, no embedded ceremonies, a regressed counter refused.
@@ -106,6 +111,14 @@ public struct PasskeyPolicyConfiguration: Sendable, Equatable {
                 problem: "\(origin) is not a web origin (https://host[:port], or http://localhost[:port])")
         }
         signCount = try env.signCountHandling("PASSKEY_SIGN_COUNT", default: .reject)
+        metadataBLOBPath = env.raw("PASSKEY_MDS_BLOB")
+        metadataRootPath = env.raw("PASSKEY_MDS_ROOT")
+        guard (metadataBLOBPath == nil) == (metadataRootPath == nil) else {
+            throw ConfigurationError(
+                variable: metadataBLOBPath == nil ? "PASSKEY_MDS_BLOB" : "PASSKEY_MDS_ROOT",
+                problem: "PASSKEY_MDS_BLOB and PASSKEY_MDS_ROOT must be set together")
+        }
+        metadataReloadInterval = try env.duration("PASSKEY_MDS_RELOAD_INTERVAL", default: "1h")
     }
 
     /// The 16 bytes of an AAGUID written as 8-4-4-4-12 hex digits.

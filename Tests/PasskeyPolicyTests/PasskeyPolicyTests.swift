@@ -72,6 +72,22 @@ final class PasskeyPolicyTests: XCTestCase {
         }
     }
 
+    func testTheMetadataFilesGoTogether() throws {
+        assertRefused(["PASSKEY_MDS_BLOB": "/etc/passkey/mds/blob.jwt"], naming: "PASSKEY_MDS_ROOT")
+        assertRefused(["PASSKEY_MDS_ROOT": "/etc/passkey/mds/root.pem"], naming: "PASSKEY_MDS_BLOB")
+        assertRefused(["PASSKEY_MDS_RELOAD_INTERVAL": "soon"], naming: "PASSKEY_MDS_RELOAD_INTERVAL")
+        assertRefused(["PASSKEY_MDS_RELOAD_INTERVAL": "0"], naming: "PASSKEY_MDS_RELOAD_INTERVAL")
+        let both = try configuration([
+            "PASSKEY_MDS_BLOB": "/m/blob.jwt", "PASSKEY_MDS_ROOT": "/m/root.pem", "PASSKEY_MDS_RELOAD_INTERVAL": "10m",
+        ])
+        XCTAssertEqual(both.metadataBLOBPath, "/m/blob.jwt")
+        XCTAssertEqual(both.metadataRootPath, "/m/root.pem")
+        XCTAssertEqual(both.metadataReloadInterval, 600)
+        let none = try configuration([:])
+        XCTAssertNil(none.metadataBLOBPath)
+        XCTAssertEqual(none.metadataReloadInterval, 3600)
+    }
+
     func testOfferedAlgorithmsAreTheAcceptedOnes() throws {
         // Every algorithm the verifier accepts for a credential key may be configured, and nothing else.
         for algorithm in COSEAlgorithm.credentialAlgorithms {

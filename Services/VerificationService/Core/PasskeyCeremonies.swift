@@ -33,6 +33,8 @@ public struct PasskeyCeremonies: Sendable {
     let keys: PublicKeyCache
     let credentials: CredentialCache
     let recoveryRegistrations: (any RecoveryRegistrationRepository)?
+    /// The metadata BLOB in force, when one is configured: its compromised models are refused at registration.
+    let metadata: MetadataSource?
     /// Draws the verification codes of the accounts created here.
     let random: any RandomSource
     let clock: @Sendable () -> Date
@@ -47,10 +49,12 @@ public struct PasskeyCeremonies: Sendable {
         authenticationVerifier: AuthenticationVerifier = AuthenticationVerifier(), relyingPartyID: String,
         origins: OriginPolicy, options: CeremonyOptions = .standard,
         keys: PublicKeyCache = PublicKeyCache(), credentials: CredentialCache = CredentialCache(),
-        recoveryRegistrations: (any RecoveryRegistrationRepository)? = nil, random: any RandomSource = SecureRandom(),
+        recoveryRegistrations: (any RecoveryRegistrationRepository)? = nil, metadata: MetadataSource? = nil,
+        random: any RandomSource = SecureRandom(),
         clock: @escaping @Sendable () -> Date = Date.init, logger: Logger
     ) {
         self.recoveryRegistrations = recoveryRegistrations
+        self.metadata = metadata
         self.random = random
         self.challenges = challenges
         self.accounts = accounts
@@ -369,8 +373,14 @@ public struct PasskeyCeremonies: Sendable {
     private func verifyRegistration(
         _ response: RegistrationResponse, challenge: [UInt8], mediation: RegistrationMediation, accountID: AccountID
     ) throws -> VerifiedRegistration {
+        var verifier = registrationVerifier
+        if let metadata {
+            var trust = verifier.trust
+            trust.refusedAAGUIDs = metadata.refusedAAGUIDs
+            verifier = RegistrationVerifier(policy: verifier.policy, trust: trust)
+        }
         do {
-            return try registrationVerifier.verify(
+            return try verifier.verify(
                 response: response,
                 expectation: RegistrationExpectation(
                     challenge: challenge, relyingPartyID: relyingPartyID, origins: origins,

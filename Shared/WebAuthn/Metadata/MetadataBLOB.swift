@@ -43,10 +43,8 @@ public struct MetadataBLOB: Sendable {
     /// not kept.
     public let entries: [AAGUID: Entry]
 
-    /// The models a registration is refused for, each with the status that refuses it.
-    public var refusedAAGUIDs: [AAGUID: String] {
-        entries.compactMapValues { Self.refusingStatuses.contains($0.latestStatus) ? $0.latestStatus : nil }
-    }
+    /// The models a registration is refused for, each with the status that refuses it (worked out once).
+    public let refusedAAGUIDs: [AAGUID: String]
 
     /// Verifies and reads `bytes`. `roots` are the trust anchors for the BLOB's signing path; `now` decides
     /// certificate validity and whether `nextUpdate` has passed (a BLOB is good through its nextUpdate day, UTC).
@@ -129,6 +127,9 @@ public struct MetadataBLOB: Sendable {
         number = Int(serial)
         self.nextUpdate = nextUpdate
         self.entries = entries
+        refusedAAGUIDs = entries.compactMapValues {
+            Self.refusingStatuses.contains($0.latestStatus) ? $0.latestStatus : nil
+        }
     }
 
     /// Every certificate of a PEM file (at most eight), for the configured root.
