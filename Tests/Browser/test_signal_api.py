@@ -225,3 +225,38 @@ def test_other_sign_in_failures_signal_nothing(spied, stack):
     wait(spied).until(lambda b: "could not be verified" in status_text(b) or "not right" in status_text(b))
     assert calls(spied, "signalUnknownCredential") == []
     assert calls(spied, "signalAllAcceptedCredentials") == []
+
+
+def test_the_enroll_and_manage_pages_open_on_their_sections(browser, stack):
+    endpoints = api(stack, "GET", "/.well-known/passkey-endpoints")
+    assert endpoints == {"enroll": stack.origin + "/passkeys/enroll", "manage": stack.origin + "/passkeys/manage"}, endpoints
+
+    # Signed out, each asks for a sign-in first; the plain page does not.
+    def hint(b):
+        element = b.find_element(By.ID, "section-hint")
+        return element.text if element.is_displayed() else ""
+
+    browser.get(endpoints["enroll"])
+    wait(browser).until(lambda b: "Sign in to add a passkey" in hint(b))
+    browser.get(endpoints["manage"])
+    wait(browser).until(lambda b: "Sign in to manage your passkeys" in hint(b))
+    browser.get(stack.origin + "/")
+    wait(browser).until(lambda b: b.find_element(By.ID, "signed-out").is_displayed())
+    assert hint(browser) == ""
+
+    # Signed in, enroll focuses adding a passkey and manage the passkey list.
+    browser.get(stack.origin + "/")
+    fill(browser, "passkey-account-email", unique_email("sections"))
+    fill(browser, "passkey-account-name", "Sections")
+    browser.find_element(By.ID, "create-passkey-account").click()
+    signed_in(browser)
+    browser.get(endpoints["enroll"])
+    signed_in(browser)
+    wait(browser).until(lambda b: b.switch_to.active_element.get_attribute("id") == "add-passkey")
+    assert "Add a passkey to your account" in status_text(browser)
+    browser.get(endpoints["manage"])
+    signed_in(browser)
+    wait(browser).until(lambda b: b.switch_to.active_element.get_attribute("id") == "passkeys-title")
+    browser.get(stack.origin + "/")
+    signed_in(browser)
+    wait(browser).until(lambda b: b.switch_to.active_element.get_attribute("id") != "passkeys-title")

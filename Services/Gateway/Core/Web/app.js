@@ -207,10 +207,11 @@ function pageSection() {
 function openSection() {
   const section = pageSection();
   const signedInView = !document.getElementById("signed-in").hidden;
-  if (!signedInView) {
-    if (section) announce(section === "enroll" ? "Sign in to add a passkey to your account." : "Sign in to manage your passkeys.");
-    return;
-  }
+  const hint = document.getElementById("section-hint");
+  hint.hidden = signedInView || !section;
+  hint.textContent = section === "enroll" ? "Sign in to add a passkey to your account."
+    : section === "manage" ? "Sign in to manage your passkeys." : "";
+  if (!signedInView) return;
   if (section === "enroll") {
     document.getElementById("add-passkey").focus();
     announce("Add a passkey to your account: choose “Add a passkey”.");
