@@ -76,9 +76,15 @@ public struct MetadataBLOB: Sendable {
         } catch {
             throw Failure("badly signed: the signing certificate does not chain to the root (\(error.details))")
         }
+        try self.init(verifiedPayload: jws.payload, now: now)
+    }
+
+    /// Reads a payload whose signature was verified: `no`, `nextUpdate` (not passed at `now`) and the entries.
+    /// Internal so that the fuzz target can reach it without a signature.
+    init(verifiedPayload bytes: [UInt8], now: Date) throws(Failure) {
         let payload: JSONValue
         do {
-            payload = try JSONReader.parse(jws.payload)
+            payload = try JSONReader.parse(bytes)
         } catch {
             throw Failure("malformed: the payload is not JSON")
         }
