@@ -260,3 +260,28 @@ def test_the_enroll_and_manage_pages_open_on_their_sections(browser, stack):
     browser.get(stack.origin + "/")
     signed_in(browser)
     wait(browser).until(lambda b: b.switch_to.active_element.get_attribute("id") != "passkeys-title")
+
+
+def test_every_flow_works_in_a_browser_without_the_signal_api(browser, stack):
+    # As in browsers that have not shipped it: the three functions are gone before the page's scripts run.
+    browser.execute_cdp_cmd(
+        "Page.addScriptToEvaluateOnNewDocument",
+        {"source": "for (const n of %s) { delete PublicKeyCredential[n]; }" % json.dumps(list(SIGNALS))},
+    )
+    email = create_passkey_account(browser, stack, name="No Signals")
+    assert browser.execute_script("return typeof PublicKeyCredential.signalUnknownCredential") == "undefined"
+    fill(browser, "display-name", "Still Works")
+    browser.find_element(By.ID, "change-display-name").click()
+    wait_for_status(browser, "Your name is now Still Works")
+    browser.remove_virtual_authenticator()
+    browser.add_virtual_authenticator(virtual_authenticator_options())
+    browser.find_element(By.ID, "add-passkey").click()
+    wait_for_status(browser, "Passkey added")
+    wait(browser).until(lambda b: len(passkey_names(b)) == 2)
+    browser.find_element(By.CSS_SELECTOR, "#passkeys li:first-child button[aria-label^='Remove']").click()
+    wait(browser).until(EC.alert_is_present()).accept()
+    wait_for_status(browser, "removed")
+    wait(browser).until(lambda b: len(passkey_names(b)) == 1)
+    assert email in browser.find_element(By.ID, "who").text
+    errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE" and "favicon" not in entry["message"]]
+    assert errors == [], errors

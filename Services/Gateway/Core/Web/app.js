@@ -150,10 +150,11 @@ async function capabilities() {
 // accepts and show the current names. Each call is feature-detected; a browser without it, or one that refuses,
 // changes nothing here.
 
-async function signal(name, options) {
+// Never waited for: a provider that is slow to answer, or refuses, holds up nothing. Returns whether it was called.
+function signal(name, options) {
   if (!window.PublicKeyCredential || typeof PublicKeyCredential[name] !== "function") return false;
   try {
-    await PublicKeyCredential[name](options);
+    Promise.resolve(PublicKeyCredential[name](options)).catch(() => {});
     return true;
   } catch {
     return false;
@@ -192,7 +193,7 @@ async function signInWithSession(session, message) {
   sessionStorage.setItem(tokenKey, session.accessToken);
   stopConditionalSignIn();
   const { passkeys } = await showAccount();
-  await signalAcceptedCredentials(passkeys);
+  signalAcceptedCredentials(passkeys);
   announce(message);
   openSection();
 }
@@ -241,7 +242,7 @@ async function passkeySignIn(mediation) {
     });
   } catch (error) {
     if (isUnknownCredential(error)) {
-      await signal("signalUnknownCredential", { rpId: start.publicKey.rpId, credentialId: credential.id });
+      signal("signalUnknownCredential", { rpId: start.publicKey.rpId, credentialId: credential.id });
     }
     throw error;
   }
@@ -400,7 +401,7 @@ async function showAccount() {
         if (!confirm(`Remove the passkey "${passkey.name}"?`)) return;
         await api("DELETE", `/v1/passkeys/${passkey.credentialID}`);
         const shown = await showAccount();
-        await signalAcceptedCredentials(shown.passkeys);
+        signalAcceptedCredentials(shown.passkeys);
         announce(`Passkey ${passkey.name} removed.`);
       }, "danger"),
     ], providerIcon(passkey));
@@ -428,7 +429,7 @@ async function showAccount() {
 async function renameAccount(displayName) {
   const account = await api("PATCH", "/v1/account", { displayName });
   const { passkeys } = await showAccount();
-  await signalUserDetails(account, passkeys);
+  signalUserDetails(account, passkeys);
   announce(`Your name is now ${account.displayName}.`);
 }
 
