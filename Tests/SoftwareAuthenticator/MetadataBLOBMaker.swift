@@ -23,13 +23,17 @@ public final class MetadataBLOBMaker: Sendable {
     public var rootPEM: String { Self.pem(authority.rootCertificate) }
 
     /// A payload: `no`, `nextUpdate`, and one entry per model with its status reports as (status, effectiveDate).
+    /// `roots` gives models their metadataStatement.attestationRootCertificates (DER).
     public static func payload(
-        number: Int = 1, nextUpdate: String, entries: [(aaguid: AAGUID, reports: [(String, String)])]
+        number: Int = 1, nextUpdate: String, entries: [(aaguid: AAGUID, reports: [(String, String)])],
+        roots: [AAGUID: [[UInt8]]] = [:]
     ) -> String {
         let items = entries.map { entry in
             let reports = entry.reports.map { #"{"status":"\#($0.0)","effectiveDate":"\#($0.1)"}"# }
+            let certificates = (roots[entry.aaguid] ?? []).map { "\"" + Base64URL.encodeStandard($0) + "\"" }
             return #"{"aaguid":"\#(entry.aaguid)","statusReports":[\#(reports.joined(separator: ","))],"# +
-                #""metadataStatement":{"aaguid":"\#(entry.aaguid)","description":"Test Authenticator"}}"#
+                #""metadataStatement":{"aaguid":"\#(entry.aaguid)","description":"Test Authenticator","# +
+                #""attestationRootCertificates":[\#(certificates.joined(separator: ","))]}}"#
         }
         return #"{"legalHeader":"test","no":\#(number),"nextUpdate":"\#(nextUpdate)","entries":[\#(items.joined(separator: ","))]}"#
     }

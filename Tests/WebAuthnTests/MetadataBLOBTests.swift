@@ -1,4 +1,5 @@
 import Crypto
+import Encoding
 import Foundation
 import SoftwareAuthenticator
 import WebAuthn
@@ -111,6 +112,44 @@ final class MetadataBLOBTests: XCTestCase {
         let u2f = #"{"no":1,"nextUpdate":"2025-11-01","entries":[{"attestationCertificateKeyIdentifiers":["ab"],"statusReports":[{"status":"REVOKED"}]}]}"#
         XCTAssertEqual(try MetadataBLOB(jws: Self.rsa.blob(payload: u2f), roots: try roots(Self.rsa), now: now).entries.count, 0)
         XCTAssertThrowsError(try MetadataBLOB.certificates(pem: "no certificate here"))
+    }
+
+    /// A model's metadataStatement.attestationRootCertificates become the roots its attestation must chain to.
+    func testAModelsAttestationRootsComeFromItsEntry() throws {
+        let maker = CertificateAuthority(notBefore: Self.issued - 86_400)
+        let stranger = CertificateAuthority(notBefore: Self.issued - 86_400)
+        let text = MetadataBLOBMaker.payload(
+            nextUpdate: "2025-11-01", entries: [(certified, [("FIDO_CERTIFIED", "2025-01-01")])],
+            roots: [certified: [maker.rootCertificate]])
+        let blob = try MetadataBLOB(jws: Self.rsa.blob(payload: text), roots: try roots(Self.rsa), now: now)
+        XCTAssertEqual(blob.attestationRoots[certified]?.map(\.derEncoded), [maker.rootCertificate])
+        var trust = AttestationTrust(requireTrustedAttestation: true)
+        trust.rootsByAAGUID = blob.attestationRoots
+        let challenge: [UInt8] = Array(repeating: 5, count: 32)
+        let attestationKey = SigningKey(algorithm: .es256)
+        func register(issuedBy authority: CertificateAuthority) throws -> VerifiedRegistration {
+            let x5c = authority.issue(
+                subject: [("C", "US"), ("O", "Maker"), ("OU", "Authenticator Attestation"), ("CN", "Maker Key")],
+                subjectKey: attestationKey, notBefore: Self.issued,
+                extensions: [CertificateAuthority.aaguidExtension(certified)])
+            let response = SoftwareAuthenticator(aaguid: certified).makeRegistration(
+                challenge: challenge, rpID: "example.com", origin: "https://example.com",
+                attestation: .packed(key: attestationKey, x5c: [x5c]))
+            return try RegistrationVerifier(trust: trust).verify(
+                response: response,
+                expectation: RegistrationExpectation(
+                    challenge: challenge, relyingPartyID: "example.com",
+                    origins: OriginPolicy(allowedOrigins: ["https://example.com"])),
+                now: now)
+        }
+        XCTAssertEqual(try register(issuedBy: maker).attestationTrust, .trusted)
+        XCTAssertThrowsError(try register(issuedBy: stranger)) {
+            XCTAssertEqual(($0 as? WebAuthnError)?.code, .attestationUntrusted)
+        }
+        // A root that is not a certificate makes the whole BLOB malformed.
+        let broken = text.replacingOccurrences(
+            of: Base64URL.encodeStandard(maker.rootCertificate), with: Base64URL.encodeStandard([1, 2, 3]))
+        try assertRefused(Self.rsa.blob(payload: broken), "malformed")
     }
 
     /// At registration: a model the BLOB reports compromised is refused, with attestation or without it.

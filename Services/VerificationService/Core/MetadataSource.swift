@@ -34,6 +34,9 @@ public final class MetadataSource: Sendable {
     /// The models the BLOB in force refuses (empty before the first load).
     public var refusedAAGUIDs: [AAGUID: String] { current.withLock { $0?.refusedAAGUIDs ?? [:] } }
 
+    /// The attestation roots of each model the BLOB in force describes (empty before the first load).
+    public var attestationRoots: [AAGUID: [Certificate]] { current.withLock { $0?.attestationRoots ?? [:] } }
+
     /// The BLOB in force.
     public var blob: MetadataBLOB? { current.withLock { $0 } }
 

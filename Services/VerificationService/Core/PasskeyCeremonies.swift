@@ -377,6 +377,8 @@ public struct PasskeyCeremonies: Sendable {
         if let metadata {
             var trust = verifier.trust
             trust.refusedAAGUIDs = metadata.refusedAAGUIDs
+            // A model the BLOB gives roots for must chain to them; configured per-model roots come first.
+            trust.rootsByAAGUID.merge(metadata.attestationRoots) { configured, _ in configured }
             verifier = RegistrationVerifier(policy: verifier.policy, trust: trust)
         }
         do {

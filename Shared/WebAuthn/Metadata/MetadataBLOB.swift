@@ -1,4 +1,5 @@
 import Crypto
+import Encoding
 import Foundation
 import JSON
 
@@ -45,6 +46,11 @@ public struct MetadataBLOB: Sendable {
 
     /// The models a registration is refused for, each with the status that refuses it (worked out once).
     public let refusedAAGUIDs: [AAGUID: String]
+    /// Each model's `metadataStatement.attestationRootCertificates`: the roots its attestation must chain to
+    /// (`AttestationTrust.rootsByAAGUID`).
+    public let attestationRoots: [AAGUID: [Certificate]]
+    /// At most this many attestation roots an entry.
+    public static let maximumAttestationRoots = 16
 
     /// Verifies and reads `bytes`. `roots` are the trust anchors for the BLOB's signing path; `now` decides
     /// certificate validity and whether `nextUpdate` has passed (a BLOB is good through its nextUpdate day, UTC).
@@ -104,6 +110,7 @@ public struct MetadataBLOB: Sendable {
             throw Failure("malformed: \(items.count) entries, more than \(Self.maximumEntries)")
         }
         var entries: [AAGUID: Entry] = [:]
+        var attestationRoots: [AAGUID: [Certificate]] = [:]
         for (index, item) in items.enumerated() {
             guard case .object = item else { throw Failure("malformed: entry \(index) is not an object") }
             guard let aaguidText = item["aaguid"]?.stringValue else { continue }
@@ -129,10 +136,25 @@ public struct MetadataBLOB: Sendable {
             }
             guard entries[aaguid] == nil else { throw Failure("malformed: aaguid \(aaguid) is listed twice") }
             entries[aaguid] = Entry(aaguid: aaguid, latestStatus: latest!.status, effectiveDate: latest!.date)
+            if case .array(let encoded)? = item["metadataStatement"]?["attestationRootCertificates"] {
+                guard encoded.count <= Self.maximumAttestationRoots else {
+                    throw Failure("malformed: entry \(index) has more than \(Self.maximumAttestationRoots) attestation roots")
+                }
+                var roots: [Certificate] = []
+                for value in encoded {
+                    // Standard base64 DER, as the metadata statement format gives them.
+                    guard let text = value.stringValue, let der = Base64URL.decode(text),
+                        let certificate = try? Certificate(derEncoded: der)
+                    else { throw Failure("malformed: entry \(index) has an attestation root that is not a certificate") }
+                    roots.append(certificate)
+                }
+                if !roots.isEmpty { attestationRoots[aaguid] = roots }
+            }
         }
         number = Int(serial)
         self.nextUpdate = nextUpdate
         self.entries = entries
+        self.attestationRoots = attestationRoots
         refusedAAGUIDs = entries.compactMapValues {
             Self.refusingStatuses.contains($0.latestStatus) ? $0.latestStatus : nil
         }
