@@ -285,12 +285,14 @@ public struct ListCredentialsRequest: ProtobufMessage, Equatable {
 /// `passkey.v1.ListCredentialsResponse`.
 public struct ListCredentialsResponse: ProtobufMessage, Equatable {
     public var credentials: [PasskeyCredentialInfo] = []
+    public var userHandle: [UInt8] = []
 
     public init() {}
 
     public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
         switch (number, wireType) {
         case (1, .lengthDelimited): credentials.append(try reader.readMessage(PasskeyCredentialInfo.self))
+        case (2, .lengthDelimited): userHandle = try reader.readBytes()
         default: return false
         }
         return true
@@ -298,6 +300,7 @@ public struct ListCredentialsResponse: ProtobufMessage, Equatable {
 
     public func encode(to writer: inout ProtobufWriter) {
         for element in credentials { writer.writeMessageField(1, element) }
+        writer.writeBytesField(2, userHandle)
     }
 }
 

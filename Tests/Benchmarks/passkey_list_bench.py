@@ -1,7 +1,8 @@
 """GET /v1/passkeys on this machine, against the real stack (Tests/Support/python/passkey_stack.py), next to baselines
-from the same run: the listing validates the token, then reads the passkeys (verification-service) and the account's
-user handle (session-service) at once, and names each passkey's provider from the shipped list. Baselines: GET
-/v1/session (the token check alone), GET /v1/account (the check and one read), and a provider icon (no service).
+from the same run: the listing validates the token (session-service), then verification-service reads the passkeys
+and the account's user handle at once, and the gateway names each passkey's provider from the shipped list.
+Baselines: GET /v1/session (the token check alone), GET /v1/account (the check and one session-service read), and a
+provider icon (no service).
 
 Run through Tests/Benchmarks/passkey-list-bench (it sets up DATABASE_URL and the venv). REQUESTS (default 500) of
 each kind, interleaved, one at a time on a fresh connection each, with an account holding PASSKEYS (default 3)."""
@@ -41,7 +42,7 @@ def main():
         kinds = {
             "GET /v1/session (token check only)": ("/v1/session", token),
             "GET /v1/account (check + one read)": ("/v1/account", token),
-            "GET /v1/passkeys (check + two reads at once + provider names)": ("/v1/passkeys", token),
+            "GET /v1/passkeys (check + one call reading two rows at once + provider names)": ("/v1/passkeys", token),
             "GET provider icon (no service)": (f"/v1/passkey-providers/{GOOGLE}/icons/light", None),
         }
         times = {kind: [] for kind in kinds}

@@ -343,11 +343,8 @@ final class GatewayApplicationTests: XCTestCase {
         info.transports = ["internal"]
         var list = ListCredentialsResponse()
         list.credentials = [info]
+        list.userHandle = [7, 7, 7]
         backends.answer(VerificationServiceMethods.listCredentials, list)
-        var summary = AccountSummary()
-        summary.accountID = "acc-1"
-        summary.userHandle = [7, 7, 7]
-        backends.answer(SessionServiceMethods.getAccount, summary)
         let listed = await application.respond(to: get("/v1/passkeys", token: "t"))
         XCTAssertEqual(try json(listed)["rpID"], "localhost")
         XCTAssertEqual(try json(listed)["userHandle"], "BwcH")

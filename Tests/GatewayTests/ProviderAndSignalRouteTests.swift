@@ -121,16 +121,14 @@ final class ProviderAndSignalRouteTests: XCTestCase {
         unknown.aaguid = "00000000-0000-0000-0000-000000000000"
         var list = ListCredentialsResponse()
         list.credentials = [google, unknown]
+        list.userHandle = Array(repeating: 0xAB, count: 32)
         backends.answer(VerificationServiceMethods.listCredentials, list)
-        var summary = AccountSummary()
-        summary.accountID = "acc-1"
-        summary.userHandle = Array(repeating: 0xAB, count: 32)
-        backends.answer(SessionServiceMethods.getAccount, summary)
         let response = await application.respond(to: request("GET", "/v1/passkeys", token: "t"))
         XCTAssertEqual(response.status, 200)
         let document = try JSONReader.parse(response.body)
         XCTAssertEqual(document["rpID"], "example.com")
-        XCTAssertEqual(document["userHandle"]?.stringValue, Base64URL.encode(summary.userHandle))
+        XCTAssertEqual(document["userHandle"]?.stringValue, Base64URL.encode(list.userHandle))
+        XCTAssertEqual(backends.paths.filter { $0.contains("SessionService") && !$0.hasSuffix("ValidateSession") }, [])
         let passkeys = try XCTUnwrap(document["passkeys"]?.arrayValue)
         XCTAssertEqual(passkeys.map { $0["credentialID"] }, ["AQID", "BAUG"])
         XCTAssertEqual(passkeys[0]["providerName"], "Google Password Manager")
@@ -159,7 +157,6 @@ final class ProviderAndSignalRouteTests: XCTestCase {
         var list = ListCredentialsResponse()
         list.credentials = [info]
         backends.answer(VerificationServiceMethods.listCredentials, list)
-        backends.answer(SessionServiceMethods.getAccount, AccountSummary())
         let response = await application.respond(to: request("GET", "/v1/passkeys", token: "t"))
         let passkey = try XCTUnwrap(JSONReader.parse(response.body)["passkeys"]?.arrayValue?.first)
         XCTAssertEqual(passkey["providerName"], "Test Vault")

@@ -89,20 +89,16 @@ extension GatewayApplication {
     }
 
     /// The account's passkeys, each with its provider, and what the page's Signal API calls name the account by
-    /// (the RP ID and the user handle): two reads, from verification-service and session-service, at once.
+    /// (the RP ID and the user handle, which verification-service reads with the passkeys).
     func listPasskeys(_ context: RequestContext) async throws -> HTTPResponse {
         let session = try await authenticate(context)
         var request = ListCredentialsRequest()
         request.accountID = session.accountID
-        var accountRequest = GetAccountRequest()
-        accountRequest.accountID = session.accountID
-        async let list = verificationService(context).listCredentials(request, idempotent: true)
-        async let summary = sessionService(context).getAccount(accountRequest, idempotent: true)
-        let (credentials, account) = try await (list, summary)
+        let list = try await verificationService(context).listCredentials(request, idempotent: true)
         return Self.json(
             200,
             ResponseDocuments.passkeys(
-                credentials, relyingPartyID: configuration.relyingPartyID, userHandle: account.userHandle,
+                list, relyingPartyID: configuration.relyingPartyID, userHandle: list.userHandle,
                 provider: providers.fields(aaguid:)))
     }
 

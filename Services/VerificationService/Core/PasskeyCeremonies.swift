@@ -351,6 +351,16 @@ public struct PasskeyCeremonies: Sendable {
         try await passkeys.credentials(of: accountID)
     }
 
+    /// The account's passkeys and its user handle (nil for no such account), read at once: what the Signal API's
+    /// `signalAllAcceptedCredentials` takes.
+    public func passkeyListing(of accountID: AccountID) async throws
+        -> (userHandle: UserHandle?, credentials: [PasskeyCredential])
+    {
+        async let credentials = passkeys.credentials(of: accountID)
+        async let account = accounts.account(id: accountID)
+        return try await (account?.userHandle, credentials)
+    }
+
     /// Renames one of the account's passkeys. Throws `invalidRequest` or `notFound`.
     public func rename(credentialID: CredentialID, of accountID: AccountID, to rawName: String) async throws
         -> PasskeyCredential
