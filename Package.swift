@@ -76,6 +76,11 @@ let recoveryTargets: [Target] = [
         name: "AccountRecoveryTests", dependencies: ["AccountRecovery", "Crypto", "Domain"],
         path: "Tests/AccountRecoveryTests"),
     .target(name: "MailDelivery", dependencies: ["CCurl"], path: "Shared/MailDelivery"),
+    .target(
+        name: "PasskeyProviders", dependencies: ["Encoding", "JSON"], path: "Shared/PasskeyProviders",
+        resources: [.copy("Data")]),
+    .testTarget(
+        name: "PasskeyProvidersTests", dependencies: ["PasskeyProviders", "Encoding"], path: "Tests/PasskeyProvidersTests"),
 ]
 
 // MARK: - WebAuthn verification core and crypto
@@ -88,6 +93,10 @@ let webAuthnTargets: [Target] = [
     .testTarget(
         name: "WebAuthnTests", dependencies: ["WebAuthn", "Crypto", "SoftwareAuthenticator", "JSON", "Encoding"],
         path: "Tests/WebAuthnTests"),
+    .target(name: "PasskeyPolicy", dependencies: ["Configuration", "WebAuthn"], path: "Shared/PasskeyPolicy"),
+    .testTarget(
+        name: "PasskeyPolicyTests", dependencies: ["PasskeyPolicy", "Configuration", "WebAuthn"],
+        path: "Tests/PasskeyPolicyTests"),
     .executableTarget(
         name: "webauthn-benchmark", dependencies: ["WebAuthn", "Crypto", "SoftwareAuthenticator", "Encoding"],
         path: "Tests/Benchmarks/WebAuthnBenchmark"),
@@ -140,8 +149,8 @@ let serviceTargets: [Target] = [
         name: "ServiceRuntime",
         dependencies: [
             "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "NameResolution",
-            "NetworkIO", "Observability", "PostgresStorage", "Protobuf", "ServiceContracts", "ServiceIdentity",
-            "ServiceTransport", "SessionIssuance", "TLSChannels",
+            "NetworkIO", "Observability", "PasskeyPolicy", "PostgresStorage", "Protobuf", "ServiceContracts",
+            "ServiceIdentity", "ServiceTransport", "SessionIssuance", "TLSChannels",
         ],
         path: "Shared/ServiceRuntime"),
     .testTarget(
@@ -156,8 +165,8 @@ let serviceTargets: [Target] = [
     .target(
         name: "VerificationServiceCore",
         dependencies: [
-            "AccountRecovery", "Crypto", "Domain", "Encoding", "GRPC", "Observability", "ServiceContracts",
-            "ServiceIdentity",
+            "AccountRecovery", "Crypto", "Domain", "Encoding", "GRPC", "Observability", "PasskeyProviders",
+            "ServiceContracts", "ServiceIdentity",
             "SessionIssuance", "WebAuthn",
         ],
         path: "Services/VerificationService/Core"),
@@ -165,8 +174,8 @@ let serviceTargets: [Target] = [
     .testTarget(
         name: "VerificationServiceCoreTests",
         dependencies: [
-            "Crypto", "Domain", "InMemoryStorage", "Observability", "SessionIssuance", "SoftwareAuthenticator",
-            "VerificationServiceCore", "WebAuthn",
+            "Crypto", "Domain", "InMemoryStorage", "Observability", "PasskeyProviders", "SessionIssuance",
+            "SoftwareAuthenticator", "VerificationServiceCore", "WebAuthn",
         ],
         path: "Tests/VerificationServiceCoreTests"),
     .target(
@@ -190,7 +199,8 @@ let serviceTargets: [Target] = [
     .executableTarget(
         name: "verification-service",
         dependencies: [
-            "Configuration", "Crypto", "ServiceRuntime", "SessionIssuance", "VerificationServiceCore", "WebAuthn",
+            "Configuration", "Crypto", "PasskeyPolicy", "PasskeyProviders", "ServiceRuntime", "SessionIssuance",
+            "VerificationServiceCore", "WebAuthn",
         ],
         path: "Services/VerificationService/Main"),
     .target(
@@ -220,8 +230,9 @@ let serviceTargets: [Target] = [
             "AccountRecovery", "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTP1", "HTTP2",
             "HTTPMessages",
             "HTTPServer",
-            "JSON", "NameResolution", "NetworkIO", "Observability", "Protobuf", "RateLimiting", "ServiceContracts",
-            "ServiceIdentity", "ServiceTransport", "TLSChannels", "WebAuthn",
+            "JSON", "NameResolution", "NetworkIO", "Observability", "PasskeyProviders", "Protobuf", "RateLimiting",
+            "ServiceContracts",
+            "ServiceIdentity", "ServiceTransport", "TLSChannels", "WebAuthn", "PasskeyPolicy",
         ],
         path: "Services/Gateway/Core", resources: [.copy("Web"), .copy("openapi.json")]),
     .executableTarget(
@@ -230,7 +241,7 @@ let serviceTargets: [Target] = [
         name: "GatewayTests",
         dependencies: [
             "GatewayCore", "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTP2", "HTTPMessages", "HTTPServer", "JSON",
-            "NetworkIO", "Observability", "ServiceContracts", "WebAuthn",
+            "NetworkIO", "Observability", "PasskeyProviders", "ServiceContracts", "WebAuthn",
         ],
         path: "Tests/GatewayTests"),
     .target(
@@ -286,9 +297,9 @@ let layers: [(name: String, modules: Set<String>)] = [
      ["COpenSSL", "CLibPQ", "CNGHTTP2", "CArgon2", "CNetworkIO", "CCurl"]),
     ("foundations: codecs, logs and metrics, configuration, limits, threads",
      ["Encoding", "JSON", "Protobuf", "HTTPMessages", "Observability", "Configuration", "RateLimiting", "WorkerThreads"]),
-    ("domain and protocol logic, no I/O: accounts and ports, crypto, WebAuthn, sessions, passwords, HTTP/1.1 parsing, service identities",
-     ["Domain", "Crypto", "WebAuthn", "SessionIssuance", "PasswordHashing", "HTTP1", "ServiceIdentity",
-      "AccountRecovery"]),
+    ("domain and protocol logic, no I/O: accounts and ports, crypto, WebAuthn and its configured policy, sessions, passwords, HTTP/1.1 parsing, service identities",
+     ["Domain", "Crypto", "WebAuthn", "PasskeyPolicy", "SessionIssuance", "PasswordHashing", "HTTP1", "ServiceIdentity",
+      "AccountRecovery", "PasskeyProviders"]),
     ("I/O: event loops, TLS, HTTP/2, gRPC and its transport security, discovery, the HTTP server, Postgres and the repositories",
      ["NetworkIO", "TLSChannels", "HTTP2", "GRPC", "GRPCHealth", "NameResolution", "HTTPServer", "Postgres",
       "PostgresStorage", "ServiceTransport", "MailDelivery"]),

@@ -11,6 +11,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var appleAppIDs: [String]
     /// Android apps for assetlinks.json.
     public var androidApps: [AndroidApp]
+    /// The enroll and manage pages `/.well-known/passkey-endpoints` names (`PASSKEY_ENROLL_PAGE`,
+    /// `PASSKEY_MANAGE_PAGE`).
+    public var passkeyPages: PasskeyEndpointPages
     /// Seconds.
     public var challengeLifetime: Double
     public var accountRegistrationLifetime: Double
@@ -88,6 +91,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var recoveryRateLimitPerAddress: Rate?
     /// Whether finishing a recovery revokes the account's other sessions.
     public var recoveryRevokesSessions: Bool
+    /// What the options ask of passkeys and verification enforces (`PASSKEY_ALGORITHMS`, user verification, ...).
+    public var passkeyPolicy: PasskeyPolicyConfiguration
 
     /// An Android app: its package name and the SHA-256 fingerprint of its signing certificate.
     public struct AndroidApp: Sendable, Equatable {
@@ -126,6 +131,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             }
             return app
         }
+        passkeyPages = try PasskeyEndpointPages(env)
         challengeLifetime = try env.duration("PASSKEY_CHALLENGE_LIFETIME", default: "5m")
         accountRegistrationLifetime = try env.duration("PASSKEY_ACCOUNT_REGISTRATION_LIFETIME", default: "10m")
         sessionLifetime = try env.duration("PASSKEY_SESSION_LIFETIME", default: "30d")
@@ -198,6 +204,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             throw ConfigurationError(
                 variable: "PASSKEY_RECOVERY_REVOKES_SESSIONS", problem: "expected true or false, got \(other)")
         }
+        passkeyPolicy = try PasskeyPolicyConfiguration(env)
     }
 
     /// How gRPC is secured, required by every executable that speaks it: mutual TLS unless plaintext was asked

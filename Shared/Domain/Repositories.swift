@@ -46,6 +46,9 @@ public protocol AccountRepository: Sendable {
 
     /// The account with its emails, whether it has a password, and how many passkeys.
     func summary(id: AccountID) async throws -> AccountSummary?
+
+    /// Sets the account's display name; nil when there is no such account.
+    func rename(id: AccountID, to displayName: String) async throws -> Account?
 }
 
 extension AccountRepository {

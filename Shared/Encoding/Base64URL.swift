@@ -2,9 +2,15 @@
 public enum Base64URL {
     private static let encodeTable = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    private static let decodeTable: [UInt8] = {
+    /// The base64url alphabet alone ('=' and every other byte map to 0xFF).
+    private static let unpaddedDecodeTable: [UInt8] = {
         var table = [UInt8](repeating: 0xFF, count: 256)
         for (index, char) in encodeTable.enumerated() { table[Int(char)] = UInt8(index) }
+        return table
+    }()
+
+    private static let decodeTable: [UInt8] = {
+        var table = unpaddedDecodeTable
         // The standard alphabet is accepted too: some published responses use it.
         table[Int(UInt8(ascii: "+"))] = 62
         table[Int(UInt8(ascii: "/"))] = 63
@@ -14,20 +20,32 @@ public enum Base64URL {
     /// Decodes base64url or standard base64, with or without padding. Returns nil on any other character,
     /// misplaced padding, an impossible length, or non-zero unused bits.
     public static func decode<S: StringProtocol>(_ text: S) -> [UInt8]? {
-        if let decoded = text.utf8.withContiguousStorageIfAvailable({ decode(bytes: $0) }) { return decoded }
-        return Array(text.utf8).withUnsafeBufferPointer { decode(bytes: $0) }
+        if let decoded = text.utf8.withContiguousStorageIfAvailable({ decode(bytes: $0, strict: false) }) {
+            return decoded
+        }
+        return Array(text.utf8).withUnsafeBufferPointer { decode(bytes: $0, strict: false) }
     }
 
-    private static func decode(bytes input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    /// Decodes exactly unpadded base64url: nil for padding, the standard alphabet's `+` and `/`, or anything
+    /// `decode` refuses. Each byte string has one such spelling (unused bits must be zero).
+    public static func decodeUnpadded<S: StringProtocol>(_ text: S) -> [UInt8]? {
+        if let decoded = text.utf8.withContiguousStorageIfAvailable({ decode(bytes: $0, strict: true) }) {
+            return decoded
+        }
+        return Array(text.utf8).withUnsafeBufferPointer { decode(bytes: $0, strict: true) }
+    }
+
+    /// `strict`: the unpadded base64url alphabet only (padding is then a bad character).
+    private static func decode(bytes input: UnsafeBufferPointer<UInt8>, strict: Bool) -> [UInt8]? {
         var count = input.count
-        if count % 4 == 0, count > 0, input[count - 1] == UInt8(ascii: "=") {
+        if !strict, count % 4 == 0, count > 0, input[count - 1] == UInt8(ascii: "=") {
             count -= 1
             if input[count - 1] == UInt8(ascii: "=") { count -= 1 }
         }
         if count % 4 == 1 { return nil }
         var valid = true
         let output = [UInt8](unsafeUninitializedCapacity: count * 3 / 4) { output, written in
-            decodeTable.withUnsafeBufferPointer { table in
+            (strict ? unpaddedDecodeTable : decodeTable).withUnsafeBufferPointer { table in
                 // Whole quanta first: four characters give three bytes; 0xFF in any slot marks a bad character.
                 var index = 0
                 while index + 4 <= count {

@@ -2,6 +2,7 @@
 /// it (the gateway logs none), with the request's ID and client address when the gateway sent them.
 public enum AuditEvent: String, CaseIterable, Sendable {
     case accountCreated = "audit.account.created"
+    case accountRenamed = "audit.account.renamed"
     case signInSucceeded = "audit.sign_in.succeeded"
     case signInFailed = "audit.sign_in.failed"
     case passkeyRegistered = "audit.passkey.registered"

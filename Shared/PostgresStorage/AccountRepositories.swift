@@ -69,6 +69,17 @@ public struct PostgresAccountRepository: AccountRepository {
         }
     }
 
+    public func rename(id: AccountID, to displayName: String) async throws -> Account? {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                UPDATE accounts SET display_name = \(displayName) WHERE id = \(id.rawValue)
+                RETURNING id, display_name, user_handle, created_at
+                """
+            ).first.map(Self.decodeAccount)
+        }
+    }
+
     public func summary(id: AccountID) async throws -> AccountSummary? {
         try await translatingErrors {
             try await pool.withConnection { connection -> AccountSummary? in

@@ -18,6 +18,8 @@ public enum SessionServiceMethods {
     public static let listSessions = GRPCMethodDescriptor<ListSessionsRequest, ListSessionsResponse>(service: service, name: "ListSessions")
     /// `GetAccount(GetAccountRequest) returns (AccountSummary)`.
     public static let getAccount = GRPCMethodDescriptor<GetAccountRequest, AccountSummary>(service: service, name: "GetAccount")
+    /// `UpdateDisplayName(UpdateDisplayNameRequest) returns (AccountSummary)`.
+    public static let updateDisplayName = GRPCMethodDescriptor<UpdateDisplayNameRequest, AccountSummary>(service: service, name: "UpdateDisplayName")
     /// `RequestEmailVerification(RequestEmailVerificationRequest) returns (RequestEmailVerificationResponse)`.
     public static let requestEmailVerification = GRPCMethodDescriptor<RequestEmailVerificationRequest, RequestEmailVerificationResponse>(service: service, name: "RequestEmailVerification")
     /// `VerifyEmail(VerifyEmailRequest) returns (VerifyEmailResponse)`.
@@ -29,7 +31,7 @@ public enum SessionServiceMethods {
     /// `GenerateRecoveryCodes(GenerateRecoveryCodesRequest) returns (GenerateRecoveryCodesResponse)`.
     public static let generateRecoveryCodes = GRPCMethodDescriptor<GenerateRecoveryCodesRequest, GenerateRecoveryCodesResponse>(service: service, name: "GenerateRecoveryCodes")
     /// Every method's path.
-    public static let paths: [String] = [createPasswordAccount.path, signInWithPassword.path, validateSession.path, revokeSession.path, listSessions.path, getAccount.path, requestEmailVerification.path, verifyEmail.path, startRecovery.path, finishRecovery.path, generateRecoveryCodes.path]
+    public static let paths: [String] = [createPasswordAccount.path, signInWithPassword.path, validateSession.path, revokeSession.path, listSessions.path, getAccount.path, updateDisplayName.path, requestEmailVerification.path, verifyEmail.path, startRecovery.path, finishRecovery.path, generateRecoveryCodes.path]
 }
 
 /// What serves `passkey.v1.SessionService`: one requirement per method.
@@ -40,6 +42,7 @@ public protocol SessionServiceHandler: Sendable {
     func revokeSession(_ request: RevokeSessionRequest, context: ServerContext) async throws -> RevokeSessionResponse
     func listSessions(_ request: ListSessionsRequest, context: ServerContext) async throws -> ListSessionsResponse
     func getAccount(_ request: GetAccountRequest, context: ServerContext) async throws -> AccountSummary
+    func updateDisplayName(_ request: UpdateDisplayNameRequest, context: ServerContext) async throws -> AccountSummary
     func requestEmailVerification(_ request: RequestEmailVerificationRequest, context: ServerContext) async throws -> RequestEmailVerificationResponse
     func verifyEmail(_ request: VerifyEmailRequest, context: ServerContext) async throws -> VerifyEmailResponse
     func startRecovery(_ request: StartRecoveryRequest, context: ServerContext) async throws -> StartRecoveryResponse
@@ -56,6 +59,7 @@ extension SessionServiceHandler {
         server.register(maker.unary(SessionServiceMethods.revokeSession) { try await self.revokeSession($0, context: $1) })
         server.register(maker.unary(SessionServiceMethods.listSessions) { try await self.listSessions($0, context: $1) })
         server.register(maker.unary(SessionServiceMethods.getAccount) { try await self.getAccount($0, context: $1) })
+        server.register(maker.unary(SessionServiceMethods.updateDisplayName) { try await self.updateDisplayName($0, context: $1) })
         server.register(maker.unary(SessionServiceMethods.requestEmailVerification) { try await self.requestEmailVerification($0, context: $1) })
         server.register(maker.unary(SessionServiceMethods.verifyEmail) { try await self.verifyEmail($0, context: $1) })
         server.register(maker.unary(SessionServiceMethods.startRecovery) { try await self.startRecovery($0, context: $1) })
@@ -92,6 +96,10 @@ public struct SessionServiceClient<Caller: GRPCUnaryCaller>: Sendable {
 
     public func getAccount(_ request: GetAccountRequest, idempotent: Bool = false) async throws -> AccountSummary {
         try await caller.call(SessionServiceMethods.getAccount, request, idempotent: idempotent)
+    }
+
+    public func updateDisplayName(_ request: UpdateDisplayNameRequest, idempotent: Bool = false) async throws -> AccountSummary {
+        try await caller.call(SessionServiceMethods.updateDisplayName, request, idempotent: idempotent)
     }
 
     public func requestEmailVerification(_ request: RequestEmailVerificationRequest, idempotent: Bool = false) async throws -> RequestEmailVerificationResponse {

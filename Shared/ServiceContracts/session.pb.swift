@@ -288,6 +288,8 @@ public struct AccountSummary: ProtobufMessage, Equatable {
     public var passkeyCount: Int32 = 0
     public var verifiedEmails: [String] = []
     public var recoveryCodesRemaining: Int32 = 0
+    public var userHandle: [UInt8] = []
+    public var userName: String = ""
 
     public init() {}
 
@@ -300,6 +302,8 @@ public struct AccountSummary: ProtobufMessage, Equatable {
         case (5, .varint): passkeyCount = try reader.readInt32()
         case (6, .lengthDelimited): verifiedEmails.append(try reader.readString())
         case (7, .varint): recoveryCodesRemaining = try reader.readInt32()
+        case (8, .lengthDelimited): userHandle = try reader.readBytes()
+        case (9, .lengthDelimited): userName = try reader.readString()
         default: return false
         }
         return true
@@ -313,6 +317,30 @@ public struct AccountSummary: ProtobufMessage, Equatable {
         writer.writeInt32Field(5, passkeyCount)
         for element in verifiedEmails { writer.writeLengthDelimitedElement(6, Array(element.utf8)) }
         writer.writeInt32Field(7, recoveryCodesRemaining)
+        writer.writeBytesField(8, userHandle)
+        writer.writeStringField(9, userName)
+    }
+}
+
+/// `passkey.v1.UpdateDisplayNameRequest`.
+public struct UpdateDisplayNameRequest: ProtobufMessage, Equatable {
+    public var accountID: String = ""
+    public var displayName: String = ""
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): accountID = try reader.readString()
+        case (2, .lengthDelimited): displayName = try reader.readString()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, accountID)
+        writer.writeStringField(2, displayName)
     }
 }
 

@@ -230,6 +230,7 @@ public struct PasskeyCredentialInfo: ProtobufMessage, Equatable {
     public var backupEligible: Bool = false
     public var backedUp: Bool = false
     public var transports: [String] = []
+    public var cloneWarning: Bool = false
 
     public init() {}
 
@@ -243,6 +244,7 @@ public struct PasskeyCredentialInfo: ProtobufMessage, Equatable {
         case (6, .varint): backupEligible = try reader.readBool()
         case (7, .varint): backedUp = try reader.readBool()
         case (8, .lengthDelimited): transports.append(try reader.readString())
+        case (9, .varint): cloneWarning = try reader.readBool()
         default: return false
         }
         return true
@@ -257,6 +259,7 @@ public struct PasskeyCredentialInfo: ProtobufMessage, Equatable {
         writer.writeBoolField(6, backupEligible)
         writer.writeBoolField(7, backedUp)
         for element in transports { writer.writeLengthDelimitedElement(8, Array(element.utf8)) }
+        writer.writeBoolField(9, cloneWarning)
     }
 }
 
@@ -282,12 +285,14 @@ public struct ListCredentialsRequest: ProtobufMessage, Equatable {
 /// `passkey.v1.ListCredentialsResponse`.
 public struct ListCredentialsResponse: ProtobufMessage, Equatable {
     public var credentials: [PasskeyCredentialInfo] = []
+    public var userHandle: [UInt8] = []
 
     public init() {}
 
     public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
         switch (number, wireType) {
         case (1, .lengthDelimited): credentials.append(try reader.readMessage(PasskeyCredentialInfo.self))
+        case (2, .lengthDelimited): userHandle = try reader.readBytes()
         default: return false
         }
         return true
@@ -295,6 +300,7 @@ public struct ListCredentialsResponse: ProtobufMessage, Equatable {
 
     public func encode(to writer: inout ProtobufWriter) {
         for element in credentials { writer.writeMessageField(1, element) }
+        writer.writeBytesField(2, userHandle)
     }
 }
 

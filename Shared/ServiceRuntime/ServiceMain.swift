@@ -5,6 +5,7 @@ import GRPCHealth
 import HTTPServer
 import NetworkIO
 import Observability
+import PasskeyPolicy
 import PostgresStorage
 import NameResolution
 import ServiceContracts
@@ -33,6 +34,8 @@ public enum ServiceMain {
         let databaseURL: String
         do {
             configuration = try ServerConfiguration(environment: environment)
+            // The WebAuthn policy, checked against what this build verifies (PASSKEY_ALGORITHMS).
+            _ = try PasskeyPolicy(configuration.passkeyPolicy)
             databaseURL = try configuration.requireDatabaseURL()
         } catch {
             logger.error("configuration.invalid", ["detail": String(describing: error)])
@@ -78,6 +81,10 @@ public enum ServiceMain {
         health.register(on: server)
         do {
             try register(server, context)
+        } catch let error as ConfigurationError {
+            // A value only the service can judge (a policy the verifier cannot apply): a bad configuration.
+            logger.error("configuration.invalid", ["detail": String(describing: error)])
+            exitWithMessage(name, "\(error)", status: 2)
         } catch {
             exitWithMessage(name, "startup failed: \(error)", status: 1)
         }

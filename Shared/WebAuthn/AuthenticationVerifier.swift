@@ -56,6 +56,9 @@ public struct AuthenticationVerifier: Sendable {
     public func verify(
         response: AuthenticationResponse, expectation: AuthenticationExpectation, credential: StoredCredential
     ) throws(WebAuthnError) -> VerifiedAuthentication {
+        guard !response.credentialID.isEmpty else {
+            throw WebAuthnError(.credentialIDMismatch, "the response names an empty credential ID")
+        }
         // Step 5: the credential must be one the challenge allowed, when a list was given.
         if !expectation.allowedCredentialIDs.isEmpty,
             !expectation.allowedCredentialIDs.contains(where: { constantTimeEquals($0, response.credentialID) })

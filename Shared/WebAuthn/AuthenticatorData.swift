@@ -73,6 +73,10 @@ public struct AuthenticatorData: Sendable {
             let aaguid = AAGUID(bytes: Array(bytes[position..<position + 16]))
             let idLength = Int(bytes[position + 16]) << 8 | Int(bytes[position + 17])
             position += 18
+            // §6.5.1: a credential ID is at least 16 bytes of entropy in practice; zero bytes names no credential.
+            guard idLength > 0 else {
+                throw WebAuthnError(.malformedAuthenticatorData, "credential ID is empty")
+            }
             guard idLength <= AuthenticatorData.maximumCredentialIDLength else {
                 throw WebAuthnError(.credentialIDTooLong, "credential ID is \(idLength) bytes, maximum 1023")
             }

@@ -18,7 +18,8 @@ public enum COSEAlgorithm: Int, Sendable, CaseIterable {
     case ps256 = -37
     case ps384 = -38
     case ps512 = -39
-    /// RSASSA-PKCS1-v1_5 with SHA-1: only for TPM attestation statements, never for credential keys.
+    /// RSASSA-PKCS1-v1_5 with SHA-1: in TPM attestation statements, and as the key of some TPM-backed Windows Hello
+    /// credentials. A credential key may use it only where the relying party offered it (never by default).
     case rs1 = -65535
 
     /// The signature scheme this algorithm names.
@@ -52,6 +53,9 @@ public enum COSEAlgorithm: Int, Sendable, CaseIterable {
     public static let defaultAllowed: [Int] = [
         -8, -7, -36, -35, -9, -51, -52, -19, -257, -258, -259, -37, -38, -39,
     ]
+
+    /// Every algorithm a credential key may have here: the default list and RS1, which a relying party may add.
+    public static let credentialAlgorithms: [Int] = defaultAllowed + [COSEAlgorithm.rs1.rawValue]
 }
 
 /// A credential public key: its COSE encoding and the OpenSSL key built from it.
@@ -103,7 +107,7 @@ public struct CredentialPublicKey: Sendable {
         guard let keyType = KeyType(rawValue: ktyValue), keyType != .akp else {
             throw WebAuthnError(.unsupportedAlgorithm, "COSE key type \(ktyValue) is not supported")
         }
-        guard let algorithm = COSEAlgorithm(rawValue: algValue), algorithm != .rs1 else {
+        guard let algorithm = COSEAlgorithm(rawValue: algValue) else {
             throw WebAuthnError(.unsupportedAlgorithm, "COSE algorithm \(algValue) is not supported")
         }
         self.coseKey = encoded

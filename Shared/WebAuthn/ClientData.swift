@@ -44,8 +44,10 @@ public struct ClientData: Sendable {
         guard let challengeText = members[1]?.stringValue else {
             throw WebAuthnError(.malformedClientData, "clientDataJSON has no string challenge")
         }
-        guard let challenge = Base64URL.decode(challengeText) else {
-            throw WebAuthnError(.malformedClientData, "clientDataJSON challenge is not base64url")
+        // §7.1 step 8, §7.2 step 11: the challenge is exactly the unpadded base64url of the issued bytes, so a
+        // padded or standard-alphabet spelling of the same bytes is refused.
+        guard let challenge = Base64URL.decodeUnpadded(challengeText) else {
+            throw WebAuthnError(.challengeMismatch, "clientDataJSON challenge is not unpadded base64url")
         }
         guard let origin = members[2]?.stringValue else {
             throw WebAuthnError(.malformedClientData, "clientDataJSON has no string origin")
@@ -93,7 +95,8 @@ public struct ClientData: Sendable {
         guard origins.allowedOrigins.contains(origin) else {
             throw WebAuthnError(.originMismatch, "origin \"\(origin)\" is not an allowed origin")
         }
-        if crossOrigin {
+        // §7.1 step 11, §7.2 step 14: a topOrigin member means an embedded ceremony even when it equals origin.
+        if crossOrigin || topOrigin != nil {
             guard origins.allowCrossOrigin else {
                 throw WebAuthnError(.crossOriginNotAllowed, "ceremony ran in a cross-origin frame")
             }
@@ -101,11 +104,6 @@ public struct ClientData: Sendable {
                 guard let topOrigin, allowedTop.contains(topOrigin) else {
                     throw WebAuthnError(.crossOriginNotAllowed, "topOrigin is not an allowed top-level origin")
                 }
-            }
-        } else if let topOrigin, topOrigin != origin {
-            // A topOrigin different from origin means an embedded ceremony even if crossOrigin was left out.
-            guard origins.allowCrossOrigin, origins.allowedTopOrigins?.contains(topOrigin) ?? true else {
-                throw WebAuthnError(.crossOriginNotAllowed, "topOrigin differs from origin")
             }
         }
         if let status = tokenBindingStatus, status != "present", status != "supported" {

@@ -54,7 +54,7 @@ public struct RegistrationExpectation: Sendable {
     /// An expectation; by default UV is preferred, the create call was modal and the usual algorithms were offered.
     public init(
         challenge: [UInt8], relyingPartyID: String, origins: OriginPolicy,
-        userVerification: UserVerificationRequirement = CeremonyOptions.standard.userVerification,
+        userVerification: UserVerificationRequirement = CeremonyOptions.standard.registrationUserVerification,
         mediation: RegistrationMediation = .modal, allowedAlgorithms: [Int] = CeremonyOptions.standard.algorithms
     ) {
         self.challenge = challenge
@@ -163,32 +163,76 @@ public struct StoredCredential: Sendable {
     }
 }
 
+/// `residentKey` of `authenticatorSelection` (WebAuthn §5.4.6).
+public enum ResidentKeyRequirement: String, Sendable, CaseIterable {
+    case required, preferred, discouraged
+}
+
+/// `attestation` conveyance (WebAuthn §5.4.7).
+public enum AttestationConveyance: String, Sendable, CaseIterable {
+    case none, indirect, direct, enterprise
+}
+
+/// `hints` of the options (WebAuthn §5.8.7), in order of preference.
+public enum CredentialHint: String, Sendable, CaseIterable {
+    case securityKey = "security-key"
+    case clientDevice = "client-device"
+    case hybrid
+}
+
 /// What this relying party asks of passkeys and checks when they are registered and used: the algorithms offered in
-/// `pubKeyCredParams` (and the only ones a registration may use), user verification, resident keys and attestation
-/// conveyance. The options that start a ceremony and the verifier that finishes it read this one value, so they
-/// cannot disagree.
-public struct CeremonyOptions: Sendable {
-    /// COSE algorithms in order of preference.
+/// `pubKeyCredParams` (and the only ones a registration may use), user verification for each ceremony, resident
+/// keys, hints and attestation conveyance. The options that start a ceremony and the verifier that finishes it read
+/// this one value, so they cannot disagree.
+public struct CeremonyOptions: Sendable, Equatable {
+    /// COSE algorithms in order of preference: offered in `pubKeyCredParams`, and the only ones a registration may
+    /// use (§7.1 step 20).
     public var algorithms: [Int]
-    public var userVerification: UserVerificationRequirement
-    /// `residentKey` of `authenticatorSelection`: passkeys are discoverable credentials.
-    public var residentKeyRequired: Bool
-    /// `attestation` conveyance: `none` (the verifier still checks any statement an authenticator sends).
-    public var attestation: String
+    /// `authenticatorSelection.userVerification` of creation options, enforced at registration.
+    public var registrationUserVerification: UserVerificationRequirement
+    /// `userVerification` of request options, enforced at sign-in.
+    public var authenticationUserVerification: UserVerificationRequirement
+    /// `authenticatorSelection.residentKey` (and `requireResidentKey` when `required`).
+    public var residentKey: ResidentKeyRequirement
+    /// `hints` of both kinds of options; empty leaves the choice to the client.
+    public var hints: [CredentialHint]
+    /// `attestation` conveyance. The verifier checks any statement an authenticator sends whatever this says.
+    public var attestation: AttestationConveyance
 
     public init(
-        algorithms: [Int], userVerification: UserVerificationRequirement, residentKeyRequired: Bool, attestation: String
+        algorithms: [Int], registrationUserVerification: UserVerificationRequirement,
+        authenticationUserVerification: UserVerificationRequirement, residentKey: ResidentKeyRequirement,
+        hints: [CredentialHint] = [], attestation: AttestationConveyance
     ) {
         self.algorithms = algorithms
-        self.userVerification = userVerification
-        self.residentKeyRequired = residentKeyRequired
+        self.registrationUserVerification = registrationUserVerification
+        self.authenticationUserVerification = authenticationUserVerification
+        self.residentKey = residentKey
+        self.hints = hints
         self.attestation = attestation
     }
 
+    /// Why a list of COSE algorithms cannot be offered, or nil when it can: every entry must be one this verifier
+    /// implements on this OpenSSL, none twice, at least one.
+    public static func problem(withAlgorithms algorithms: [Int]) -> String? {
+        guard !algorithms.isEmpty else { return "at least one COSE algorithm is required" }
+        var seen: Set<Int> = []
+        for algorithm in algorithms {
+            guard COSEAlgorithm.credentialAlgorithms.contains(algorithm) else {
+                let supported = COSEAlgorithm.credentialAlgorithms.map(String.init).joined(separator: ", ")
+                return "\(algorithm) is not a supported COSE algorithm (supported: \(supported))"
+            }
+            guard seen.insert(algorithm).inserted else { return "\(algorithm) is listed twice" }
+        }
+        return nil
+    }
+
     /// ES256 first (every platform authenticator), then EdDSA and RS256 (Windows Hello), then the rest the verifier
-    /// supports; user verification preferred (required would lock out security keys without a PIN); discoverable
-    /// credentials required; no attestation asked for.
+    /// supports except RS1 (SHA-1: offered only when configured); user verification preferred for both ceremonies
+    /// (required would lock out security keys without a PIN); discoverable credentials required; no hints; no
+    /// attestation asked for.
     public static let standard = CeremonyOptions(
         algorithms: [-7, -8, -257] + COSEAlgorithm.defaultAllowed.filter { ![-7, -8, -257].contains($0) },
-        userVerification: .preferred, residentKeyRequired: true, attestation: "none")
+        registrationUserVerification: .preferred, authenticationUserVerification: .preferred, residentKey: .required,
+        hints: [], attestation: .none)
 }

@@ -120,6 +120,15 @@ public struct RegistrationVerifier: Sendable {
         // Step 21: client extension outputs.
         let extensionOutputs = try ClientExtensionOutputs(json: response.clientExtensionResultsJSON)
         // Steps 23-26: attestation statement and trust.
+        if trust.deniedAAGUIDs.contains(attested.aaguid) {
+            throw WebAuthnError(.attestationUntrusted, "authenticator model \(attested.aaguid) is denied")
+        }
+        // A model the metadata BLOB reports compromised is refused whatever its attestation says, and also without
+        // one (the AAGUID is then only a claim, but a claim to be a compromised model is refused all the same).
+        if let status = trust.refusedAAGUIDs[attested.aaguid] {
+            throw WebAuthnError(
+                .attestationUntrusted, "authenticator model \(attested.aaguid) has metadata status \(status)")
+        }
         if let allowed = trust.allowedAAGUIDs, !allowed.contains(attested.aaguid) {
             throw WebAuthnError(.attestationUntrusted, "authenticator model \(attested.aaguid) is not allowed")
         }

@@ -329,7 +329,8 @@ final class GatewayApplicationTests: XCTestCase {
             try json(accountResponse),
             [
                 "accountID": "acc-1", "displayName": "", "emails": ["a@x.io"], "hasPassword": true, "passkeyCount": 2,
-                "emailVerified": true, "verifiedEmails": ["a@x.io"], "recoveryCodesRemaining": 7,
+                "emailVerified": true, "verifiedEmails": ["a@x.io"], "recoveryCodesRemaining": 7, "userHandle": "",
+                "userName": "",
             ])
     }
 
@@ -342,12 +343,18 @@ final class GatewayApplicationTests: XCTestCase {
         info.transports = ["internal"]
         var list = ListCredentialsResponse()
         list.credentials = [info]
+        list.userHandle = [7, 7, 7]
         backends.answer(VerificationServiceMethods.listCredentials, list)
         let listed = await application.respond(to: get("/v1/passkeys", token: "t"))
+        XCTAssertEqual(try json(listed)["rpID"], "localhost")
+        XCTAssertEqual(try json(listed)["userHandle"], "BwcH")
         let passkey = try XCTUnwrap(try json(listed)["passkeys"]?.arrayValue?.first)
         XCTAssertEqual(
             passkey.objectValue?.keys,
-            ["credentialID", "name", "aaguid", "createdAt", "lastUsedAt", "backupEligible", "backedUp", "transports"])
+            [
+                "credentialID", "name", "aaguid", "createdAt", "lastUsedAt", "backupEligible", "backedUp", "transports",
+                "cloneWarning", "providerName", "providerIconLight", "providerIconDark",
+            ])
         XCTAssertEqual(passkey["credentialID"], "AQID")
 
         info.name = "Laptop"
@@ -643,7 +650,8 @@ final class GatewayApplicationTests: XCTestCase {
         XCTAssertEqual(aasa.headers["content-type"], "application/json")
         XCTAssertEqual(try json(aasa), ["webcredentials": ["apps": ["ABCDE12345.com.example.app"]]])
         let endpoints = await application.respond(to: get("/.well-known/passkey-endpoints"))
-        XCTAssertEqual(try json(endpoints)["enroll"], "https://example.com/passkeys/new")
+        XCTAssertEqual(try json(endpoints)["enroll"], "https://example.com/passkeys/enroll")
+        XCTAssertEqual(try json(endpoints)["manage"], "https://example.com/passkeys/manage")
         let origins = await application.respond(to: get("/.well-known/webauthn"))
         XCTAssertEqual(try json(origins), ["origins": ["https://example.com"]])
         let links = await application.respond(to: get("/.well-known/assetlinks.json"))

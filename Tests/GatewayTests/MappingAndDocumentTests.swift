@@ -103,7 +103,7 @@ final class ResponseDocumentTests: XCTestCase {
 
     func testCreationOptionsShape() throws {
         let document = try JSONReader.parse(
-            ResponseDocuments.registrationStart(registrationResponse(mode: .modal)).serialized())
+            ResponseDocuments.registrationStart(registrationResponse(mode: .modal), options: .standard).serialized())
         for key in [
             "challengeID", "relyingPartyID", "userID", "userName", "displayName", "challenge", "expiresAt", "publicKey",
         ] {
@@ -124,11 +124,12 @@ final class ResponseDocumentTests: XCTestCase {
         XCTAssertEqual(algorithms?.map { Int($0) }, CeremonyOptions.standard.algorithms)
         XCTAssertEqual(algorithms?.prefix(3).map { Int($0) }, [-7, -8, -257])
         XCTAssertEqual(Set(CeremonyOptions.standard.algorithms), Set(COSEAlgorithm.defaultAllowed))
-        // And the document says the same.
+        // And the document lists every algorithm PASSKEY_ALGORITHMS may offer, the standard ones in their order.
         let openAPI = try JSONReader.parse(OpenAPIDocument.bytes)
         let documented = openAPI["components"]?["schemas"]?["PublicKeyCredentialCreationOptionsJSON"]?["properties"]?[
             "pubKeyCredParams"]?["items"]?["properties"]?["alg"]?["enum"]?.arrayValue?.compactMap { (value: JSONValue) in value.numberValue }
-        XCTAssertEqual(documented?.map { Int($0) }, CeremonyOptions.standard.algorithms)
+        XCTAssertEqual(documented?.map { Int($0) }, CeremonyOptions.standard.algorithms + [COSEAlgorithm.rs1.rawValue])
+        XCTAssertEqual(Set(documented?.map { Int($0) } ?? []), Set(COSEAlgorithm.credentialAlgorithms))
         XCTAssertTrue(options["pubKeyCredParams"]!.arrayValue!.allSatisfy { $0["type"] == "public-key" })
         XCTAssertEqual(options["timeout"], 300_000)
         XCTAssertEqual(
@@ -141,7 +142,7 @@ final class ResponseDocumentTests: XCTestCase {
 
     func testConditionalModeAddsMediationBesidePublicKey() throws {
         let document = try JSONReader.parse(
-            ResponseDocuments.registrationStart(registrationResponse(mode: .conditional)).serialized())
+            ResponseDocuments.registrationStart(registrationResponse(mode: .conditional), options: .standard).serialized())
         XCTAssertEqual(document["mediation"], "conditional")
         XCTAssertNil(document["publicKey"]?["mediation"])
     }
@@ -153,7 +154,7 @@ final class ResponseDocumentTests: XCTestCase {
         account.userHandle = [4, 5]
         account.relyingPartyID = "example.com"
         account.timeoutMilliseconds = 600_000
-        let accountDocument = try JSONReader.parse(ResponseDocuments.accountRegistrationStart(account).serialized())
+        let accountDocument = try JSONReader.parse(ResponseDocuments.accountRegistrationStart(account, options: .standard).serialized())
         XCTAssertEqual(accountDocument["registrationID"], "r-1")
         XCTAssertEqual(accountDocument["userID"], "BAU")
         XCTAssertEqual(accountDocument["publicKey"]?["excludeCredentials"], [])
@@ -165,7 +166,7 @@ final class ResponseDocumentTests: XCTestCase {
         authentication.relyingPartyID = "example.com"
         authentication.timeoutMilliseconds = 300_000
         authentication.expiresAtUnixMilliseconds = 0
-        let document = try JSONReader.parse(ResponseDocuments.authenticationStart(authentication).serialized())
+        let document = try JSONReader.parse(ResponseDocuments.authenticationStart(authentication, options: .standard).serialized())
         XCTAssertEqual(document["challenge"], "_-4")
         XCTAssertEqual(document["expiresAt"], "1970-01-01T00:00:00Z")
         XCTAssertEqual(
@@ -174,6 +175,49 @@ final class ResponseDocumentTests: XCTestCase {
                 "rpId": "example.com", "challenge": "_-4", "timeout": 300_000, "allowCredentials": [],
                 "userVerification": "preferred",
             ])
+    }
+
+    /// A configured policy changes exactly the members it decides, in both kinds of options.
+    func testOptionsFollowTheConfiguredPolicy() throws {
+        let policy = CeremonyOptions(
+            algorithms: [-7, -65535], registrationUserVerification: .required,
+            authenticationUserVerification: .discouraged, residentKey: .preferred, hints: [.clientDevice, .hybrid],
+            attestation: .direct)
+        let creation = try XCTUnwrap(
+            try JSONReader.parse(
+                ResponseDocuments.registrationStart(registrationResponse(mode: .modal), options: policy).serialized())[
+                    "publicKey"])
+        XCTAssertEqual(creation["pubKeyCredParams"]?.arrayValue?.compactMap { $0["alg"]?.numberValue }, [-7, -65535])
+        XCTAssertEqual(
+            creation["authenticatorSelection"],
+            ["residentKey": "preferred", "requireResidentKey": false, "userVerification": "required"])
+        XCTAssertEqual(creation["attestation"], "direct")
+        XCTAssertEqual(creation["hints"], ["client-device", "hybrid"])
+        var account = BeginAccountRegistrationResponse()
+        account.challenge = [1]
+        let accountOptions = try JSONReader.parse(
+            ResponseDocuments.accountRegistrationStart(account, options: policy).serialized())["publicKey"]
+        XCTAssertEqual(accountOptions?["pubKeyCredParams"], creation["pubKeyCredParams"])
+        XCTAssertEqual(accountOptions?["authenticatorSelection"], creation["authenticatorSelection"])
+        XCTAssertEqual(accountOptions?["hints"], ["client-device", "hybrid"])
+        var authentication = BeginAuthenticationResponse()
+        authentication.challenge = [1]
+        let request = try JSONReader.parse(
+            ResponseDocuments.authenticationStart(authentication, options: policy).serialized())["publicKey"]
+        XCTAssertEqual(request?["userVerification"], "discouraged")
+        XCTAssertEqual(request?["hints"], ["client-device", "hybrid"])
+        // The standard options send no hints at all.
+        let standard = try JSONReader.parse(
+            ResponseDocuments.authenticationStart(authentication, options: .standard).serialized())["publicKey"]
+        XCTAssertNil(standard?["hints"])
+        XCTAssertNil(try creationWithStandard()["hints"])
+    }
+
+    private func creationWithStandard() throws -> JSONValue {
+        try XCTUnwrap(
+            try JSONReader.parse(
+                ResponseDocuments.registrationStart(registrationResponse(mode: .modal), options: .standard).serialized())[
+                    "publicKey"])
     }
 
     func testSessionAndAccountDocuments() throws {
@@ -264,8 +308,23 @@ final class WellKnownDocumentTests: XCTestCase {
             ["origins": ["https://example.com", "https://login.example.com"]])
         XCTAssertEqual(
             WellKnownDocuments.passkeyEndpoints(origins: configuration.origins),
-            ["enroll": "https://example.com/passkeys/new", "manage": "https://example.com/passkeys"])
+            ["enroll": "https://example.com/passkeys/enroll", "manage": "https://example.com/passkeys/manage"])
         XCTAssertNil(WellKnownDocuments.passkeyEndpoints(origins: ["android:apk-key-hash:x"]))
+        // Absolute pages need no web origin; a path on one does.
+        let pages = PasskeyEndpointPages(
+            enroll: "https://accounts.example.com/security/passkeys/new?from=pm", manage: "/settings/passkeys")
+        XCTAssertEqual(
+            WellKnownDocuments.passkeyEndpoints(origins: configuration.origins, pages: pages),
+            [
+                "enroll": "https://accounts.example.com/security/passkeys/new?from=pm",
+                "manage": "https://example.com/settings/passkeys",
+            ])
+        XCTAssertNil(WellKnownDocuments.passkeyEndpoints(origins: ["android:apk-key-hash:x"], pages: pages))
+        XCTAssertEqual(
+            WellKnownDocuments.passkeyEndpoints(
+                origins: ["android:apk-key-hash:x"],
+                pages: PasskeyEndpointPages(enroll: "https://a.example/e", manage: "https://a.example/m")),
+            ["enroll": "https://a.example/e", "manage": "https://a.example/m"])
         XCTAssertEqual(WellKnownDocuments.assetLinks(apps: []), [])
     }
 }

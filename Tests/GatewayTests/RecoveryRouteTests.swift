@@ -53,6 +53,7 @@ final class RecoveryRouteTests: XCTestCase {
     static let bearerRoutes: [(String, String, JSONValue?)] = [
         ("GET", "/v1/session", nil), ("DELETE", "/v1/session", nil), ("GET", "/v1/sessions", nil),
         ("DELETE", "/v1/sessions/3f2a1c9e-0000-4000-8000-000000000000", nil), ("GET", "/v1/account", nil),
+        ("PATCH", "/v1/account", ["displayName": "n"]),
         ("GET", "/v1/passkeys", nil), ("PATCH", "/v1/passkeys/AQID", ["name": "n"]), ("DELETE", "/v1/passkeys/AQID", nil),
         ("POST", "/v1/passkeys/registrations", [:]), ("POST", "/v1/passkeys/registrations/finish", registration),
         ("POST", "/v1/account/email/verification", [:]), ("POST", "/v1/account/email/verify", ["code": "01234567"]),
@@ -71,6 +72,7 @@ final class RecoveryRouteTests: XCTestCase {
                     "POST /v1/passkeys/account-registrations/finish", "POST /v1/passkeys/authentications",
                     "POST /v1/passkeys/authentications/finish", "POST /v1/recovery", "POST /v1/recovery/finish",
                     "GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.json",
+                    "GET /v1/passkey-providers/{aaguid}/icons/{variant}",
                 ].contains(name)
             }), "every bearer route is checked here")
         for method: AuthenticationMethod? in [.recovery, nil] {

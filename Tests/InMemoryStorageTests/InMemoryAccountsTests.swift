@@ -357,6 +357,7 @@ final class InMemoryAccountsTests: XCTestCase {
                 newcomer, email: nil, credential: passkey(of: newcomer), completing: pending.id)
         case .account: _ = try await store.account(id: account.id)
         case .summary: _ = try await store.summary(id: account.id)
+        case .rename: _ = try await store.rename(id: account.id, to: "Ada L.")
         case .addEmail: try await store.add(email("second@example.com", of: account))
         case .emails: _ = try await store.emails(of: account.id)
         case .findEmail: _ = try await store.find(normalizedEmail: "ada@example.com")

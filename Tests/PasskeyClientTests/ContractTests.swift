@@ -195,6 +195,8 @@ enum SampleOperations {
         PasskeyAuthenticationFinishOperation(challengeID: "c", assertion: assertion, encoding: .webAuthnJSON),
         CurrentSessionOperation(), SignOutOperation(), SessionListOperation(),
         SessionRevocationOperation(sessionID: "3f2a1c9e-0000-4000-8000-000000000000"), AccountOperation(),
+        AccountRenameOperation(displayName: "Ada L."),
+        PasskeyProviderIconOperation(aaguid: "ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4", variant: .dark),
         PasskeyListOperation(), PasskeyRenameOperation(credentialID: Data([0xFB, 0xFF]), name: "Work phone"),
         PasskeyRemovalOperation(credentialID: Data([0xFB, 0xFF])),
         EmailVerificationRequestOperation(), EmailVerificationOperation(code: "01234567"), RecoveryCodesOperation(),

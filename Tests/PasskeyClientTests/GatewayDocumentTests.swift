@@ -38,7 +38,7 @@ final class GatewayDocumentTests: XCTestCase {
         registration.excludeCredentials = [excluded]
         registration.mode = .conditional
         registration.timeoutMilliseconds = 300_000
-        let start = try decode(PasskeyRegistrationStartOperation(), ResponseDocuments.registrationStart(registration))
+        let start = try decode(PasskeyRegistrationStartOperation(), ResponseDocuments.registrationStart(registration, options: .standard))
         XCTAssertEqual(start.challengeID, "c-1")
         XCTAssertEqual(start.challenge, Data(repeating: 7, count: 32))
         XCTAssertEqual(start.userID, Data([1, 2, 3]))
@@ -46,7 +46,7 @@ final class GatewayDocumentTests: XCTestCase {
         XCTAssertEqual(start.mode, .conditional)
         XCTAssertEqual(start.mediation, "conditional")
         XCTAssertEqual(start.publicKey.rp.id, "example.com")
-        XCTAssertEqual(start.publicKey.pubKeyCredParams.map(\.alg), ResponseDocuments.options.algorithms)
+        XCTAssertEqual(start.publicKey.pubKeyCredParams.map(\.alg), CeremonyOptions.standard.algorithms)
         XCTAssertEqual(start.publicKey.excludeCredentials.first?.id, Data([9]))
         XCTAssertEqual(start.options.mode, .conditional)
         XCTAssertEqual(start.options.excludedCredentialIDs, [Data([9])])
@@ -58,7 +58,7 @@ final class GatewayDocumentTests: XCTestCase {
         account.relyingPartyID = "example.com"
         account.userHandle = [4, 5]
         let accountStart = try decode(
-            PasskeyAccountCreationStartOperation(), ResponseDocuments.accountRegistrationStart(account))
+            PasskeyAccountCreationStartOperation(), ResponseDocuments.accountRegistrationStart(account, options: .standard))
         XCTAssertEqual(
             accountStart.options,
             PasskeyAccountCreationOptions(
@@ -72,7 +72,7 @@ final class GatewayDocumentTests: XCTestCase {
         authentication.relyingPartyID = "example.com"
         authentication.timeoutMilliseconds = 300_000
         let signIn = try decode(
-            PasskeyAuthenticationStartOperation(), ResponseDocuments.authenticationStart(authentication))
+            PasskeyAuthenticationStartOperation(), ResponseDocuments.authenticationStart(authentication, options: .standard))
         XCTAssertEqual(
             signIn.options, PasskeyAuthenticationOptions(relyingPartyID: "example.com", challenge: Data([8, 8])))
         XCTAssertEqual(signIn.publicKey.allowCredentials, [])
@@ -112,7 +112,11 @@ final class GatewayDocumentTests: XCTestCase {
         summaryOfAccount.emails = ["ada@example.com"]
         summaryOfAccount.hasPassword = true
         summaryOfAccount.passkeyCount = 2
+        summaryOfAccount.userHandle = [9, 8, 7]
+        summaryOfAccount.userName = "ada@example.com"
         let account = try decode(AccountOperation(), ResponseDocuments.account(summaryOfAccount))
+        XCTAssertEqual(account.userHandle, Data([9, 8, 7]))
+        XCTAssertEqual(account.userName, "ada@example.com")
         XCTAssertEqual(account.passkeyCount, 2)
         XCTAssertEqual(account.emails, ["ada@example.com"])
 
@@ -124,12 +128,27 @@ final class GatewayDocumentTests: XCTestCase {
         used.lastUsedAtUnixMilliseconds = milliseconds
         var credentials = ListCredentialsResponse()
         credentials.credentials = [never, used]
-        let passkeys = try decode(PasskeyListOperation(), ResponseDocuments.passkeys(credentials)).passkeys
+        let passkeyList = try decode(
+            PasskeyListOperation(),
+            ResponseDocuments.passkeys(credentials, relyingPartyID: "example.com", userHandle: [1, 2, 3]) { _ in
+                [("providerName", "Google Password Manager"),
+                 ("providerIconLight", "/v1/passkey-providers/ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4/icons/light"),
+                 ("providerIconDark", .null)]
+            })
+        XCTAssertEqual(passkeyList.rpID, "example.com")
+        XCTAssertEqual(passkeyList.userHandle, Data([1, 2, 3]))
+        XCTAssertEqual(passkeyList.acceptedCredentialIDs, [Data([0xFB, 0xFF]), Data([0xFB, 0xFF])])
+        let passkeys = passkeyList.passkeys
+        XCTAssertEqual(passkeys.first?.providerName, "Google Password Manager")
+        XCTAssertEqual(
+            passkeys.first?.providerIconLight, "/v1/passkey-providers/ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4/icons/light")
+        XCTAssertNil(passkeys.first?.providerIconDark)
         XCTAssertEqual(passkeys.map(\.lastUsedAt), [nil, Date(timeIntervalSince1970: Double(milliseconds) / 1000)])
         XCTAssertEqual(passkeys.first?.credentialID, Data([0xFB, 0xFF]))
         XCTAssertEqual(
             try decode(PasskeyRenameOperation(credentialID: Data(), name: ""), ResponseDocuments.passkey(used)).name,
             "iPhone")
+        XCTAssertNil(try decode(PasskeyRenameOperation(credentialID: Data(), name: ""), ResponseDocuments.passkey(used)).providerName)
     }
 
     func testTheWellKnownDocumentsDecode() throws {
@@ -151,10 +170,39 @@ final class GatewayDocumentTests: XCTestCase {
         let endpoints = try decode(
             PasskeyEndpointsOperation(),
             try XCTUnwrap(WellKnownDocuments.passkeyEndpoints(origins: configuration.origins)))
-        XCTAssertEqual(endpoints.enroll?.absoluteString, "https://example.com/passkeys/new")
+        XCTAssertEqual(endpoints.enroll?.absoluteString, "https://example.com/passkeys/enroll")
+        XCTAssertEqual(endpoints.manage?.absoluteString, "https://example.com/passkeys/manage")
     }
 
     /// Every problem the gateway can answer with comes back with its code, status and reason.
+    /// The sign-in failure an app may answer by telling the platform to forget the passkey, and only that one.
+    func testUnknownCredentialIsItsOwnReasonAndNothingElseIsIt() async throws {
+        func error(_ domain: DomainError, ceremony: Ceremony?) async -> PasskeyClientError {
+            let response = ProblemMapping.problem(for: domain, ceremony: ceremony).response
+            var headers: [String: String] = [:]
+            for field in response.headers { headers[field.name] = field.value }
+            return await clientError(
+                for: PasskeyHTTPResponse(status: response.status, headers: headers, body: Data(response.body)))
+        }
+        let unknown = await error(
+            DomainError(.invalidCredentials, "the passkey is not registered", reason: "unknown_credential"),
+            ceremony: .authentication)
+        XCTAssertEqual(unknown.status, 401)
+        XCTAssertEqual(unknown.reason, .unknownCredential)
+        XCTAssertTrue(unknown.isUnknownCredential)
+        for (domain, ceremony) in [
+            (DomainError(.invalidCredentials, "bad", reason: "signature_invalid"), Ceremony.authentication),
+            (DomainError(.invalidCredentials, "concurrent"), .authentication),
+            (DomainError(.invalidCredentials, "wrong password"), nil),
+            (DomainError(.challengeUnavailable, "spent"), .authentication),
+            (DomainError(.verificationFailed, "odd", reason: "unknown_credential"), .registration),
+        ] {
+            let other = await error(domain, ceremony: ceremony)
+            XCTAssertFalse(other.isUnknownCredential, "\(domain)")
+        }
+        XCTAssertTrue(PasskeyClientError.Reason.known.contains(.unknownCredential))
+    }
+
     func testEveryGatewayProblemBecomesItsTypedError() async throws {
         var problems: [APIProblem] = DomainError.Code.allCases.map { code in
             ProblemMapping.problem(

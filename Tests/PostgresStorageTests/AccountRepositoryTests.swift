@@ -28,6 +28,24 @@ final class AccountRepositoryTests: StorageTestCase {
             summary, AccountSummary(account: account, emails: ["Ada@Example.COM"], hasPassword: true, passkeyCount: 0))
     }
 
+    func testRenameSetsTheDisplayNameOfThatAccountOnly() async throws {
+        let account = makeAccount(name: "Ada Lovelace")
+        try await storage.accounts.createPasswordAccount(
+            account, email: makeEmail("ada@example.com", for: account), password: makePassword(for: account))
+        let other = makeAccount(name: "Grace Hopper")
+        try await storage.accounts.createPasswordAccount(
+            other, email: makeEmail("grace@example.com", for: other), password: makePassword(for: other))
+        var renamed = account
+        renamed.displayName = "Ada, Countess of Lovelace"
+        await assertEqual(try await storage.accounts.rename(id: account.id, to: renamed.displayName), renamed)
+        await assertEqual(try await storage.accounts.account(id: account.id), renamed)
+        await assertEqual(try await storage.accounts.account(id: other.id), other)
+        await assertEqual(
+            try await storage.passwordCredentials.signInRecord(normalizedEmail: "ada@example.com")?.displayName,
+            "Ada, Countess of Lovelace")
+        await assertNil(try await storage.accounts.rename(id: .random(), to: "Nobody"))
+    }
+
     func testDuplicateNormalizedEmailIsEmailTakenAndWritesNothing() async throws {
         _ = try await storedPasswordAccount(email: "ada@example.com")
         let other = makeAccount(name: "Impostor")

@@ -79,7 +79,7 @@ def test_recovery_by_email_code_gives_a_recovery_session_that_can_only_register_
         ("GET", "/v1/session", None), ("DELETE", "/v1/session", None), ("GET", "/v1/sessions", None),
         ("GET", "/v1/account", None), ("GET", "/v1/passkeys", None), ("POST", "/v1/account/recovery-codes", {}),
         ("POST", "/v1/account/email/verification", {}), ("POST", "/v1/account/email/verify", {"code": "12345678"}),
-        ("DELETE", f"/v1/sessions/{uuid.uuid4()}", None),
+        ("DELETE", f"/v1/sessions/{uuid.uuid4()}", None), ("PATCH", "/v1/account", {"displayName": "Recovered"}),
     ]:
         refused = client.call(method, path, body, token=token)
         assert problem(refused) == (403, "forbidden", "A recovery session can only register a new passkey."), path

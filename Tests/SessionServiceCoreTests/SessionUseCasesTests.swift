@@ -121,6 +121,32 @@ final class SessionUseCasesTests: XCTestCase {
         XCTAssertEqual(calls(.createPasswordAccount), 0, "refused before the store is asked")
     }
 
+    func testRenameTrimsValidatesAndAudits() async throws {
+        let id = try await signUp()
+        let summary = try await useCases.rename(id, to: "  Ada L.  ")
+        XCTAssertEqual(summary.account.displayName, "Ada L.")
+        XCTAssertEqual(summary.emails, ["ada@example.com"])
+        let session = try await signIn()
+        XCTAssertEqual(session.displayName, "Ada L.")
+        XCTAssertTrue(log.lines.contains { $0.contains("audit.account.renamed") && $0.contains("account.id=\(id)") })
+        for bad in ["", "   ", "a\u{7}b", String(repeating: "n", count: 129)] {
+            do {
+                _ = try await useCases.rename(id, to: bad)
+                XCTFail("accepted \(bad.debugDescription)")
+            } catch let error as DomainError {
+                XCTAssertEqual(error.code, .invalidRequest)
+            }
+        }
+        let renamesBefore = calls(.rename)
+        XCTAssertEqual(renamesBefore, 1, "a refused name reaches no store")
+        do {
+            _ = try await useCases.rename(.random(), to: "Nobody")
+            XCTFail("renamed an account that does not exist")
+        } catch let error as DomainError {
+            XCTAssertEqual(error.code, .notFound)
+        }
+    }
+
     func testSignUpAcceptsPasswordsAtTheLimits() async throws {
         let accepted = [
             "12345678", String(repeating: "é", count: 8),

@@ -289,4 +289,5 @@ struct UnusedAccounts: AccountRepository {
     ) async throws { XCTFail("unexpected") }
     func account(id: AccountID) async throws -> Account? { nil }
     func summary(id: AccountID) async throws -> AccountSummary? { nil }
+    func rename(id: AccountID, to displayName: String) async throws -> Account? { nil }
 }

@@ -4,6 +4,22 @@ import WebAuthn
 import XCTest
 
 final class EncodingTests: XCTestCase {
+    func testUnpaddedBase64URLHasOneSpellingPerByteString() {
+        XCTAssertEqual(Base64URL.decodeUnpadded("-_8"), [0xFB, 0xFF])
+        XCTAssertEqual(Base64URL.decodeUnpadded(""), [])
+        for other in ["+/8", "-_8=", "+_8", "-/8", "-_9", "-_8A", "-_", "Zg==", "Zg"] {
+            XCTAssertNotEqual(Base64URL.decodeUnpadded(other), [0xFB, 0xFF], other)
+        }
+        XCTAssertNil(Base64URL.decodeUnpadded("Zg=="))
+        XCTAssertNil(Base64URL.decodeUnpadded("+/8"))
+        XCTAssertNil(Base64URL.decodeUnpadded("-_9"), "non-zero unused bits")
+        for count in 0..<40 {
+            let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 * 37 + 11) }
+            XCTAssertEqual(Base64URL.decodeUnpadded(Base64URL.encode(bytes)), bytes)
+            XCTAssertNil(Base64URL.decodeUnpadded(Base64URL.encodeStandard(bytes).replacingOccurrences(of: "-", with: "+") + "="))
+        }
+    }
+
     func testBase64URLAcceptsBothAlphabetsAndOptionalPadding() {
         XCTAssertEqual(Base64URL.decode("-_8"), [0xFB, 0xFF])
         XCTAssertEqual(Base64URL.decode("+/8="), [0xFB, 0xFF])

@@ -1,3 +1,4 @@
+import Configuration
 import Domain
 import Encoding
 import HTTPMessages
@@ -77,12 +78,28 @@ extension GatewayApplication {
         return Self.json(200, ResponseDocuments.account(summary))
     }
 
+    func renameAccount(_ context: RequestContext) async throws -> HTTPResponse {
+        let session = try await authenticate(context)
+        let body = try RenameAccountBody(context.jsonBody())
+        var request = UpdateDisplayNameRequest()
+        request.accountID = session.accountID
+        request.displayName = body.displayName
+        let summary = try await sessionService(context).updateDisplayName(request)
+        return Self.json(200, ResponseDocuments.account(summary))
+    }
+
+    /// The account's passkeys, each with its provider, and what the page's Signal API calls name the account by
+    /// (the RP ID and the user handle, which verification-service reads with the passkeys).
     func listPasskeys(_ context: RequestContext) async throws -> HTTPResponse {
         let session = try await authenticate(context)
         var request = ListCredentialsRequest()
         request.accountID = session.accountID
         let list = try await verificationService(context).listCredentials(request, idempotent: true)
-        return Self.json(200, ResponseDocuments.passkeys(list))
+        return Self.json(
+            200,
+            ResponseDocuments.passkeys(
+                list, relyingPartyID: configuration.relyingPartyID, userHandle: list.userHandle,
+                provider: providers.fields(aaguid:)))
     }
 
     func renamePasskey(_ context: RequestContext) async throws -> HTTPResponse {
@@ -94,7 +111,7 @@ extension GatewayApplication {
         request.credentialID = credentialID
         request.name = body.name
         let info = try await verificationService(context).renameCredential(request)
-        return Self.json(200, ResponseDocuments.passkey(info))
+        return Self.json(200, ResponseDocuments.passkey(info, provider: providers.fields(aaguid:)))
     }
 
     func removePasskey(_ context: RequestContext) async throws -> HTTPResponse {

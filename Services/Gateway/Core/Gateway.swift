@@ -4,8 +4,10 @@ import HTTPServer
 import Configuration
 import NetworkIO
 import Observability
+import PasskeyProviders
 import ServiceTransport
 import Synchronization
+import PasskeyPolicy
 
 #if canImport(Glibc)
     import Glibc
@@ -32,6 +34,9 @@ public final class Gateway: Sendable {
         serverSettings: (inout HTTPServerConfiguration) -> Void = { _ in },
         settings: GatewaySettings = GatewaySettings()
     ) throws {
+        if case .failure(let failure) = PasskeyProviderCatalog.shipped {
+            throw GatewayStartError(failure.description)
+        }
         guard !OpenAPIDocument.bytes.isEmpty else {
             throw GatewayStartError("the openapi.json resource is missing from the GatewayCore bundle")
         }
@@ -62,6 +67,8 @@ public final class Gateway: Sendable {
         guard let chosen: any ServiceBackends = backends ?? grpcBackends else {
             throw ConfigurationError(variable: "CHALLENGE_SERVICE_ADDRESSES", problem: "no backends")
         }
+        // The policy the options offer must be one verification can apply (PASSKEY_ALGORITHMS names supported ones).
+        _ = try PasskeyPolicy(configuration.passkeyPolicy)
         application = GatewayApplication(
             configuration: configuration, backends: chosen, logger: logger, settings: settings)
         server = HTTPServer(configuration: serverConfiguration, responder: application)

@@ -7,6 +7,9 @@ import Glibc
 import HTTPMessages
 import JSON
 import Observability
+import PasskeyPolicy
+import WebAuthn
+import PasskeyProviders
 import Protobuf
 import RateLimiting
 import ServiceContracts
@@ -27,6 +30,9 @@ public struct GatewaySettings: Sendable {
 /// docs/api.md. Every request ends in a response; failures are problem+json.
 public final class GatewayApplication: HTTPResponder {
     let configuration: ServerConfiguration
+    /// What the passkey options offer: the configured policy (`PASSKEY_ALGORITHMS`, user verification, ...), which
+    /// verification-service enforces.
+    let ceremonyOptions: CeremonyOptions
     let backends: any ServiceBackends
     let logger: Logger
     private let webPage: WebPage
@@ -44,15 +50,21 @@ public final class GatewayApplication: HTTPResponder {
     let recoveryPerEmail: TokenBucketLimiter?
     let recoveryPerAddress: TokenBucketLimiter?
     private let wellKnown: [String: [UInt8]]
+    /// The passkey providers' names and icons.
+    let providers: ProviderDirectory
     /// During an outage every request fails the same way: one line per service and status per second is enough.
     private let failureLog = LogThrottle(interval: 1)
 
     /// Creates the application; nothing is called until requests arrive.
     public init(
         configuration: ServerConfiguration, backends: any ServiceBackends, logger: Logger,
-        metrics: MetricsRegistry = MetricsRegistry(), settings: GatewaySettings = GatewaySettings()
+        metrics: MetricsRegistry = MetricsRegistry(), settings: GatewaySettings = GatewaySettings(),
+        providers: PasskeyProviderCatalog? = nil
     ) {
+        self.providers = ProviderDirectory(
+            catalog: providers ?? ((try? PasskeyProviderCatalog.shipped.get()) ?? .empty))
         self.configuration = configuration
+        ceremonyOptions = PasskeyPolicy(checked: configuration.passkeyPolicy).options
         self.backends = backends
         self.logger = logger
         self.metrics = metrics
@@ -80,7 +92,8 @@ public final class GatewayApplication: HTTPResponder {
             "/.well-known/assetlinks.json": WellKnownDocuments.assetLinks(apps: configuration.androidApps).serialized(),
             "/.well-known/webauthn": WellKnownDocuments.relatedOrigins(origins: configuration.origins).serialized(),
         ]
-        if let endpoints = WellKnownDocuments.passkeyEndpoints(origins: configuration.origins) {
+        if let endpoints = WellKnownDocuments.passkeyEndpoints(
+            origins: configuration.origins, pages: configuration.passkeyPages) {
             documents["/.well-known/passkey-endpoints"] = endpoints.serialized()
         }
         wellKnown = documents
@@ -187,6 +200,7 @@ public final class GatewayApplication: HTTPResponder {
         case beginRegistration, finishRegistration, beginAccountRegistration, finishAccountRegistration
         case beginAuthentication, finishAuthentication
         case currentSession, signOut, listSessions, revokeSession, account, listPasskeys, renamePasskey, removePasskey
+        case renameAccount, providerIcon
         case wellKnown, health, readiness, metrics, openAPI
         case requestEmailVerification, verifyEmail, generateRecoveryCodes
         case startRecovery, finishRecovery, finishRecoveryRegistration
@@ -207,9 +221,11 @@ public final class GatewayApplication: HTTPResponder {
         router.add("GET", "/v1/sessions", .listSessions)
         router.add("DELETE", "/v1/sessions/{sessionID}", .revokeSession)
         router.add("GET", "/v1/account", .account)
+        router.add("PATCH", "/v1/account", .renameAccount)
         router.add("GET", "/v1/passkeys", .listPasskeys)
         router.add("PATCH", "/v1/passkeys/{credentialID}", .renamePasskey)
         router.add("DELETE", "/v1/passkeys/{credentialID}", .removePasskey)
+        router.add("GET", "/v1/passkey-providers/{aaguid}/icons/{variant}", .providerIcon)
         router.add("POST", "/v1/account/email/verification", .requestEmailVerification)
         router.add("POST", "/v1/account/email/verify", .verifyEmail)
         router.add("POST", "/v1/account/recovery-codes", .generateRecoveryCodes)
@@ -242,6 +258,8 @@ public final class GatewayApplication: HTTPResponder {
         case .listSessions: return try await listSessions(context)
         case .revokeSession: return try await revokeSession(context)
         case .account: return try await account(context)
+        case .renameAccount: return try await renameAccount(context)
+        case .providerIcon: return try providerIcon(context)
         case .listPasskeys: return try await listPasskeys(context)
         case .renamePasskey: return try await renamePasskey(context)
         case .removePasskey: return try await removePasskey(context)

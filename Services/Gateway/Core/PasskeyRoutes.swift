@@ -26,7 +26,7 @@ extension GatewayApplication {
         if response.timeoutMilliseconds <= 0 {
             response.timeoutMilliseconds = milliseconds(configuration.challengeLifetime)
         }
-        return Self.json(200, ResponseDocuments.registrationStart(response))
+        return Self.json(200, ResponseDocuments.registrationStart(response, options: ceremonyOptions))
     }
 
     func finishRegistration(_ context: RequestContext) async throws -> HTTPResponse {
@@ -54,7 +54,7 @@ extension GatewayApplication {
         if response.timeoutMilliseconds <= 0 {
             response.timeoutMilliseconds = milliseconds(configuration.accountRegistrationLifetime)
         }
-        return Self.json(200, ResponseDocuments.accountRegistrationStart(response))
+        return Self.json(200, ResponseDocuments.accountRegistrationStart(response, options: ceremonyOptions))
     }
 
     func finishAccountRegistration(_ context: RequestContext) async throws -> HTTPResponse {
@@ -78,7 +78,7 @@ extension GatewayApplication {
         if response.timeoutMilliseconds <= 0 {
             response.timeoutMilliseconds = milliseconds(configuration.challengeLifetime)
         }
-        return Self.json(200, ResponseDocuments.authenticationStart(response))
+        return Self.json(200, ResponseDocuments.authenticationStart(response, options: ceremonyOptions))
     }
 
     func finishAuthentication(_ context: RequestContext) async throws -> HTTPResponse {

@@ -371,6 +371,18 @@ public struct RenamePasskeyBody: Sendable, Equatable {
     }
 }
 
+/// `PATCH /v1/account`: `{displayName}`.
+public struct RenameAccountBody: Sendable, Equatable {
+    /// The new display name.
+    public var displayName: String
+
+    /// Reads the body.
+    public init(_ body: JSONBody) throws(APIProblem) {
+        displayName = try body.string(
+            "displayName", rule: FieldRules.isDisplayName, FieldRules.displayNameRequirement)
+    }
+}
+
 /// The shapes of request fields, checked by the gateway before any service sees them and written in `openapi.json`
 /// as the same formats, patterns and lengths (a test compares the two). Each is at least as strict as the domain's
 /// own rule (`EmailAddress`, `DisplayName`, the password policy), so what passes here is never refused there for its

@@ -6,9 +6,6 @@ import WebAuthn
 
 /// The JSON documents the gateway answers with, built from service responses. Pure functions of their inputs.
 public enum ResponseDocuments {
-    /// What the options ask for: the verifier's own `CeremonyOptions`.
-    public static let options = CeremonyOptions.standard
-
     /// RFC 3339 UTC in whole seconds for Unix milliseconds, e.g. `2026-11-29T18:30:00Z` (truncated). Whole seconds,
     /// because common app parsers (Foundation's `ISO8601DateFormatter` and `JSONDecoder`'s `.iso8601`) refuse a
     /// fraction.
@@ -16,20 +13,28 @@ public enum ResponseDocuments {
         TimestampText.string(unixMicroseconds: unixMilliseconds * 1000, fractionDigits: 0)
     }
 
-    private static func credentialParameters() -> JSONValue {
+    private static func credentialParameters(_ options: CeremonyOptions) -> JSONValue {
         .array(options.algorithms.map { ["type": "public-key", "alg": .integer($0)] })
     }
 
-    private static func authenticatorSelection() -> JSONValue {
+    private static func authenticatorSelection(_ options: CeremonyOptions) -> JSONValue {
         [
-            "residentKey": options.residentKeyRequired ? "required" : "preferred",
-            "requireResidentKey": .boolean(options.residentKeyRequired),
-            "userVerification": .string(options.userVerification.rawValue),
+            "residentKey": .string(options.residentKey.rawValue),
+            "requireResidentKey": .boolean(options.residentKey == .required),
+            "userVerification": .string(options.registrationUserVerification.rawValue),
         ]
     }
 
+    /// The creation options' members the configured policy decides.
+    private static func creationPolicy(_ options: CeremonyOptions, into object: inout JSONObject) {
+        object["pubKeyCredParams"] = credentialParameters(options)
+        object["authenticatorSelection"] = authenticatorSelection(options)
+        object["attestation"] = .string(options.attestation.rawValue)
+        if !options.hints.isEmpty { object["hints"] = .array(options.hints.map { .string($0.rawValue) }) }
+    }
+
     /// The PublicKeyCredentialCreationOptionsJSON for adding a passkey to an account.
-    public static func creationOptions(_ response: BeginRegistrationResponse) -> JSONValue {
+    public static func creationOptions(_ response: BeginRegistrationResponse, options: CeremonyOptions) -> JSONValue {
         let excluded: [JSONValue] = response.excludeCredentials.map { descriptor in
             var object: JSONObject = ["type": "public-key", "id": .string(Base64URL.encode(descriptor.id))]
             if !descriptor.transports.isEmpty {
@@ -37,24 +42,23 @@ public enum ResponseDocuments {
             }
             return .object(object)
         }
-        return [
+        var object: JSONObject = [
             "rp": ["id": .string(response.relyingPartyID), "name": .string(response.relyingPartyName)],
             "user": [
                 "id": .string(Base64URL.encode(response.userHandle)), "name": .string(response.userName),
                 "displayName": .string(response.userDisplayName),
             ],
             "challenge": .string(Base64URL.encode(response.challenge)),
-            "pubKeyCredParams": credentialParameters(),
             "timeout": .integer(response.timeoutMilliseconds),
             "excludeCredentials": .array(excluded),
-            "authenticatorSelection": authenticatorSelection(),
-            "attestation": .string(options.attestation),
             "extensions": ["credProps": true],
         ]
+        creationPolicy(options, into: &object)
+        return .object(object)
     }
 
     /// `200` of `POST /v1/passkeys/registrations`: flat fields, `publicKey`, and `mediation` in conditional mode.
-    public static func registrationStart(_ response: BeginRegistrationResponse) -> JSONValue {
+    public static func registrationStart(_ response: BeginRegistrationResponse, options: CeremonyOptions) -> JSONValue {
         var object: JSONObject = [
             "challengeID": .string(response.challengeID),
             "relyingPartyID": .string(response.relyingPartyID),
@@ -64,28 +68,28 @@ public enum ResponseDocuments {
             "challenge": .string(Base64URL.encode(response.challenge)),
             "expiresAt": .string(timestamp(unixMilliseconds: response.expiresAtUnixMilliseconds)),
             "mode": .string((response.mode ?? .modal).rawValue),
-            "publicKey": creationOptions(response),
+            "publicKey": creationOptions(response, options: options),
         ]
         if response.mode == .conditional { object["mediation"] = "conditional" }
         return .object(object)
     }
 
     /// `200` of `POST /v1/passkeys/account-registrations`.
-    public static func accountRegistrationStart(_ response: BeginAccountRegistrationResponse) -> JSONValue {
-        let options: JSONValue = [
+    public static func accountRegistrationStart(
+        _ response: BeginAccountRegistrationResponse, options: CeremonyOptions
+    ) -> JSONValue {
+        var publicKey: JSONObject = [
             "rp": ["id": .string(response.relyingPartyID), "name": .string(response.relyingPartyName)],
             "user": [
                 "id": .string(Base64URL.encode(response.userHandle)), "name": .string(response.userName),
                 "displayName": .string(response.userDisplayName),
             ],
             "challenge": .string(Base64URL.encode(response.challenge)),
-            "pubKeyCredParams": credentialParameters(),
             "timeout": .integer(response.timeoutMilliseconds),
             "excludeCredentials": [],
-            "authenticatorSelection": authenticatorSelection(),
-            "attestation": .string(options.attestation),
             "extensions": ["credProps": true],
         ]
+        creationPolicy(options, into: &publicKey)
         return [
             "registrationID": .string(response.registrationID),
             "relyingPartyID": .string(response.relyingPartyID),
@@ -94,25 +98,27 @@ public enum ResponseDocuments {
             "displayName": .string(response.userDisplayName),
             "challenge": .string(Base64URL.encode(response.challenge)),
             "expiresAt": .string(timestamp(unixMilliseconds: response.expiresAtUnixMilliseconds)),
-            "publicKey": options,
+            "publicKey": .object(publicKey),
         ]
     }
 
     /// `200` of `POST /v1/passkeys/authentications`, with a PublicKeyCredentialRequestOptionsJSON.
-    public static func authenticationStart(_ response: BeginAuthenticationResponse) -> JSONValue {
+    public static func authenticationStart(_ response: BeginAuthenticationResponse, options: CeremonyOptions) -> JSONValue {
         let challenge = JSONValue.string(Base64URL.encode(response.challenge))
+        var publicKey: JSONObject = [
+            "rpId": .string(response.relyingPartyID),
+            "challenge": challenge,
+            "timeout": .integer(response.timeoutMilliseconds),
+            "allowCredentials": [],
+            "userVerification": .string(options.authenticationUserVerification.rawValue),
+        ]
+        if !options.hints.isEmpty { publicKey["hints"] = .array(options.hints.map { .string($0.rawValue) }) }
         return [
             "challengeID": .string(response.challengeID),
             "relyingPartyID": .string(response.relyingPartyID),
             "challenge": challenge,
             "expiresAt": .string(timestamp(unixMilliseconds: response.expiresAtUnixMilliseconds)),
-            "publicKey": [
-                "rpId": .string(response.relyingPartyID),
-                "challenge": challenge,
-                "timeout": .integer(response.timeoutMilliseconds),
-                "allowCredentials": [],
-                "userVerification": .string(options.userVerification.rawValue),
-            ],
+            "publicKey": .object(publicKey),
         ]
     }
 
@@ -166,12 +172,17 @@ public enum ResponseDocuments {
             "emailVerified": .boolean(!summary.emails.isEmpty && summary.emails.allSatisfy(summary.verifiedEmails.contains)),
             "verifiedEmails": .array(summary.verifiedEmails.map { .string($0) }),
             "recoveryCodesRemaining": .integer(summary.recoveryCodesRemaining),
+            "userHandle": .string(Base64URL.encode(summary.userHandle)),
+            "userName": .string(summary.userName),
         ]
     }
 
-    /// One passkey of `GET /v1/passkeys`; `lastUsedAt` is null when it was never used.
-    public static func passkey(_ info: PasskeyCredentialInfo) -> JSONValue {
-        [
+    /// One passkey of `GET /v1/passkeys`; `lastUsedAt` is null when it was never used. `provider` adds the
+    /// provider's fields for the passkey's AAGUID (`providerName`, `providerIconLight`, `providerIconDark`).
+    public static func passkey(
+        _ info: PasskeyCredentialInfo, provider: (String) -> [(String, JSONValue)] = noProvider
+    ) -> JSONValue {
+        var object: JSONObject = [
             "credentialID": .string(Base64URL.encode(info.credentialID)),
             "name": .string(info.name),
             "aaguid": .string(info.aaguid),
@@ -181,11 +192,26 @@ public enum ResponseDocuments {
             "backupEligible": .boolean(info.backupEligible),
             "backedUp": .boolean(info.backedUp),
             "transports": .array(info.transports.map { .string($0) }),
+            "cloneWarning": .boolean(info.cloneWarning),
         ]
+        for (key, value) in provider(info.aaguid) { object[key] = value }
+        return .object(object)
     }
 
-    /// `200` of `GET /v1/passkeys`.
-    public static func passkeys(_ list: ListCredentialsResponse) -> JSONValue {
-        ["passkeys": .array(list.credentials.map(passkey))]
+    /// The provider fields of a passkey whose AAGUID names no provider.
+    public static func noProvider(_ aaguid: String) -> [(String, JSONValue)] {
+        [("providerName", .null), ("providerIconLight", .null), ("providerIconDark", .null)]
+    }
+
+    /// `200` of `GET /v1/passkeys`: the passkeys, and the RP ID and user handle that WebAuthn's Signal API
+    /// names the account by (`signalAllAcceptedCredentials` takes them with the passkeys' credential IDs).
+    public static func passkeys(
+        _ list: ListCredentialsResponse, relyingPartyID: String, userHandle: [UInt8],
+        provider: (String) -> [(String, JSONValue)] = noProvider
+    ) -> JSONValue {
+        [
+            "rpID": .string(relyingPartyID), "userHandle": .string(Base64URL.encode(userHandle)),
+            "passkeys": .array(list.credentials.map { passkey($0, provider: provider) }),
+        ]
     }
 }

@@ -1,8 +1,11 @@
+import Configuration
 import Foundation
 import HTTPMessages
 
 /// The demo page at `/`: plain HTML, CSS and JavaScript shipped beside the module, served with a strict
-/// content security policy (everything from this origin, nothing inline, no framing).
+/// content security policy (everything from this origin, nothing inline, no framing). The same page is served at
+/// ``sections``, the enroll and manage pages `/.well-known/passkey-endpoints` names by default; it opens on the
+/// section its path names.
 struct WebPage: Sendable {
     private let assets: [String: HTTPResponse]
 
@@ -26,8 +29,14 @@ struct WebPage: Sendable {
                 ]),
                 body: Array(contents))
         }
+        if let page = assets["/"] {
+            for section in Self.sections { assets[section] = page }
+        }
         self.assets = assets
     }
+
+    /// The paths that serve the page open on one of its sections.
+    static let sections = [PasskeyEndpointPages.defaultEnroll, PasskeyEndpointPages.defaultManage]
 
     /// The file for a GET or HEAD of `path`, if it is one of the page's.
     func response(method: String, path: String) -> HTTPResponse? {

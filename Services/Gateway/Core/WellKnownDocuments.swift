@@ -42,9 +42,15 @@ public enum WellKnownDocuments {
         ["origins": .array(webOrigins(origins).map { .string($0) })]
     }
 
-    /// `/.well-known/passkey-endpoints` on the first web origin, or nil when there is no web origin.
-    public static func passkeyEndpoints(origins: [String]) -> JSONValue? {
-        guard let origin = webOrigins(origins).first else { return nil }
-        return ["enroll": .string(origin + "/passkeys/new"), "manage": .string(origin + "/passkeys")]
+    /// `/.well-known/passkey-endpoints`: the enroll and manage pages, each an absolute URL as configured or a path
+    /// on the first web origin; nil when a page is a path and there is no web origin to put it on.
+    public static func passkeyEndpoints(origins: [String], pages: PasskeyEndpointPages = PasskeyEndpointPages())
+        -> JSONValue?
+    {
+        let origin = webOrigins(origins).first
+        guard let enroll = PasskeyEndpointPages.resolve(pages.enroll, origin: origin),
+            let manage = PasskeyEndpointPages.resolve(pages.manage, origin: origin)
+        else { return nil }
+        return ["enroll": .string(enroll), "manage": .string(manage)]
     }
 }

@@ -70,7 +70,17 @@ public struct SessionService: SessionServiceHandler {
     public func getAccount(_ request: GetAccountRequest, context: ServerContext) async throws
         -> ServiceContracts.AccountSummary
     {
-        let summary = try await useCases.summary(of: try RequestFields.accountID(request.accountID))
+        Self.summary(try await useCases.summary(of: try RequestFields.accountID(request.accountID)))
+    }
+
+    public func updateDisplayName(_ request: UpdateDisplayNameRequest, context: ServerContext) async throws
+        -> ServiceContracts.AccountSummary
+    {
+        Self.summary(
+            try await useCases.rename(try RequestFields.accountID(request.accountID), to: request.displayName))
+    }
+
+    static func summary(_ summary: Domain.AccountSummary) -> ServiceContracts.AccountSummary {
         var response = ServiceContracts.AccountSummary()
         response.accountID = summary.account.id.description
         response.displayName = summary.account.displayName
@@ -79,6 +89,8 @@ public struct SessionService: SessionServiceHandler {
         response.passkeyCount = Int32(clamping: summary.passkeyCount)
         response.verifiedEmails = summary.verifiedEmails
         response.recoveryCodesRemaining = Int32(clamping: summary.recoveryCodesRemaining)
+        response.userHandle = summary.account.userHandle.bytes
+        response.userName = summary.emails.first ?? summary.account.displayName
         return response
     }
 
@@ -131,6 +143,7 @@ extension SessionService {
                 SessionServiceMethods.revokeSession.path,
                 SessionServiceMethods.listSessions.path,
                 SessionServiceMethods.getAccount.path,
+                SessionServiceMethods.updateDisplayName.path,
                 SessionServiceMethods.requestEmailVerification.path,
                 SessionServiceMethods.verifyEmail.path,
                 SessionServiceMethods.startRecovery.path,

@@ -123,6 +123,17 @@ public struct SessionUseCases: Sendable {
         try await sessions.liveSessions(of: accountID, at: clock())
     }
 
+    /// Changes the account's display name (the rules of `DisplayName`) and returns its summary. Throws
+    /// `invalidRequest` or `notFound`.
+    public func rename(_ accountID: AccountID, to rawName: String) async throws -> AccountSummary {
+        let name = try DisplayName.validated(rawName)
+        guard try await accounts.rename(id: accountID, to: name.value) != nil else {
+            throw DomainError(.notFound, "no such account")
+        }
+        logger.audit(.accountRenamed, ["account.id": accountID.description])
+        return try await summary(of: accountID)
+    }
+
     /// The account page's summary. Throws `notFound`.
     public func summary(of accountID: AccountID) async throws -> AccountSummary {
         guard let summary = try await accounts.summary(id: accountID) else {

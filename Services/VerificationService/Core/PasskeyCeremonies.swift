@@ -4,14 +4,18 @@ import Domain
 import Encoding
 import Foundation
 import Observability
+import PasskeyProviders
 import SessionIssuance
 import WebAuthn
 
 /// Finishes WebAuthn ceremonies against consumed challenges and stored credentials, and manages an account's
 /// passkeys: verification-service's use cases.
 public struct PasskeyCeremonies: Sendable {
-    /// The name a new passkey gets until the user renames it.
+    /// The name a new passkey gets until the user renames it, when its AAGUID names no provider.
     public static let defaultName = "Passkey"
+    /// The reason of the `invalidCredentials` of a sign-in whose credential ID is not registered (never removed
+    /// twice, never another failure): what lets a page call `PublicKeyCredential.signalUnknownCredential`.
+    public static let unknownCredentialReason = "unknown_credential"
 
     let challenges: any ChallengeConsumer
     let accounts: any AccountRepository
@@ -23,26 +27,34 @@ public struct PasskeyCeremonies: Sendable {
     let authenticationVerifier: AuthenticationVerifier
     let relyingPartyID: String
     let origins: OriginPolicy
-    let userVerification: UserVerificationRequirement
+    /// The configured options: the algorithms a registration may use and user verification per ceremony, the same
+    /// value the gateway offered.
+    let options: CeremonyOptions
     let keys: PublicKeyCache
     let credentials: CredentialCache
     let recoveryRegistrations: (any RecoveryRegistrationRepository)?
+    /// The metadata BLOB in force, when one is configured: its compromised models are refused at registration.
+    let metadata: MetadataSource?
     /// Draws the verification codes of the accounts created here.
     let random: any RandomSource
     let clock: @Sendable () -> Date
     let logger: Logger
+    /// Names a new passkey after its provider (the community AAGUID list).
+    var providers: PasskeyProviderCatalog = .empty
 
     public init(
         challenges: any ChallengeConsumer, accounts: any AccountRepository, passkeys: any PasskeyCredentialRepository,
         signIns: any PasskeySignInRepository, sessions: SessionIssuer, lastUse: LastUseRecorder,
         registrationVerifier: RegistrationVerifier = RegistrationVerifier(),
         authenticationVerifier: AuthenticationVerifier = AuthenticationVerifier(), relyingPartyID: String,
-        origins: OriginPolicy, userVerification: UserVerificationRequirement = CeremonyOptions.standard.userVerification,
+        origins: OriginPolicy, options: CeremonyOptions = .standard,
         keys: PublicKeyCache = PublicKeyCache(), credentials: CredentialCache = CredentialCache(),
-        recoveryRegistrations: (any RecoveryRegistrationRepository)? = nil, random: any RandomSource = SecureRandom(),
+        recoveryRegistrations: (any RecoveryRegistrationRepository)? = nil, metadata: MetadataSource? = nil,
+        random: any RandomSource = SecureRandom(),
         clock: @escaping @Sendable () -> Date = Date.init, logger: Logger
     ) {
         self.recoveryRegistrations = recoveryRegistrations
+        self.metadata = metadata
         self.random = random
         self.challenges = challenges
         self.accounts = accounts
@@ -54,7 +66,7 @@ public struct PasskeyCeremonies: Sendable {
         self.authenticationVerifier = authenticationVerifier
         self.relyingPartyID = relyingPartyID
         self.origins = origins
-        self.userVerification = userVerification
+        self.options = options
         self.keys = keys
         self.credentials = credentials
         self.clock = clock
@@ -177,7 +189,7 @@ public struct PasskeyCeremonies: Sendable {
     public func finishAuthentication(challengeID: ChallengeID, response: AuthenticationResponse) async throws -> SignIn {
         guard let credentialID = CredentialID(response.credentialID) else {
             try await spend(challengeID)
-            throw unknownCredential()
+            throw malformedCredentialID()
         }
         var fromCache = true
         var found = credentials.credential(credentialID)
@@ -289,9 +301,23 @@ public struct PasskeyCeremonies: Sendable {
         return DomainError(.invalidCredentials, "the passkey sign-in failed a check", reason: reason)
     }
 
+    /// A well-formed credential ID that no passkey has (or no longer has).
     private func unknownCredential() -> DomainError {
-        logger.audit(.signInFailed, ["method": "passkey", "reason": "unknown_credential"])
-        return DomainError(.invalidCredentials, "the passkey is not registered")
+        logger.audit(.signInFailed, ["method": "passkey", "reason": Self.unknownCredentialReason])
+        return DomainError(.invalidCredentials, "the passkey is not registered", reason: Self.unknownCredentialReason)
+    }
+
+    /// A credential ID no authenticator could have made (empty, or over the limit): refused, but not called unknown.
+    private func malformedCredentialID() -> DomainError {
+        logger.audit(.signInFailed, ["method": "passkey", "reason": "malformed_credential_id"])
+        return DomainError(.invalidCredentials, "the credential ID is empty or too long")
+    }
+
+    /// The same ceremonies, naming new passkeys after their providers in `catalog`.
+    public func naming(with catalog: PasskeyProviderCatalog) -> PasskeyCeremonies {
+        var copy = self
+        copy.providers = catalog
+        return copy
     }
 
     /// §7.2 for one stored credential, against the challenge the signed client data carries (the database then
@@ -310,7 +336,7 @@ public struct PasskeyCeremonies: Sendable {
                 response: response,
                 expectation: AuthenticationExpectation(
                     challenge: signedChallenge, relyingPartyID: relyingPartyID, origins: origins,
-                    userVerification: userVerification),
+                    userVerification: options.authenticationUserVerification),
                 credential: StoredCredential(
                     id: stored.credential.credentialID.bytes, publicKey: publicKey,
                     userHandle: stored.userHandle.bytes, signCount: stored.credential.signCount,
@@ -323,6 +349,16 @@ public struct PasskeyCeremonies: Sendable {
 
     public func credentials(of accountID: AccountID) async throws -> [PasskeyCredential] {
         try await passkeys.credentials(of: accountID)
+    }
+
+    /// The account's passkeys and its user handle (nil for no such account), read at once: what the Signal API's
+    /// `signalAllAcceptedCredentials` takes.
+    public func passkeyListing(of accountID: AccountID) async throws
+        -> (userHandle: UserHandle?, credentials: [PasskeyCredential])
+    {
+        async let credentials = passkeys.credentials(of: accountID)
+        async let account = accounts.account(id: accountID)
+        return try await (account?.userHandle, credentials)
     }
 
     /// Renames one of the account's passkeys. Throws `invalidRequest` or `notFound`.
@@ -347,12 +383,21 @@ public struct PasskeyCeremonies: Sendable {
     private func verifyRegistration(
         _ response: RegistrationResponse, challenge: [UInt8], mediation: RegistrationMediation, accountID: AccountID
     ) throws -> VerifiedRegistration {
+        var verifier = registrationVerifier
+        if let metadata {
+            var trust = verifier.trust
+            trust.refusedAAGUIDs = metadata.refusedAAGUIDs
+            // A model the BLOB gives roots for must chain to them; configured per-model roots come first.
+            trust.rootsByAAGUID.merge(metadata.attestationRoots) { configured, _ in configured }
+            verifier = RegistrationVerifier(policy: verifier.policy, trust: trust)
+        }
         do {
-            return try registrationVerifier.verify(
+            return try verifier.verify(
                 response: response,
                 expectation: RegistrationExpectation(
                     challenge: challenge, relyingPartyID: relyingPartyID, origins: origins,
-                    userVerification: userVerification, mediation: mediation),
+                    userVerification: options.registrationUserVerification, mediation: mediation,
+                    allowedAlgorithms: options.algorithms),
                 now: clock())
         } catch {
             logger.audit(.passkeyRegistrationFailed, ["account.id": accountID.description, "reason": error.code.rawValue])
@@ -369,7 +414,8 @@ public struct PasskeyCeremonies: Sendable {
             algorithm: verified.algorithm, signCount: verified.signCount, backupEligible: verified.backupEligible,
             backedUp: verified.backedUp, uvInitialized: verified.userVerified,
             transports: Array(verified.transports.prefix(16)), aaguid: Self.uuid(verified.aaguid),
-            attestationFormat: verified.attestationFormat.rawValue, cloneWarning: false, name: Self.defaultName,
+            attestationFormat: verified.attestationFormat.rawValue, cloneWarning: false,
+            name: providers.provider(for: Self.uuid(verified.aaguid))?.name ?? Self.defaultName,
             createdAt: clock(), lastUsedAt: nil)
     }
 

@@ -69,9 +69,10 @@ public struct VerificationService: VerificationServiceHandler {
     public func listCredentials(_ request: ListCredentialsRequest, context: ServerContext) async throws
         -> ListCredentialsResponse
     {
+        let listing = try await ceremonies.passkeyListing(of: try RequestFields.accountID(request.accountID))
         var response = ListCredentialsResponse()
-        response.credentials = try await ceremonies.credentials(of: try RequestFields.accountID(request.accountID))
-            .map(Self.info)
+        response.credentials = listing.credentials.map(Self.info)
+        response.userHandle = listing.userHandle?.bytes ?? []
         return response
     }
 
@@ -111,6 +112,7 @@ public struct VerificationService: VerificationServiceHandler {
         info.backupEligible = credential.backupEligible
         info.backedUp = credential.backedUp
         info.transports = credential.transports
+        info.cloneWarning = credential.cloneWarning
         return info
     }
 }

@@ -4,8 +4,10 @@ import ServiceRuntime
 import SessionIssuance
 import VerificationServiceCore
 import WebAuthn
+import PasskeyProviders
 import PostgresStorage
 import Configuration
+import PasskeyPolicy
 import ServiceContracts
 
 await ServiceMain.run(
@@ -13,6 +15,19 @@ await ServiceMain.run(
 ) { server, context in
     let configuration = context.configuration
     let storage = context.storage
+    let policy = try PasskeyPolicy(configuration.passkeyPolicy)
+    // The FIDO metadata BLOB, when configured: verified now (a bad one stops the service, naming the variable)
+    // and read again every PASSKEY_MDS_RELOAD_INTERVAL.
+    let metadata = try configuration.passkeyPolicy.metadataBLOBPath.map { blobPath in
+        let source = MetadataSource(
+            blobPath: blobPath, rootPath: configuration.passkeyPolicy.metadataRootPath ?? "", logger: context.logger)
+        do {
+            try source.load()
+        } catch let error as MetadataSource.LoadError {
+            throw ConfigurationError(variable: error.variable, problem: error.reason)
+        }
+        return source
+    }
     let lastUse = LastUseRecorder(
         repository: storage.passkeySignIns, metrics: context.metrics, logger: context.logger)
     let ceremonies = PasskeyCeremonies(
@@ -22,9 +37,17 @@ await ServiceMain.run(
             accountRegistrations: storage.accountRegistrations),
         accounts: storage.accounts, passkeys: storage.passkeyCredentials, signIns: storage.passkeySignIns,
         sessions: SessionIssuer(random: SecureRandom(), lifetime: configuration.sessionLifetime), lastUse: lastUse,
-        relyingPartyID: configuration.relyingPartyID, origins: OriginPolicy(allowedOrigins: configuration.origins),
-        recoveryRegistrations: storage.recoveryRegistrations, logger: context.logger)
+        registrationVerifier: RegistrationVerifier(trust: policy.trust()),
+        authenticationVerifier: AuthenticationVerifier(policy: policy.authenticationPolicy),
+        relyingPartyID: configuration.relyingPartyID, origins: policy.origins(allowing: configuration.origins),
+        options: policy.options,
+        recoveryRegistrations: storage.recoveryRegistrations, metadata: metadata, logger: context.logger
+    ).naming(with: try PasskeyProviderCatalog.shipped.get())
     VerificationService(ceremonies: ceremonies).register(on: server, using: context)
     // Cancelled once the server has drained, so the last batch is written before the process ends.
     context.background { await lastUse.run() }
+    if let metadata {
+        let interval = configuration.passkeyPolicy.metadataReloadInterval
+        context.background { await metadata.run(interval: interval) }
+    }
 }

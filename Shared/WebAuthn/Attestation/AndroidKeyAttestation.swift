@@ -45,13 +45,22 @@ enum AndroidKeyAttestation {
         guard softwareEnforced[allApplicationsTag] == nil, teeEnforced[allApplicationsTag] == nil else {
             throw Reader.invalid(.androidKey, "key is bound to all applications")
         }
+        // §8.4: origin must be KM_ORIGIN_GENERATED and purpose must include KM_PURPOSE_SIGN, in teeEnforced alone or
+        // in either list. An attestation whose lists carry no origin or no purpose (as the spec's own §16 example,
+        // whose lists are both empty) proves neither, and is refused: what real devices send has both.
         let lists = input.policy.androidKeyRequiresTrustedEnvironment ? [teeEnforced] : [teeEnforced, softwareEnforced]
         let origins = lists.compactMap { $0[originTag] }.map { singleInteger($0) }
+        guard !origins.isEmpty else {
+            throw Reader.invalid(.androidKey, "the authorization lists carry no key origin")
+        }
         guard origins.contains(originGenerated) else {
             throw Reader.invalid(.androidKey, "key origin is not KM_ORIGIN_GENERATED")
         }
-        let purposes = lists.compactMap { $0[purposeTag] }.flatMap { integerSet($0) }
-        guard purposes.contains(purposeSign) else {
+        let purposeLists = lists.compactMap { $0[purposeTag] }
+        guard !purposeLists.isEmpty else {
+            throw Reader.invalid(.androidKey, "the authorization lists carry no key purpose")
+        }
+        guard purposeLists.flatMap({ integerSet($0) }).contains(purposeSign) else {
             throw Reader.invalid(.androidKey, "key purpose does not include KM_PURPOSE_SIGN")
         }
     }

@@ -1,10 +1,21 @@
 import Crypto
 
 /// The `apple` anonymous attestation format (WebAuthn §8.8).
+///
+/// §8.8 defines `x5c` alone, but deployed iPhones have sent an `alg` beside it (the credential key's COSE
+/// algorithm). The statement carries no signature, and the nonce extension binds the certificate to authData and
+/// clientDataHash, so `alg` proves nothing: it is accepted when it is an integer equal to the credential key's
+/// algorithm, and any other member (or an `alg` naming another algorithm) is refused.
 enum AppleAttestation {
     static func verify(_ input: AttestationInput) throws(WebAuthnError) -> AttestationEvidence {
         typealias Reader = AttestationStatementReader
-        try Reader.requireKeys(input.statement, ["x5c"], .apple)
+        try Reader.requireKeys(input.statement, ["x5c", "alg"], .apple)
+        if let member = input.statement[text: "alg"] {
+            guard let alg = member.integer else { throw Reader.invalid(.apple, "attStmt alg is not an integer") }
+            guard alg == input.credentialKey.algorithm.rawValue else {
+                throw Reader.invalid(.apple, "attStmt alg \(alg) is not the credential key's algorithm")
+            }
+        }
         guard let path = try Reader.certificates(input.statement, .apple), let leaf = path.first else {
             throw Reader.invalid(.apple, "attStmt has no x5c")
         }

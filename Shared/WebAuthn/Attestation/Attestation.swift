@@ -43,6 +43,10 @@ public struct AttestationTrust: Sendable {
     public var rootsByAAGUID: [AAGUID: [Certificate]]
     /// When set, only these authenticator models may register.
     public var allowedAAGUIDs: Set<AAGUID>?
+    /// Authenticator models that may never register (checked before the allow-list).
+    public var deniedAAGUIDs: Set<AAGUID>
+    /// Models a metadata BLOB reports compromised, with the status that refuses them (`MetadataBLOB.refusedAAGUIDs`).
+    public var refusedAAGUIDs: [AAGUID: String] = [:]
     /// Whether `none` attestation is accepted (default yes: consumer passkeys).
     public var acceptNoneAttestation: Bool
     /// Whether self attestation is accepted (default yes).
@@ -54,12 +58,13 @@ public struct AttestationTrust: Sendable {
     /// A trust configuration; the defaults accept none and self attestation and trust no roots.
     public init(
         rootsByFormat: [AttestationFormat: [Certificate]] = [:], rootsByAAGUID: [AAGUID: [Certificate]] = [:],
-        allowedAAGUIDs: Set<AAGUID>? = nil, acceptNoneAttestation: Bool = true, acceptSelfAttestation: Bool = true,
-        requireTrustedAttestation: Bool = false
+        allowedAAGUIDs: Set<AAGUID>? = nil, deniedAAGUIDs: Set<AAGUID> = [], acceptNoneAttestation: Bool = true,
+        acceptSelfAttestation: Bool = true, requireTrustedAttestation: Bool = false
     ) {
         self.rootsByFormat = rootsByFormat
         self.rootsByAAGUID = rootsByAAGUID
         self.allowedAAGUIDs = allowedAAGUIDs
+        self.deniedAAGUIDs = deniedAAGUIDs
         self.acceptNoneAttestation = acceptNoneAttestation
         self.acceptSelfAttestation = acceptSelfAttestation
         self.requireTrustedAttestation = requireTrustedAttestation

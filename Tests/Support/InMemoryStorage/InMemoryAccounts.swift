@@ -19,7 +19,7 @@ public final class InMemoryAccounts: AccountRepository, AccountEmailRepository, 
 {
     /// One repository method each, for `calls` and `failing`.
     public enum Operation: Hashable, Sendable, CaseIterable {
-        case createPasswordAccount, createPasskeyAccount, account, summary
+        case createPasswordAccount, createPasskeyAccount, account, summary, rename
         case addEmail, emails, findEmail
         case upsertPassword, password, signInRecord
         case addSession, findSession, liveSessions, revokeSession, deleteEndedSessions
@@ -132,6 +132,15 @@ public final class InMemoryAccounts: AccountRepository, AccountEmailRepository, 
 
     public func account(id: AccountID) async throws -> Account? {
         try perform(.account) { $0.accounts[id] }
+    }
+
+    public func rename(id: AccountID, to displayName: String) async throws -> Account? {
+        try perform(.rename) { state in
+            guard var account = state.accounts[id] else { return nil }
+            account.displayName = displayName
+            state.accounts[id] = account
+            return account
+        }
     }
 
     public func summary(id: AccountID) async throws -> AccountSummary? {

@@ -12,8 +12,9 @@ public enum PasskeyAPI {
         PasskeyAccountCreationStartOperation.route, PasskeyAccountCreationFinishOperation.route,
         PasskeyAuthenticationStartOperation.route, PasskeyAuthenticationFinishOperation.route,
         CurrentSessionOperation.route, SignOutOperation.route, SessionListOperation.route,
-        SessionRevocationOperation.route, AccountOperation.route, PasskeyListOperation.route,
-        PasskeyRenameOperation.route, PasskeyRemovalOperation.route,
+        SessionRevocationOperation.route, AccountOperation.route, AccountRenameOperation.route,
+        PasskeyListOperation.route, PasskeyRenameOperation.route, PasskeyRemovalOperation.route,
+        PasskeyProviderIconOperation.route,
         EmailVerificationRequestOperation.route, EmailVerificationOperation.route, RecoveryCodesOperation.route,
         RecoveryStartOperation.route, RecoveryFinishOperation.route, RecoveryPasskeyRegistrationFinishOperation.route,
         AppleAppSiteAssociationOperation.route, AssetLinksOperation.route, RelatedOriginsOperation.route,
@@ -357,6 +358,23 @@ public struct AccountOperation: PasskeyAPIOperation {
     public init() {}
 }
 
+/// `PATCH /v1/account` (bearer): changes the display name; answers with the account. 400 `invalid_request` for a
+/// name that is empty after trimming, over 128 characters or has control characters.
+public struct AccountRenameOperation: PasskeyAPIOperation {
+    public typealias Response = Account
+    /// The route.
+    public static let route = APIRoute(.patch, "/v1/account", operationID: "renameAccount", requiresAccessToken: true)
+    public var route: APIRoute { Self.route }
+
+    /// The new display name.
+    public var displayName: String
+
+    /// Creates the operation.
+    public init(displayName: String) { self.displayName = displayName }
+
+    public var body: APIRequestBody { .json(["displayName": displayName]) }
+}
+
 /// `GET /v1/passkeys` (bearer): the account's passkeys.
 public struct PasskeyListOperation: PasskeyAPIOperation {
     public typealias Response = PasskeyList
@@ -390,6 +408,34 @@ public struct PasskeyRenameOperation: PasskeyAPIOperation {
 
     public var pathParameters: [String: String] { ["credentialID": Base64URLCodec.encode(credentialID)] }
     public var body: APIRequestBody { .json(["name": name]) }
+}
+
+/// `GET /v1/passkey-providers/{aaguid}/icons/{variant}`: a passkey provider's icon (``Passkey/providerIconLight``,
+/// ``Passkey/providerIconDark``). 404 `not_found` for an unlisted provider or a missing icon.
+public struct PasskeyProviderIconOperation: PasskeyAPIOperation {
+    public typealias Response = ImageDocument
+    /// The route.
+    public static let route = APIRoute(
+        .get, "/v1/passkey-providers/{aaguid}/icons/{variant}", operationID: "passkeyProviderIcon")
+    public var route: APIRoute { Self.route }
+
+    /// Which background an icon is drawn for.
+    public enum Variant: String, Sendable {
+        case light, dark
+    }
+
+    /// The passkey's AAGUID, as ``Passkey/aaguid`` gives it.
+    public var aaguid: String
+    /// The icon wanted.
+    public var variant: Variant
+
+    /// Creates the operation.
+    public init(aaguid: String, variant: Variant) {
+        self.aaguid = aaguid
+        self.variant = variant
+    }
+
+    public var pathParameters: [String: String] { ["aaguid": aaguid, "variant": variant.rawValue] }
 }
 
 /// `DELETE /v1/passkeys/{credentialID}` (bearer): removes a passkey (204). 409 `last_sign_in_method` when it is

@@ -166,6 +166,34 @@ extension PasskeyAPIOperation where Response == NoContent {
     public func decodeResponse(_ response: PasskeyHTTPResponse) throws -> NoContent { NoContent() }
 }
 
+/// An image response (a passkey provider's icon).
+public struct ImageDocument: Sendable, Equatable {
+    /// The image.
+    public var data: Data
+    /// Its media type, e.g. `image/svg+xml`.
+    public var contentType: String
+
+    /// Creates a document.
+    public init(data: Data, contentType: String) {
+        self.data = data
+        self.contentType = contentType
+    }
+}
+
+extension PasskeyAPIOperation where Response == ImageDocument {
+    /// Reads an `image/*` body.
+    public func decodeResponse(_ response: PasskeyHTTPResponse) throws -> ImageDocument {
+        let contentType = response.contentType ?? ""
+        guard MediaType.essence(contentType).hasPrefix("image/"), !response.body.isEmpty else {
+            throw PasskeyClientError(
+                code: .malformedResponse, status: response.status,
+                detail: "Expected an image, got \(contentType.isEmpty ? "no content type" : contentType).", field: "",
+                requestID: response.headers["x-request-id"], headers: response.headers, operation: route.description)
+        }
+        return ImageDocument(data: response.body, contentType: contentType)
+    }
+}
+
 /// A text response (Prometheus metrics, pages and scripts of the gateway's own web page).
 public struct TextDocument: Sendable, Equatable {
     /// The text.

@@ -135,6 +135,10 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
         /// With `unavailable` on a sign-in finish: the sign-in was verified but could not be recorded, and its
         /// challenge is spent. Nothing was issued; start the sign-in again (a new challenge).
         public static let challengeSpent = Reason(rawValue: "challenge_spent")
+        /// With `invalid_credentials` on a sign-in finish: the credential ID is not registered (never sent for any
+        /// other failure). The app may tell the platform to forget that passkey (WebAuthn's
+        /// `signalUnknownCredential`, or the platform's equivalent).
+        public static let unknownCredential = Reason(rawValue: "unknown_credential")
 
         /// The reasons docs/api.md names.
         public static let known: Set<Reason> = [
@@ -142,9 +146,13 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
             .userPresentFlagNotSet, .userVerificationRequired, .backupStateInvalid, .unsupportedAlgorithm,
             .algorithmNotAllowed, .credentialIDTooLong, .attestationInvalid, .attestationUntrusted, .signatureInvalid,
             .signCountRegressed, .userHandleMismatch, .malformedCBOR, .malformedClientData, .malformedAuthenticatorData,
-            .challengeSpent,
+            .challengeSpent, .unknownCredential,
         ]
     }
+
+    /// Whether a sign-in failed because its credential ID is not registered: `invalid_credentials` with reason
+    /// `unknown_credential`, and nothing else.
+    public var isUnknownCredential: Bool { code == .invalidCredentials && reason == .unknownCredential }
 
     /// What went wrong.
     public var code: Code

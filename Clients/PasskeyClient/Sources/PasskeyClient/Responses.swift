@@ -125,10 +125,12 @@ public struct PublicKeyCredentialCreationOptions: Decodable, Sendable, Equatable
     public let timeout: Int
     /// The account's passkeys, which the authenticator must not register again.
     public let excludeCredentials: [PublicKeyCredentialDescriptor]
-    /// Discoverable credentials, user verification preferred.
+    /// Resident key and user verification, as the server's policy sets them.
     public let authenticatorSelection: AuthenticatorSelection
-    /// `none`.
+    /// Attestation conveyance: `none` unless the server asks for more.
     public let attestation: String
+    /// Hints for the client's UI (`security-key`, `client-device`, `hybrid`), in order; nil when none are given.
+    public let hints: [String]?
     /// Requested extensions.
     public let extensions: Extensions?
 }
@@ -143,8 +145,10 @@ public struct PublicKeyCredentialRequestOptions: Decodable, Sendable, Equatable 
     public let timeout: Int
     /// Empty: sign-in is discoverable.
     public let allowCredentials: [PublicKeyCredentialDescriptor]
-    /// `preferred`.
+    /// `required`, `preferred` or `discouraged`, as the server's policy sets it.
     public let userVerification: String
+    /// Hints for the client's UI, in order; nil when none are given.
+    public let hints: [String]?
 }
 
 /// `200` of `POST /v1/passkeys/registrations`: flat fields for AuthenticationServices, and `publicKey` for
@@ -308,6 +312,10 @@ public struct Account: Decodable, Sendable, Equatable {
     public let verifiedEmails: [String]
     /// Recovery codes generated and not used yet.
     public let recoveryCodesRemaining: Int
+    /// The WebAuthn user handle (`user.id`) of the account's passkeys: what the Signal API names the account by.
+    public let userHandle: Data
+    /// The WebAuthn `user.name` its passkeys were created with (the first email, else the display name).
+    public let userName: String
 }
 
 /// `200 {codes}` of ``RecoveryCodesOperation``: ten single-use codes, shown this once.
@@ -356,12 +364,29 @@ public struct Passkey: Decodable, Sendable, Equatable {
     public let backedUp: Bool
     /// Transport hints.
     public let transports: [String]
+    /// True once a sign-in was accepted although its signature counter did not increase: it may be cloned.
+    public let cloneWarning: Bool
+    /// The passkey provider its AAGUID names (e.g. "Google Password Manager"); nil when the list does not know it.
+    public let providerName: String?
+    /// The provider's icon for light backgrounds, a path on the gateway (``PasskeyProviderIconOperation``).
+    public let providerIconLight: String?
+    /// The provider's icon for dark backgrounds.
+    public let providerIconDark: String?
 }
 
 /// `200` of `GET /v1/passkeys`.
 public struct PasskeyList: Decodable, Sendable, Equatable {
+    /// The RP ID the passkeys belong to.
+    public let rpID: String
+    /// The account's WebAuthn user handle.
+    public let userHandle: Data
     /// The passkeys.
     public let passkeys: [Passkey]
+
+    /// Every credential ID the account accepts: with ``rpID`` and ``userHandle``, what a platform's "all accepted
+    /// credentials" signal (WebAuthn's `signalAllAcceptedCredentials`, or the platform's equivalent) takes after a
+    /// sign-in or a removal.
+    public var acceptedCredentialIDs: [Data] { passkeys.map(\.credentialID) }
 }
 
 /// `/.well-known/apple-app-site-association`.

@@ -3,6 +3,8 @@
 
 const tokenKey = "passkey-demo.accessToken";
 let conditionalSignIn = null;
+// What the signed-in view last loaded: { account, passkeys } (the Signal API calls name the account from it).
+let signedIn = null;
 
 const messages = {
   invalid_request: "Some of what was sent is missing or malformed.",
@@ -22,6 +24,10 @@ const messages = {
   invalid_code: "That code did not work: it may be wrong, expired or used. Ask for a new one and try again.",
 };
 
+const reasons = {
+  unknown_credential: "This passkey is not registered here any more; your browser was told to forget it.",
+};
+
 // --- status line -------------------------------------------------------------------------------------------
 
 function announce(text, isError = false) {
@@ -33,6 +39,7 @@ function announce(text, isError = false) {
 
 function describe(error) {
   if (error && error.problem) {
+    if (reasons[error.problem.reason]) return reasons[error.problem.reason];
     const base = messages[error.problem.code] || error.problem.title || "Something went wrong.";
     return error.problem.reason ? `${base} (${error.problem.reason})` : base;
   }
@@ -138,14 +145,84 @@ async function capabilities() {
   return { conditionalGet };
 }
 
+// --- Signal API (WebAuthn Level 3 §5.1.10) -----------------------------------------------------------------
+// Tells the browser's passkey provider what the server knows, so that it can hide passkeys the account no longer
+// accepts and show the current names. Each call is feature-detected; a browser without it, or one that refuses,
+// changes nothing here.
+
+// Never waited for: a provider that is slow to answer, or refuses, holds up nothing. Returns whether it was called.
+function signal(name, options) {
+  if (!window.PublicKeyCredential || typeof PublicKeyCredential[name] !== "function") return false;
+  try {
+    Promise.resolve(PublicKeyCredential[name](options)).catch(() => {});
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// After a sign-in and after a passkey is removed: the account's passkeys are exactly these.
+function signalAcceptedCredentials(passkeys) {
+  return signal("signalAllAcceptedCredentials", {
+    rpId: passkeys.rpID,
+    userId: passkeys.userHandle,
+    allAcceptedCredentialIds: passkeys.passkeys.map((passkey) => passkey.credentialID),
+  });
+}
+
+// After the display name changed.
+function signalUserDetails(account, passkeys) {
+  return signal("signalCurrentUserDetails", {
+    rpId: passkeys.rpID,
+    userId: account.userHandle,
+    name: account.userName,
+    displayName: account.displayName,
+  });
+}
+
+// Only when the server says the credential is not registered (reason unknown_credential): the browser may then
+// delete that passkey, so no other failure may lead here.
+function isUnknownCredential(error) {
+  return Boolean(error && error.problem && error.problem.code === "invalid_credentials"
+    && error.problem.reason === "unknown_credential");
+}
+
 // --- flows -------------------------------------------------------------------------------------------------
 
 async function signInWithSession(session, message) {
   sessionStorage.setItem(tokenKey, session.accessToken);
   stopConditionalSignIn();
-  await showAccount();
+  const { passkeys } = await showAccount();
+  signalAcceptedCredentials(passkeys);
   announce(message);
-  document.getElementById("signed-in-title").focus();
+  openSection();
+}
+
+// The page's sections that /.well-known/passkey-endpoints names: /passkeys/enroll and /passkeys/manage.
+function pageSection() {
+  if (location.pathname === "/passkeys/enroll") return "enroll";
+  if (location.pathname === "/passkeys/manage") return "manage";
+  return null;
+}
+
+function openSection() {
+  const section = pageSection();
+  const signedInView = !document.getElementById("signed-in").hidden;
+  const hint = document.getElementById("section-hint");
+  hint.hidden = signedInView || !section;
+  hint.textContent = section === "enroll" ? "Sign in to add a passkey to your account."
+    : section === "manage" ? "Sign in to manage your passkeys." : "";
+  if (!signedInView) return;
+  if (section === "enroll") {
+    document.getElementById("add-passkey").focus();
+    announce("Add a passkey to your account: choose “Add a passkey”.");
+  } else if (section === "manage") {
+    const title = document.getElementById("passkeys-title");
+    title.scrollIntoView({ block: "start" });
+    title.focus();
+  } else {
+    document.getElementById("signed-in-title").focus();
+  }
 }
 
 async function passkeySignIn(mediation) {
@@ -157,10 +234,18 @@ async function passkeySignIn(mediation) {
     options.signal = conditionalSignIn.signal;
   }
   const credential = await navigator.credentials.get(options);
-  const session = await api("POST", "/v1/passkeys/authentications/finish", {
-    challengeID: start.challengeID,
-    credential: credentialJSON(credential),
-  });
+  let session;
+  try {
+    session = await api("POST", "/v1/passkeys/authentications/finish", {
+      challengeID: start.challengeID,
+      credential: credentialJSON(credential),
+    });
+  } catch (error) {
+    if (isUnknownCredential(error)) {
+      signal("signalUnknownCredential", { rpId: start.publicKey.rpId, credentialId: credential.id });
+    }
+    throw error;
+  }
   await signInWithSession(session, `Signed in with a passkey as ${session.displayName}.`);
 }
 
@@ -224,11 +309,31 @@ function formatTime(value) {
   return value ? new Date(value).toLocaleString() : "never";
 }
 
-function row(list, label, meta, buttons) {
+function providerIcon(passkey) {
+  if (!passkey.providerIconLight && !passkey.providerIconDark) return null;
+  const picture = document.createElement("picture");
+  if (passkey.providerIconDark) {
+    const dark = document.createElement("source");
+    dark.media = "(prefers-color-scheme: dark)";
+    dark.srcset = passkey.providerIconDark;
+    picture.append(dark);
+  }
+  const image = document.createElement("img");
+  image.src = passkey.providerIconLight || passkey.providerIconDark;
+  image.alt = "";
+  image.width = 24;
+  image.height = 24;
+  image.className = "provider-icon";
+  picture.append(image);
+  return picture;
+}
+
+function row(list, label, meta, buttons, icon = null) {
   const item = document.createElement("li");
   const text = document.createElement("div");
   const title = document.createElement("div");
-  title.textContent = label;
+  if (icon) title.append(icon, " ");
+  title.append(label);
   const details = document.createElement("div");
   details.className = "meta";
   details.textContent = meta;
@@ -276,12 +381,15 @@ async function showAccount() {
     who.append(dt, dd);
   }
 
+  document.getElementById("display-name").value = account.displayName;
+
   const list = document.getElementById("passkeys");
   list.replaceChildren();
   document.getElementById("no-passkeys").hidden = passkeys.passkeys.length > 0;
   for (const passkey of passkeys.passkeys) {
     const synced = passkey.backedUp ? "synced" : "this device only";
-    row(list, passkey.name, `Added ${formatTime(passkey.createdAt)} · last used ${formatTime(passkey.lastUsedAt)} · ${synced}`, [
+    const provider = passkey.providerName ? `${passkey.providerName} · ` : "";
+    row(list, passkey.name, `${provider}Added ${formatTime(passkey.createdAt)} · last used ${formatTime(passkey.lastUsedAt)} · ${synced}`, [
       button("Rename", `Rename passkey ${passkey.name}`, async () => {
         const name = prompt("New name for this passkey", passkey.name);
         if (name === null) return;
@@ -292,10 +400,11 @@ async function showAccount() {
       button("Remove", `Remove passkey ${passkey.name}`, async () => {
         if (!confirm(`Remove the passkey "${passkey.name}"?`)) return;
         await api("DELETE", `/v1/passkeys/${passkey.credentialID}`);
-        await showAccount();
+        const shown = await showAccount();
+        signalAcceptedCredentials(shown.passkeys);
         announce(`Passkey ${passkey.name} removed.`);
       }, "danger"),
-    ]);
+    ], providerIcon(passkey));
   }
 
   showRecoveryCard(account);
@@ -313,9 +422,19 @@ async function showAccount() {
     ];
     row(sessionList, label, `Started ${formatTime(item.createdAt)} · expires ${formatTime(item.expiresAt)}`, buttons);
   }
+  signedIn = { account, passkeys };
+  return signedIn;
+}
+
+async function renameAccount(displayName) {
+  const account = await api("PATCH", "/v1/account", { displayName });
+  const { passkeys } = await showAccount();
+  signalUserDetails(account, passkeys);
+  announce(`Your name is now ${account.displayName}.`);
 }
 
 function showSignedOut() {
+  signedIn = null;
   document.getElementById("signed-in").hidden = true;
   document.getElementById("signed-out").hidden = false;
   startConditionalSignIn();
@@ -358,6 +477,7 @@ document.addEventListener("DOMContentLoaded", () => {
     const session = await api("POST", "/v1/sessions/password", { email: data.email, password: data.password });
     await signInWithSession(session, `Account created. Signed in as ${session.displayName}.`);
   });
+  onSubmit("display-name-form", (data) => renameAccount(data.displayName));
   document.getElementById("add-passkey").addEventListener("click", () => run(async () => {
     await addPasskey("modal");
     await showAccount();
@@ -371,8 +491,12 @@ document.addEventListener("DOMContentLoaded", () => {
   }));
 
   if (sessionStorage.getItem(tokenKey)) {
-    run(showAccount);
+    run(async () => {
+      await showAccount();
+      openSection();
+    });
   } else {
     showSignedOut();
+    openSection();
   }
 });
