@@ -48,6 +48,17 @@ let persistenceTargets: [Target] = [
     .target(
         name: "PasswordHashing", dependencies: ["CArgon2", "Crypto", "WorkerThreads"], path: "Shared/PasswordHashing"),
     .testTarget(name: "PasswordHashingTests", dependencies: ["PasswordHashing"], path: "Tests/PasswordHashingTests"),
+    .target(
+        name: "AccountImport", dependencies: ["Crypto", "Domain", "Encoding", "JSON", "PasswordHashing"],
+        path: "Shared/AccountImport"),
+    .testTarget(
+        name: "AccountImportTests", dependencies: ["AccountImport", "Domain", "Encoding"], path: "Tests/AccountImportTests"),
+    .target(
+        name: "AccountImportStorage", dependencies: ["AccountImport", "Crypto", "Domain", "Encoding", "Postgres"],
+        path: "Shared/AccountImportStorage"),
+    .executableTarget(
+        name: "passkey-import", dependencies: ["AccountImport", "AccountImportStorage", "Postgres"],
+        path: "Services/PasskeyImport"),
     .target(name: "Observability", dependencies: ["Encoding"], path: "Shared/Observability"),
     .testTarget(name: "ObservabilityTests", dependencies: ["Observability"], path: "Tests/ObservabilityTests"),
     .target(name: "Configuration", dependencies: ["Encoding"], path: "Shared/Configuration"),
@@ -288,14 +299,14 @@ let layers: [(name: String, modules: Set<String>)] = [
      ["Encoding", "JSON", "Protobuf", "HTTPMessages", "Observability", "Configuration", "RateLimiting", "WorkerThreads"]),
     ("domain and protocol logic, no I/O: accounts and ports, crypto, WebAuthn, sessions, passwords, HTTP/1.1 parsing, service identities",
      ["Domain", "Crypto", "WebAuthn", "SessionIssuance", "PasswordHashing", "HTTP1", "ServiceIdentity",
-      "AccountRecovery"]),
+      "AccountRecovery", "AccountImport"]),
     ("I/O: event loops, TLS, HTTP/2, gRPC and its transport security, discovery, the HTTP server, Postgres and the repositories",
      ["NetworkIO", "TLSChannels", "HTTP2", "GRPC", "GRPCHealth", "NameResolution", "HTTPServer", "Postgres",
-      "PostgresStorage", "ServiceTransport", "MailDelivery"]),
+      "PostgresStorage", "ServiceTransport", "MailDelivery", "AccountImportStorage"]),
     ("the services' contracts and their composition root", ["ServiceContracts", "ServiceRuntime"]),
     ("services: each one's core (use cases and handlers) and executable; the gateway; migrations",
      ["ChallengeServiceCore", "challenge-service", "VerificationServiceCore", "verification-service",
-      "SessionServiceCore", "session-service", "GatewayCore", "gateway", "passkey-migrate"]),
+      "SessionServiceCore", "session-service", "GatewayCore", "gateway", "passkey-migrate", "passkey-import"]),
     ("the app client library (Foundation only)", ["PasskeyClient"]),
 ]
 

@@ -1,0 +1,174 @@
+import AccountImport
+import Crypto
+import Domain
+import Encoding
+import Foundation
+import Postgres
+
+/// An import's writes, on one connection of its own: each batch is looked up, decided and written in one
+/// transaction, with `COPY` into `accounts`, `account_emails`, `password_credentials` and `imported_accounts`.
+///
+/// The run remembers the emails and externalIDs it met in two temporary tables of the connection (written in the
+/// same transactions), so a duplicate far down the input is found without the importer holding the input in
+/// memory. The connection is never replaced behind the run's back: when it breaks, the run stops.
+public final class PostgresAccountImport {
+    private let connection: PostgresConnection
+    private let random: any RandomSource
+    /// How many times a batch is tried again when another writer took one of its emails or externalIDs between
+    /// the lookup and the write.
+    static let conflictRetries = 3
+
+    /// The outcome of one batch.
+    public struct BatchResult: Sendable {
+        public let decisions: [BatchDecision]
+    }
+
+    /// The database has not had the migrations that make imports possible.
+    public struct SchemaError: Error, Sendable, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Opens the connection, checks the schema and creates the run's temporary tables. Throws `PostgresError`, or
+    /// `SchemaError` when the migrations were not applied.
+    public init(configuration: PostgresConfiguration, random: any RandomSource = SecureRandom()) throws {
+        connection = try PostgresConnection(configuration: configuration)
+        self.random = random
+        let ready = try connection.execute("SELECT to_regclass('public.imported_accounts') IS NOT NULL AS ready").first
+        guard try ready?.decode(Bool.self, "ready") == true else {
+            throw SchemaError(description: "the database has no imported_accounts table: run passkey-migrate first")
+        }
+        try connection.execute(
+            """
+            CREATE TEMPORARY TABLE import_seen_emails (normalized_email text PRIMARY KEY, line_number bigint NOT NULL);
+            CREATE TEMPORARY TABLE import_seen_external_ids (external_id text PRIMARY KEY, line_number bigint NOT NULL)
+            """)
+    }
+
+    /// Decides and writes one batch, whole or not at all. Throws `PostgresError`; nothing of the batch is written
+    /// then.
+    public func importBatch(_ candidates: [ImportCandidate], now: Date) throws -> BatchResult {
+        var attempt = 0
+        while true {
+            attempt += 1
+            try connection.execute("BEGIN")
+            do {
+                let classification = BatchClassification(candidates, lookup: try lookUp(candidates))
+                try write(candidates, classification, now: now)
+                try connection.execute("COMMIT")
+                return BatchResult(decisions: classification.decisions)
+            } catch let error as PostgresError {
+                _ = try? connection.execute("ROLLBACK")
+                // A unique violation means another writer took a value after the lookup: look again.
+                guard error.isUniqueViolation, attempt <= Self.conflictRetries else { throw error }
+            } catch {
+                _ = try? connection.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    private func lookUp(_ candidates: [ImportCandidate]) throws -> BatchLookup {
+        var lookup = BatchLookup()
+        let emails = PostgresTextArray(candidates.map(\.record.email.normalized))
+        let externalIDs = PostgresTextArray(candidates.compactMap(\.record.externalID))
+        for row in try connection.execute(
+            """
+            SELECT e.normalized_email, i.record_digest
+            FROM account_emails e LEFT JOIN imported_accounts i ON i.account_id = e.account_id
+            WHERE e.normalized_email = ANY(\(emails))
+            """)
+        {
+            lookup.existingEmails[try row.decode(String.self, "normalized_email")] =
+                try row.decode(PostgresBytes?.self, "record_digest")?.bytes
+        }
+        for row in try connection.execute(
+            "SELECT normalized_email, line_number FROM import_seen_emails WHERE normalized_email = ANY(\(emails))")
+        {
+            lookup.seenEmails[try row.decode(String.self, "normalized_email")] = try row.decode(Int.self, "line_number")
+        }
+        guard !externalIDs.elements.isEmpty else { return lookup }
+        for row in try connection.execute("SELECT external_id FROM accounts WHERE external_id = ANY(\(externalIDs))") {
+            lookup.existingExternalIDs.insert(try row.decode(String.self, "external_id"))
+        }
+        for row in try connection.execute(
+            """
+            SELECT external_id, line_number FROM import_seen_external_ids WHERE external_id = ANY(\(externalIDs))
+            """)
+        {
+            lookup.seenExternalIDs[try row.decode(String.self, "external_id")] = try row.decode(Int.self, "line_number")
+        }
+        return lookup
+    }
+
+    private func write(_ candidates: [ImportCandidate], _ classification: BatchClassification, now: Date) throws {
+        var accounts = PostgresCopyRows(reservingCapacity: candidates.count * 160)
+        var emails = PostgresCopyRows(reservingCapacity: candidates.count * 160)
+        var passwords = PostgresCopyRows(reservingCapacity: candidates.count * 120)
+        var imported = PostgresCopyRows(reservingCapacity: candidates.count * 120)
+        for (candidate, decision) in zip(candidates, classification.decisions) where decision == .insert {
+            let record = candidate.record
+            let accountID = UUID.randomV4()
+            let createdAt = record.createdAt(orNow: now)
+            accounts.append(accountID)
+            accounts.append(record.displayName)
+            accounts.append(PostgresBytes(random.bytes(count: 32)))
+            accounts.append(createdAt)
+            accounts.append(record.externalID)
+            accounts.endRow()
+            emails.append(UUID.randomV4())
+            emails.append(accountID)
+            emails.append(record.email.address)
+            emails.append(record.email.normalized)
+            emails.append(createdAt)
+            emails.append(record.emailVerified ? createdAt : nil)
+            emails.endRow()
+            if let hash = record.passwordHash {
+                passwords.append(accountID)
+                passwords.append(hash)
+                passwords.append(createdAt)
+                passwords.append(now)
+                passwords.endRow()
+            }
+            imported.append(accountID)
+            imported.append(PostgresBytes(record.digest))
+            imported.append(candidate.line)
+            imported.append(now)
+            imported.endRow()
+        }
+        if accounts.rowCount > 0 {
+            try connection.copy(
+                "COPY accounts (id, display_name, user_handle, created_at, external_id) FROM STDIN", rows: accounts)
+            try connection.copy(
+                """
+                COPY account_emails (id, account_id, email, normalized_email, created_at, verified_at) FROM STDIN
+                """, rows: emails)
+            if passwords.rowCount > 0 {
+                try connection.copy(
+                    "COPY password_credentials (account_id, password_hash, created_at, updated_at) FROM STDIN",
+                    rows: passwords)
+            }
+            try connection.copy(
+                "COPY imported_accounts (account_id, record_digest, line_number, imported_at) FROM STDIN",
+                rows: imported)
+        }
+        var seenEmails = PostgresCopyRows()
+        for (email, line) in classification.newlySeenEmails {
+            seenEmails.append(email)
+            seenEmails.append(line)
+            seenEmails.endRow()
+        }
+        if seenEmails.rowCount > 0 {
+            try connection.copy("COPY import_seen_emails (normalized_email, line_number) FROM STDIN", rows: seenEmails)
+        }
+        var seenExternalIDs = PostgresCopyRows()
+        for (externalID, line) in classification.newlySeenExternalIDs {
+            seenExternalIDs.append(externalID)
+            seenExternalIDs.append(line)
+            seenExternalIDs.endRow()
+        }
+        if seenExternalIDs.rowCount > 0 {
+            try connection.copy(
+                "COPY import_seen_external_ids (external_id, line_number) FROM STDIN", rows: seenExternalIDs)
+        }
+    }
+}
