@@ -17,6 +17,7 @@ let cLibraryTargets: [Target] = [
     .systemLibrary(
         name: "CNGHTTP2", path: "Shared/CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
     .systemLibrary(name: "CArgon2", path: "Shared/CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
+    .systemLibrary(name: "CXCrypt", path: "Shared/CXCrypt", pkgConfig: "libxcrypt", providers: [.apt(["libcrypt-dev"])]),
     .systemLibrary(
         name: "CCurl", path: "Shared/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 ]
@@ -46,7 +47,8 @@ let persistenceTargets: [Target] = [
     .executableTarget(name: "passkey-migrate", dependencies: ["Postgres", "PostgresStorage"], path: "Services/Migrate"),
     .target(name: "PostgresTestSupport", dependencies: ["Postgres"], path: "Tests/PostgresTestSupport"),
     .target(
-        name: "PasswordHashing", dependencies: ["CArgon2", "Crypto", "WorkerThreads"], path: "Shared/PasswordHashing"),
+        name: "PasswordHashing", dependencies: ["CArgon2", "CXCrypt", "Crypto", "WorkerThreads"],
+        path: "Shared/PasswordHashing"),
     .testTarget(name: "PasswordHashingTests", dependencies: ["PasswordHashing"], path: "Tests/PasswordHashingTests"),
     .target(
         name: "AccountImport", dependencies: ["Crypto", "Domain", "Encoding", "JSON", "PasswordHashing"],
@@ -294,7 +296,7 @@ let allTargets =
 /// points up or a module is in no layer. Tests, test support and tools (under `Tests/`) may use any layer.
 let layers: [(name: String, modules: Set<String>)] = [
     ("C libraries, one system-library target each",
-     ["COpenSSL", "CLibPQ", "CNGHTTP2", "CArgon2", "CNetworkIO", "CCurl"]),
+     ["COpenSSL", "CLibPQ", "CNGHTTP2", "CArgon2", "CXCrypt", "CNetworkIO", "CCurl"]),
     ("foundations: codecs, logs and metrics, configuration, limits, threads",
      ["Encoding", "JSON", "Protobuf", "HTTPMessages", "Observability", "Configuration", "RateLimiting", "WorkerThreads"]),
     ("domain and protocol logic, no I/O: accounts and ports, crypto, WebAuthn, sessions, passwords, HTTP/1.1 parsing, service identities",
