@@ -100,7 +100,7 @@ final class ImportRun {
         do {
             storage = try PostgresAccountImport(configuration: configuration)
         } catch let error as PostgresError where error.isConnectionFailure {
-            throw ImportFailure.stopped("cannot reach the database: \(error.message). Nothing was imported.")
+            throw ImportFailure.stopped("cannot reach the database: \(oneLine(error.message)). Nothing was imported.")
         } catch let error as PostgresAccountImport.SchemaError {
             throw ImportFailure.usage(error.description)
         }
@@ -171,11 +171,11 @@ final class ImportRun {
                 let written = batchFirstLine > 1 + headerLines ? "lines up to \(batchFirstLine - 1) are written; " : ""
                 if error.isConnectionFailure {
                     throw .stopped(
-                        "the database connection was lost (\(error.message)) while writing lines \(batchFirstLine)-\(lastLine); "
+                        "the database connection was lost (\(oneLine(error.message))) while writing lines \(batchFirstLine)-\(lastLine); "
                             + written + "lines from \(batchFirstLine) on are not. Run the same command again to finish.")
                 }
                 throw .stopped(
-                    "the database refused lines \(batchFirstLine)-\(lastLine) (\(error)); \(written)"
+                    "the database refused lines \(batchFirstLine)-\(lastLine) (\(oneLine(error.description))); \(written)"
                         + "none of these lines is. Run the same command again once the cause is fixed.")
             } catch {
                 throw .stopped("writing lines \(batchFirstLine)-\(lastLine) failed: \(error)")
@@ -233,4 +233,9 @@ final class ImportRun {
         try? rejects.close()
         writeError(summary.report(complete: false))
     }
+}
+
+/// libpq's reasons span lines; a message is one.
+func oneLine(_ text: String) -> String {
+    text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
 }

@@ -78,8 +78,10 @@ public final class PostgresAccountImport {
             WHERE e.normalized_email = ANY(\(emails))
             """)
         {
-            lookup.existingEmails[try row.decode(String.self, "normalized_email")] =
-                try row.decode(PostgresBytes?.self, "record_digest")?.bytes
+            // updateValue, not a subscript assignment: a nil digest (an account not imported) must stay a key.
+            lookup.existingEmails.updateValue(
+                try row.decode(PostgresBytes?.self, "record_digest")?.bytes,
+                forKey: try row.decode(String.self, "normalized_email"))
         }
         for row in try connection.execute(
             "SELECT normalized_email, line_number FROM import_seen_emails WHERE normalized_email = ANY(\(emails))")
