@@ -83,6 +83,23 @@ public protocol PasswordCredentialRepository: Sendable {
     func credential(of accountID: AccountID) async throws -> PasswordCredential?
     /// What password sign-in needs for this normalized email, or nil when no account with a password has it.
     func signInRecord(normalizedEmail: String) async throws -> PasswordSignInRecord?
+    /// Stores a verified password sign-in's session, only while the account's stored hash is still `verifiedHash`
+    /// (a password changed or removed meanwhile makes it false and writes nothing). With `replacement`, the stored
+    /// hash becomes it in the same transaction. Returns whether the session was stored.
+    func completeSignIn(_ session: AuthenticationSession, verifiedHash: String, replacement: String?, at now: Date)
+        async throws -> Bool
+    /// Removes the account's password, which stage ③ allows only once a passkey has signed in: throws `notFound`
+    /// when the account has no password, and `lastSignInMethod` (reason `no_passkey` or `passkey_sign_in_required`)
+    /// when the password is still its only proven way to sign in.
+    func removePassword(of accountID: AccountID) async throws
+}
+
+/// Why a password cannot be removed, as the `reason` of a `lastSignInMethod` error.
+public enum PasswordRemovalRefusal {
+    /// The account has no passkey.
+    public static let noPasskey = "no_passkey"
+    /// The account has a passkey but has never signed in with one.
+    public static let passkeySignInRequired = "passkey_sign_in_required"
 }
 
 /// `passkey_credentials`.

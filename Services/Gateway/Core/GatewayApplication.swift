@@ -188,7 +188,7 @@ public final class GatewayApplication: HTTPResponder {
         case beginAuthentication, finishAuthentication
         case currentSession, signOut, listSessions, revokeSession, account, listPasskeys, renamePasskey, removePasskey
         case wellKnown, health, readiness, metrics, openAPI
-        case requestEmailVerification, verifyEmail, generateRecoveryCodes
+        case requestEmailVerification, verifyEmail, generateRecoveryCodes, removePassword
         case startRecovery, finishRecovery, finishRecoveryRegistration
     }
 
@@ -213,6 +213,7 @@ public final class GatewayApplication: HTTPResponder {
         router.add("POST", "/v1/account/email/verification", .requestEmailVerification)
         router.add("POST", "/v1/account/email/verify", .verifyEmail)
         router.add("POST", "/v1/account/recovery-codes", .generateRecoveryCodes)
+        router.add("DELETE", "/v1/account/password", .removePassword)
         router.add("POST", "/v1/recovery", .startRecovery)
         router.add("POST", "/v1/recovery/finish", .finishRecovery)
         router.add("POST", "/v1/recovery/passkeys/finish", .finishRecoveryRegistration)
@@ -248,6 +249,7 @@ public final class GatewayApplication: HTTPResponder {
         case .requestEmailVerification: return try await requestEmailVerification(context)
         case .verifyEmail: return try await verifyEmail(context)
         case .generateRecoveryCodes: return try await generateRecoveryCodes(context)
+        case .removePassword: return try await removePassword(context)
         case .startRecovery: return try await startRecovery(context)
         case .finishRecovery: return try await finishRecovery(context)
         case .finishRecoveryRegistration: return try await finishRecoveryRegistration(context)

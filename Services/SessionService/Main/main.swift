@@ -32,7 +32,7 @@ await ServiceMain.run(
         let useCases = SessionUseCases(
             accounts: context.storage.accounts, passwords: context.storage.passwordCredentials,
             sessions: context.storage.sessions, hashing: hashing, random: SecureRandom(),
-            sessionLifetime: configuration.sessionLifetime, logger: context.logger)
+            sessionLifetime: configuration.sessionLifetime, logger: context.logger, metrics: context.metrics)
         let recovery = RecoveryUseCases(
             recovery: context.storage.recovery, random: SecureRandom(),
             revokesOtherSessions: configuration.recoveryRevokesSessions, logger: context.logger)

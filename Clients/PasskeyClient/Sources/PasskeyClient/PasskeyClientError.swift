@@ -135,6 +135,10 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
         /// With `unavailable` on a sign-in finish: the sign-in was verified but could not be recorded, and its
         /// challenge is spent. Nothing was issued; start the sign-in again (a new challenge).
         public static let challengeSpent = Reason(rawValue: "challenge_spent")
+        /// With `lastSignInMethod` on ``PasswordRemovalOperation``: the account has no passkey yet.
+        public static let noPasskey = Reason(rawValue: "no_passkey")
+        /// With `lastSignInMethod` on ``PasswordRemovalOperation``: none of the account's passkeys has signed in yet.
+        public static let passkeySignInRequired = Reason(rawValue: "passkey_sign_in_required")
 
         /// The reasons docs/api.md names.
         public static let known: Set<Reason> = [
@@ -142,7 +146,7 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
             .userPresentFlagNotSet, .userVerificationRequired, .backupStateInvalid, .unsupportedAlgorithm,
             .algorithmNotAllowed, .credentialIDTooLong, .attestationInvalid, .attestationUntrusted, .signatureInvalid,
             .signCountRegressed, .userHandleMismatch, .malformedCBOR, .malformedClientData, .malformedAuthenticatorData,
-            .challengeSpent,
+            .challengeSpent, .noPasskey, .passkeySignInRequired,
         ]
     }
 
