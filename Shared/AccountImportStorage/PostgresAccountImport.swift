@@ -6,7 +6,9 @@ import Foundation
 import Postgres
 
 /// An import's writes, on one connection of its own: each batch is looked up, decided and written in one
-/// transaction, with `COPY` into `accounts`, `account_emails`, `password_credentials` and `imported_accounts`.
+/// transaction, with `COPY` into `accounts` (with the record's digest), `account_emails` and
+/// `password_credentials`. Account and email IDs are time-ordered (UUIDv7), so a large import appends to the
+/// primary-key indexes instead of writing all over them.
 ///
 /// The run remembers the emails and externalIDs it met in two temporary tables of the connection (written in the
 /// same transactions), so a duplicate far down the input is found without the importer holding the input in
@@ -33,9 +35,15 @@ public final class PostgresAccountImport {
     public init(configuration: PostgresConfiguration, random: any RandomSource = SecureRandom()) throws {
         connection = try PostgresConnection(configuration: configuration)
         self.random = random
-        let ready = try connection.execute("SELECT to_regclass('public.imported_accounts') IS NOT NULL AS ready").first
+        let ready = try connection.execute(
+            """
+            SELECT EXISTS (SELECT 1 FROM information_schema.columns
+                           WHERE table_schema = 'public' AND table_name = 'accounts' AND column_name = 'import_digest')
+                   AS ready
+            """
+        ).first
         guard try ready?.decode(Bool.self, "ready") == true else {
-            throw SchemaError(description: "the database has no imported_accounts table: run passkey-migrate first")
+            throw SchemaError(description: "the database has no accounts.import_digest column: run passkey-migrate first")
         }
         try connection.execute(
             """
@@ -73,14 +81,14 @@ public final class PostgresAccountImport {
         let externalIDs = PostgresTextArray(candidates.compactMap(\.record.externalID))
         for row in try connection.execute(
             """
-            SELECT e.normalized_email, i.record_digest
-            FROM account_emails e LEFT JOIN imported_accounts i ON i.account_id = e.account_id
+            SELECT e.normalized_email, a.import_digest
+            FROM account_emails e JOIN accounts a ON a.id = e.account_id
             WHERE e.normalized_email = ANY(\(emails))
             """)
         {
             // updateValue, not a subscript assignment: a nil digest (an account not imported) must stay a key.
             lookup.existingEmails.updateValue(
-                try row.decode(PostgresBytes?.self, "record_digest")?.bytes,
+                try row.decode(PostgresBytes?.self, "import_digest")?.bytes,
                 forKey: try row.decode(String.self, "normalized_email"))
         }
         for row in try connection.execute(
@@ -106,18 +114,18 @@ public final class PostgresAccountImport {
         var accounts = PostgresCopyRows(reservingCapacity: candidates.count * 160)
         var emails = PostgresCopyRows(reservingCapacity: candidates.count * 160)
         var passwords = PostgresCopyRows(reservingCapacity: candidates.count * 120)
-        var imported = PostgresCopyRows(reservingCapacity: candidates.count * 120)
         for (candidate, decision) in zip(candidates, classification.decisions) where decision == .insert {
             let record = candidate.record
-            let accountID = UUID.randomV4()
+            let accountID = UUID.timeOrderedV7(at: now)
             let createdAt = record.createdAt(orNow: now)
             accounts.append(accountID)
             accounts.append(record.displayName)
             accounts.append(PostgresBytes(random.bytes(count: 32)))
             accounts.append(createdAt)
             accounts.append(record.externalID)
+            accounts.append(PostgresBytes(record.digest))
             accounts.endRow()
-            emails.append(UUID.randomV4())
+            emails.append(UUID.timeOrderedV7(at: now))
             emails.append(accountID)
             emails.append(record.email.address)
             emails.append(record.email.normalized)
@@ -131,15 +139,11 @@ public final class PostgresAccountImport {
                 passwords.append(now)
                 passwords.endRow()
             }
-            imported.append(accountID)
-            imported.append(PostgresBytes(record.digest))
-            imported.append(candidate.line)
-            imported.append(now)
-            imported.endRow()
         }
         if accounts.rowCount > 0 {
             try connection.copy(
-                "COPY accounts (id, display_name, user_handle, created_at, external_id) FROM STDIN", rows: accounts)
+                "COPY accounts (id, display_name, user_handle, created_at, external_id, import_digest) FROM STDIN",
+                rows: accounts)
             try connection.copy(
                 """
                 COPY account_emails (id, account_id, email, normalized_email, created_at, verified_at) FROM STDIN
@@ -149,9 +153,6 @@ public final class PostgresAccountImport {
                     "COPY password_credentials (account_id, password_hash, created_at, updated_at) FROM STDIN",
                     rows: passwords)
             }
-            try connection.copy(
-                "COPY imported_accounts (account_id, record_digest, line_number, imported_at) FROM STDIN",
-                rows: imported)
         }
         var seenEmails = PostgresCopyRows()
         for (email, line) in classification.newlySeenEmails {

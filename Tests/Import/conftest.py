@@ -50,16 +50,20 @@ class Database:
         return self.sql(
             """
             SELECT e.normalized_email, e.email, a.display_name, coalesce(a.external_id, '-'), a.created_at,
-                   e.verified_at IS NOT NULL, coalesce(p.password_hash, '-'), i.line_number,
-                   encode(i.record_digest, 'hex'), e.created_at = a.created_at
+                   e.verified_at IS NOT NULL, coalesce(p.password_hash, '-'), encode(a.import_digest, 'hex'),
+                   e.created_at = a.created_at
             FROM accounts a JOIN account_emails e ON e.account_id = a.id
             LEFT JOIN password_credentials p ON p.account_id = a.id
-            JOIN imported_accounts i ON i.account_id = a.id
+            WHERE a.import_digest IS NOT NULL
             ORDER BY e.normalized_email
             """)
 
     def count(self, table):
         return int(self.sql(f"SELECT count(*) FROM {table}")[0][0])
+
+    def imported(self):
+        """How many accounts were made by an import."""
+        return self.count("accounts WHERE import_digest IS NOT NULL")
 
     def drop(self):
         subprocess.run(["psql", self.server_url, "-qc", f"DROP DATABASE IF EXISTS {self.name} WITH (FORCE)"],

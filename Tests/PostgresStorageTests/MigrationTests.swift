@@ -20,7 +20,7 @@ final class MigrationTests: DatabaseTestCase {
             tables,
             [
                 "account_emails", "accounts", "authentication_sessions", "email_codes", "email_outbox",
-                "imported_accounts", "passkey_account_registrations",
+                "passkey_account_registrations",
                 "passkey_authentication_challenges", "passkey_credentials", "passkey_registration_challenges",
                 "password_credentials", "recovery_attempt_decoys", "recovery_codes", "schema_migrations",
             ])
