@@ -176,3 +176,22 @@ public protocol AccountRegistrationRepository: Sendable {
     /// transaction holds; returns how many. Safe to run from several replicas at once.
     func deleteEnded(before cutoff: Date, limit: Int) async throws -> Int
 }
+
+/// Accounts by the ways they can sign in, as the database maintains them.
+public struct SignInMethodCounts: Sendable, Equatable {
+    public var passwordOnly = 0
+    public var both = 0
+    public var passkeyOnly = 0
+
+    public init(passwordOnly: Int = 0, both: Int = 0, passkeyOnly: Int = 0) {
+        self.passwordOnly = passwordOnly
+        self.both = both
+        self.passkeyOnly = passkeyOnly
+    }
+}
+
+/// `sign_in_method_totals` and `sign_in_method_changes`: counts kept by triggers, read in a few rows.
+public protocol SignInMethodCountRepository: Sendable {
+    /// The current counts (folding the changes appended since the last read).
+    func counts() async throws -> SignInMethodCounts
+}

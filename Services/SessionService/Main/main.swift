@@ -37,6 +37,9 @@ await ServiceMain.run(
             recovery: context.storage.recovery, random: SecureRandom(),
             revokesOtherSessions: configuration.recoveryRevokesSessions, logger: context.logger)
         SessionService(useCases: useCases, recovery: recovery).register(on: server, using: context)
+        let gauges = AdoptionGauges(
+            counts: context.storage.signInMethodCounts, metrics: context.metrics, logger: context.logger)
+        context.background { await gauges.run() }
 
         let composer = try MailComposer(sender: configuration.smtpFrom, serviceName: configuration.relyingPartyName)
         guard let url = configuration.smtpURL else {

@@ -31,6 +31,7 @@ public struct PasskeyCeremonies: Sendable {
     let random: any RandomSource
     let clock: @Sendable () -> Date
     let logger: Logger
+    let metrics: MetricsRegistry
 
     public init(
         challenges: any ChallengeConsumer, accounts: any AccountRepository, passkeys: any PasskeyCredentialRepository,
@@ -40,8 +41,9 @@ public struct PasskeyCeremonies: Sendable {
         origins: OriginPolicy, userVerification: UserVerificationRequirement = CeremonyOptions.standard.userVerification,
         keys: PublicKeyCache = PublicKeyCache(), credentials: CredentialCache = CredentialCache(),
         recoveryRegistrations: (any RecoveryRegistrationRepository)? = nil, random: any RandomSource = SecureRandom(),
-        clock: @escaping @Sendable () -> Date = Date.init, logger: Logger
+        clock: @escaping @Sendable () -> Date = Date.init, logger: Logger, metrics: MetricsRegistry = MetricsRegistry()
     ) {
+        self.metrics = metrics
         self.recoveryRegistrations = recoveryRegistrations
         self.random = random
         self.challenges = challenges
@@ -78,6 +80,8 @@ public struct PasskeyCeremonies: Sendable {
                 "account.id": accountID.description, "mode": mode.rawValue, "format": verified.attestationFormat.rawValue,
                 "aaguid": verified.aaguid.description, "user_present": String(verified.userPresent),
             ])
+        AdoptionMetrics.registered(metrics, mode: mode.rawValue)
+        if mode == .conditional { AdoptionMetrics.automaticUpgradeSucceeded(metrics) }
         return credential
     }
 
@@ -105,6 +109,7 @@ public struct PasskeyCeremonies: Sendable {
                 "credential.id": Base64URL.encode(credential.credentialID.bytes), "account.id": accountID.description,
                 "mode": "recovery", "format": verified.attestationFormat.rawValue, "aaguid": verified.aaguid.description,
             ])
+        AdoptionMetrics.registered(metrics, mode: RegistrationMode.modal.rawValue)
         logger.audit(
             .recoveryCompleted,
             [
@@ -146,6 +151,7 @@ public struct PasskeyCeremonies: Sendable {
             .accountCreated,
             ["account.id": account.id.description, "method": "passkey", "format": verified.attestationFormat.rawValue])
         logger.audit(.emailVerificationSent, ["account.id": account.id.description])
+        AdoptionMetrics.registered(metrics, mode: RegistrationMode.modal.rawValue)
         return account
     }
 
@@ -254,6 +260,7 @@ public struct PasskeyCeremonies: Sendable {
                         "credential.id": Base64URL.encode(credentialID.bytes),
                         "clone_warning": String(verified.possiblyCloned),
                     ])
+                AdoptionMetrics.signedIn(metrics, method: AuthenticationMethod.passkey.rawValue)
                 return SignIn(
                     accountID: accountID, credentialID: credentialID, userVerified: verified.userVerified,
                     cloneWarning: verified.possiblyCloned,

@@ -23,7 +23,7 @@ await ServiceMain.run(
         accounts: storage.accounts, passkeys: storage.passkeyCredentials, signIns: storage.passkeySignIns,
         sessions: SessionIssuer(random: SecureRandom(), lifetime: configuration.sessionLifetime), lastUse: lastUse,
         relyingPartyID: configuration.relyingPartyID, origins: OriginPolicy(allowedOrigins: configuration.origins),
-        recoveryRegistrations: storage.recoveryRegistrations, logger: context.logger)
+        recoveryRegistrations: storage.recoveryRegistrations, logger: context.logger, metrics: context.metrics)
     VerificationService(ceremonies: ceremonies).register(on: server, using: context)
     // Cancelled once the server has drained, so the last batch is written before the process ends.
     context.background { await lastUse.run() }
