@@ -77,3 +77,30 @@ final class RecordFormatTests: XCTestCase {
         XCTAssertNil(ImportFormat(fileName: "users.txt"))
     }
 }
+
+final class RecordFormatTruncationTests: XCTestCase {
+    /// Every prefix of a good line, fed as the whole line, is a record or a reject with a reason: never a crash.
+    func testEveryTruncationOfALineIsDecided() throws {
+        let csv = try CSVRecords(header: .complete(number: 1, bytes: Array("email,displayName,externalID".utf8)))
+        let csvLine = Array(#"ada@example.com,"Lovelace, Ada ""A""","ü-1""#.utf8)
+        let jsonLine = Array(#"{"email":"ada@example.com","displayName":"Ada \"A\" ü","emailVerified":true}"#.utf8)
+        for end in 0...jsonLine.count {
+            let line = InputLine.complete(number: 2, bytes: Array(jsonLine[..<end]))
+            if end == jsonLine.count {
+                guard case .record = JSONLinesRecords.parse(line) else { return XCTFail("the whole line") }
+            } else if end == 0 {
+                XCTAssertEqual(JSONLinesRecords.parse(line), .blank)
+            } else if case .record = JSONLinesRecords.parse(line) {
+                XCTFail("a truncated JSON line at \(end) was read as a record")
+            }
+        }
+        for end in 0...csvLine.count {
+            let parsed = csv.parse(.complete(number: 2, bytes: Array(csvLine[..<end])))
+            if end == csvLine.count {
+                XCTAssertEqual(parsed, .record(RawImportRecord(
+                    values: [.email: "ada@example.com", .displayName: #"Lovelace, Ada "A""#, .externalID: "ü-1"])))
+            }
+            if case .record(let record) = parsed { XCTAssertNotNil(record[.email], "at \(end)") }
+        }
+    }
+}

@@ -357,3 +357,31 @@ def test_memory_does_not_grow_with_the_input(database, tmp_path):
     # 60,000 lines (12 batches) hold no more than 10 do, give or take the batch buffers; a 64 MiB line is never held.
     assert large_peak - small_peak < 12 * 1024, (small_peak, large_peak)
     assert huge_peak - small_peak < 12 * 1024, (small_peak, huge_peak)
+
+
+def test_on_a_terminal_the_progress_is_a_bar_with_rate_and_eta(database, tmp_path):
+    import pty
+    data, good, _ = jsonl_input(3_000, bad=False)
+    path = tmp_path / "tty.jsonl"
+    path.write_bytes(data)
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen([str(IMPORT), "--batch-size", "500", str(path)],
+                               env={**os.environ, "DATABASE_URL": database.url}, stdout=subprocess.PIPE,
+                               stderr=terminal)
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    stdout, _ = process.communicate(timeout=120)
+    os.close(controller)
+    assert process.returncode == EXIT_OK, stdout
+    # The finished bar, drawn in place, then cleared for the summary (which goes to standard output).
+    assert re.search(rb"\r\[#{30}\] 100%  3000 lines  \d+ lines/s  ETA 0:00\x1b\[K", shown), shown
+    assert shown.endswith(b"\r\x1b[K"), shown
+    assert stdout.decode().startswith("imported 3000, skipped as unchanged 0, rejected 0")
