@@ -385,3 +385,19 @@ def test_on_a_terminal_the_progress_is_a_bar_with_rate_and_eta(database, tmp_pat
     assert re.search(rb"\r\[#{30}\] 100%  3000 lines  \d+ lines/s  ETA 0:00\x1b\[K", shown), shown
     assert shown.endswith(b"\r\x1b[K"), shown
     assert stdout.decode().startswith("imported 3000, skipped as unchanged 0, rejected 0")
+
+
+def test_sigterm_midway_says_how_to_finish_and_the_rerun_does(database, tmp_path):
+    data, good, _ = jsonl_input(30_000, bad=False)
+    path = tmp_path / "term.jsonl"
+    path.write_bytes(data)
+    process = start_import(["--batch-size", "500", path], database.url)
+    wait_for_rows(database, process, 1000)
+    process.terminate()
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == EXIT_STOPPED
+    assert "passkey-import: interrupted; the batches written so far stay. Run the same command again to finish." in (
+        no_crash(stderr))
+    resumed = run_import([path], database.url)
+    assert resumed.returncode == EXIT_OK, resumed.stderr
+    assert database.imported() == 30_000
