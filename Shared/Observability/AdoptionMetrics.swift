@@ -1,5 +1,5 @@
 /// What an operator watches to decide when passwords can go: the Prometheus series of the move from passwords to
-/// passkeys, each written by the one service that sees the event. docs/operations.md lists them.
+/// passkeys, each written by the one service that sees the event. The README's "Bringing existing users across" lists them.
 public enum AdoptionMetrics {
     /// `passkey_sign_ins_total{method}`: successful sign-ins, `password` (session-service) or `passkey`
     /// (verification-service).
