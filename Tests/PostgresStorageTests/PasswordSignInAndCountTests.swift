@@ -87,6 +87,32 @@ final class PasswordSignInAndCountTests: StorageTestCase {
         await assertNil(try await storage.passwordCredentials.credential(of: account.id))
     }
 
+    func testRacingRemovalsOfThePasswordAndTheLastPasskeyNeverBothWin() async throws {
+        let passwords = storage.passwordCredentials
+        let passkeys = storage.passkeyCredentials
+        for round in 0..<10 {
+            let account = try await storedPasswordAccount(email: "race\(round)@example.com")
+            let passkey = makePasskey(for: account)
+            try await passkeys.add(passkey)
+            async let passwordGone: Bool = {
+                do {
+                    try await passwords.removePassword(of: account.id)
+                    return true
+                } catch let error as DomainError where error.code == .lastSignInMethod { return false }
+            }()
+            async let passkeyGone: Bool = {
+                do {
+                    try await passkeys.remove(credentialID: passkey.credentialID, of: account.id)
+                    return true
+                } catch let error as DomainError where error.code == .lastSignInMethod { return false }
+            }()
+            let (a, b) = try await (passwordGone, passkeyGone)
+            XCTAssertTrue(a != b, "round \(round): password removed \(a), passkey removed \(b)")
+            let summary = try await storage.accounts.summary(id: account.id)
+            XCTAssertEqual((summary?.hasPassword ?? false) || (summary?.passkeyCount ?? 0) > 0, true)
+        }
+    }
+
     func testTheCountsFollowEveryChangeOfCredentials() async throws {
         await assertEqual(try await counts(), SignInMethodCounts())
         let ada = try await storedPasswordAccount(email: "ada@example.com")
