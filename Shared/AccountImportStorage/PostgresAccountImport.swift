@@ -91,21 +91,31 @@ public final class PostgresAccountImport {
                 try row.decode(PostgresBytes?.self, "import_digest")?.bytes,
                 forKey: try row.decode(String.self, "normalized_email"))
         }
-        for row in try connection.execute(
-            "SELECT normalized_email, line_number FROM import_seen_emails WHERE normalized_email = ANY(\(emails))")
-        {
-            lookup.seenEmails[try row.decode(String.self, "normalized_email")] = try row.decode(Int.self, "line_number")
+        // What the run met is in the database already (imported or unchanged), so only addresses and IDs found
+        // there can have been met: a fresh import looks nothing up in the run's tables.
+        let existing = PostgresTextArray(Array(lookup.existingEmails.keys))
+        if !existing.elements.isEmpty {
+            for row in try connection.execute(
+                "SELECT normalized_email, line_number FROM import_seen_emails WHERE normalized_email = ANY(\(existing))")
+            {
+                lookup.seenEmails[try row.decode(String.self, "normalized_email")] =
+                    try row.decode(Int.self, "line_number")
+            }
         }
         guard !externalIDs.elements.isEmpty else { return lookup }
         for row in try connection.execute("SELECT external_id FROM accounts WHERE external_id = ANY(\(externalIDs))") {
             lookup.existingExternalIDs.insert(try row.decode(String.self, "external_id"))
         }
-        for row in try connection.execute(
-            """
-            SELECT external_id, line_number FROM import_seen_external_ids WHERE external_id = ANY(\(externalIDs))
-            """)
-        {
-            lookup.seenExternalIDs[try row.decode(String.self, "external_id")] = try row.decode(Int.self, "line_number")
+        let existingIDs = PostgresTextArray(Array(lookup.existingExternalIDs))
+        if !existingIDs.elements.isEmpty {
+            for row in try connection.execute(
+                """
+                SELECT external_id, line_number FROM import_seen_external_ids WHERE external_id = ANY(\(existingIDs))
+                """)
+            {
+                lookup.seenExternalIDs[try row.decode(String.self, "external_id")] =
+                    try row.decode(Int.self, "line_number")
+            }
         }
         return lookup
     }
