@@ -6,9 +6,9 @@
 -- and cannot deadlock on one. The reader folds the appended rows into the totals now and then (one DELETE ...
 -- RETURNING into an UPDATE of three rows) and reads totals plus whatever was appended since.
 --
--- The credential triggers compare each touched account's state after the statement with the state before it, derived from the
--- rows the statement changed (the transition table), so a statement touching many rows of one account counts it
--- once. A single statement that changes both password and passkey rows of one account would be counted twice; no
+-- The credential triggers compare each touched account's state after the statement with the state before it, derived
+-- from the rows the statement changed (the transition table), so a statement touching many rows of one account counts
+-- it once. A single statement that changes both password and passkey rows of one account would be counted twice; no
 -- statement does (each table is written by its own statements, also within one transaction).
 
 CREATE FUNCTION account_sign_in_method(has_password boolean, passkeys bigint) RETURNS text
@@ -44,32 +44,47 @@ CREATE FUNCTION record_sign_in_method_changes() RETURNS trigger LANGUAGE plpgsql
 DECLARE
     -- The rows in `changed` were added (+1) or removed (-1) by the statement.
     step bigint := CASE TG_OP WHEN 'INSERT' THEN 1 ELSE -1 END;
-    passwords_changed boolean := TG_TABLE_NAME = 'password_credentials';
 BEGIN
-    INSERT INTO sign_in_method_changes (method, delta)
-    -- An account deleted by this statement was counted out before its rows went (accounts_sign_in_method_delete):
-    -- the cascaded deletes of its credentials change nothing more.
-    WITH touched AS (
-             SELECT c.account_id, count(*) AS rows FROM changed c
-             WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = c.account_id)
-             GROUP BY c.account_id),
-         state AS (
-             SELECT t.rows,
-                    (SELECT count(*) FROM password_credentials p WHERE p.account_id = t.account_id) AS passwords_now,
-                    (SELECT count(*) FROM passkey_credentials k WHERE k.account_id = t.account_id) AS passkeys_now
-             FROM touched t),
-         moves AS (
-             SELECT account_sign_in_method(
-                        passwords_now - CASE WHEN passwords_changed THEN step * rows ELSE 0 END > 0,
-                        passkeys_now - CASE WHEN passwords_changed THEN 0 ELSE step * rows END) AS method,
-                    -1 AS delta
-             FROM state
-             UNION ALL
-             SELECT account_sign_in_method(passwords_now > 0, passkeys_now), 1 FROM state)
-    SELECT method, sum(delta) FROM moves
-    WHERE method IS NOT NULL
-    GROUP BY method
-    HAVING sum(delta) <> 0;
+    IF TG_TABLE_NAME = 'password_credentials' THEN
+        -- An account has at most one password row, so each row is the account gaining (or losing) its password:
+        -- only whether it has a passkey is looked up, one index probe a row (a bulk import's whole cost here).
+        -- An account deleted by this statement was counted out before its rows went (accounts_sign_in_method_delete).
+        INSERT INTO sign_in_method_changes (method, delta)
+        WITH moves AS (
+                 SELECT account_sign_in_method(step < 0, passkeys) AS before,
+                        account_sign_in_method(step > 0, passkeys) AS after
+                 FROM (SELECT CASE WHEN EXISTS (SELECT 1 FROM passkey_credentials k WHERE k.account_id = c.account_id)
+                                   THEN 1 ELSE 0 END AS passkeys
+                       FROM changed c
+                       WHERE step > 0 OR EXISTS (SELECT 1 FROM accounts a WHERE a.id = c.account_id)) AS s),
+             deltas AS (
+                 SELECT before AS method, -1 AS delta FROM moves UNION ALL SELECT after, 1 FROM moves)
+        SELECT method, sum(delta) FROM deltas
+        WHERE method IS NOT NULL
+        GROUP BY method
+        HAVING sum(delta) <> 0;
+    ELSE
+        -- Passkeys: an account's count before the statement is its count now less (or plus) the rows it changed.
+        INSERT INTO sign_in_method_changes (method, delta)
+        WITH touched AS (
+                 SELECT c.account_id, count(*) AS rows FROM changed c
+                 WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = c.account_id)
+                 GROUP BY c.account_id),
+             state AS (
+                 SELECT t.rows,
+                        EXISTS (SELECT 1 FROM password_credentials p WHERE p.account_id = t.account_id) AS has_password,
+                        (SELECT count(*) FROM passkey_credentials k WHERE k.account_id = t.account_id) AS passkeys_now
+                 FROM touched t),
+             deltas AS (
+                 SELECT account_sign_in_method(has_password, passkeys_now - step * rows) AS method, -1 AS delta
+                 FROM state
+                 UNION ALL
+                 SELECT account_sign_in_method(has_password, passkeys_now), 1 FROM state)
+        SELECT method, sum(delta) FROM deltas
+        WHERE method IS NOT NULL
+        GROUP BY method
+        HAVING sum(delta) <> 0;
+    END IF;
     RETURN NULL;
 END
 $$;
