@@ -9,7 +9,8 @@ enum DatabaseLocation {
         var candidates: [String] = []
         if let dataDirectory = environment["PASSKEY_DATA_DIR"], !dataDirectory.isEmpty {
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: dataDirectory, isDirectory: &isDirectory), isDirectory.boolValue
+            guard FileManager.default.fileExists(atPath: dataDirectory, isDirectory: &isDirectory),
+                isDirectory.boolValue
             else {
                 return .failure(.usage("PASSKEY_DATA_DIR: \(dataDirectory) is not a directory"))
             }
@@ -17,7 +18,9 @@ enum DatabaseLocation {
         } else {
             // The repository the tool runs in or was built in: the working directory or the executable's, and
             // their parents.
-            for start in [FileManager.default.currentDirectoryPath, (executablePath as NSString).deletingLastPathComponent] {
+            for start in [
+                FileManager.default.currentDirectoryPath, (executablePath as NSString).deletingLastPathComponent,
+            ] {
                 var directory = URL(fileURLWithPath: start).standardizedFileURL
                 while true {
                     candidates.append(directory.appendingPathComponent(".local/postgres").path)
@@ -33,7 +36,8 @@ enum DatabaseLocation {
         return .failure(
             .usage(
                 "DATABASE_URL is not set and the local database of deploy/local/run is not running (no server socket in "
-                    + (candidates.first ?? ".local/postgres") + (candidates.count > 1 ? " or its parents' .local/postgres" : "")
+                    + (candidates.first ?? ".local/postgres")
+                    + (candidates.count > 1 ? " or its parents' .local/postgres" : "")
                     + ")"))
     }
 }

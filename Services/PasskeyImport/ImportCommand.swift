@@ -35,7 +35,8 @@ enum ImportCommand {
         let reader: BatchReader
         do {
             let url = try DatabaseLocation.url(
-                environment: environment, executablePath: CommandLine.arguments.first ?? "").get()
+                environment: environment, executablePath: CommandLine.arguments.first ?? ""
+            ).get()
             let input = try InputSource(path: options.input)
             run = try ImportRun(options: options, databaseURL: url, inputSize: input.size)
             reader = BatchReader(options: options, input: input, now: Date())

@@ -12,4 +12,6 @@ for interruption in [SIGINT, SIGTERM] {
         _exit(3)
     }
 }
-exit(ImportCommand.run(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment))
+exit(
+    ImportCommand.run(
+        arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment))

@@ -81,7 +81,8 @@ public struct ImportOptions: Sendable, Hashable {
                     : "cannot tell the format from the file name; give --format jsonl or --format csv")
         }
         return ImportOptions(
-            input: input, format: resolvedFormat, rejectsPath: rejects ?? (input == "-" ? "stdin.rejects" : input + ".rejects"),
+            input: input, format: resolvedFormat,
+            rejectsPath: rejects ?? (input == "-" ? "stdin.rejects" : input + ".rejects"),
             batchSize: batchSize)
     }
 }

@@ -95,8 +95,11 @@ public struct RecordValidator: Sendable {
                 _ = try StoredPasswordHash(parsing: rawHash)
             } catch {
                 switch error.code {
-                case .unknownFormat: return .failure(ImportReject(.unknownHashFormat, "passwordHash is in no format this system verifies"))
-                case .malformed, .costOutOfRange: return .failure(ImportReject(.malformedHash, "passwordHash: \(error.reason)"))
+                case .unknownFormat:
+                    return .failure(
+                        ImportReject(.unknownHashFormat, "passwordHash is in no format this system verifies"))
+                case .malformed, .costOutOfRange:
+                    return .failure(ImportReject(.malformedHash, "passwordHash: \(error.reason)"))
                 }
             }
             passwordHash = rawHash

@@ -20,8 +20,10 @@ public struct ImportSummary: Sendable, Hashable {
         if blank > 0 { text += ", blank lines ignored \(blank)" }
         text += "\n"
         if complete && imported == 0 {
-            text += unchanged > 0
-                ? "nothing changed: every accepted line was imported already\n" : "nothing changed: no account was created\n"
+            text +=
+                unchanged > 0
+                ? "nothing changed: every accepted line was imported already\n"
+                : "nothing changed: no account was created\n"
         }
         for (reason, count) in rejectedByReason.sorted(by: { $0.key < $1.key }) {
             text += "  rejected \(reason.rawValue): \(count)\n"

@@ -43,7 +43,8 @@ public final class PostgresAccountImport {
             """
         ).first
         guard try ready?.decode(Bool.self, "ready") == true else {
-            throw SchemaError(description: "the database has no accounts.import_digest column: run passkey-migrate first")
+            throw SchemaError(
+                description: "the database has no accounts.import_digest column: run passkey-migrate first")
         }
         try connection.execute(
             """
@@ -96,8 +97,8 @@ public final class PostgresAccountImport {
         let existing = PostgresTextArray(Array(lookup.existingEmails.keys))
         if !existing.elements.isEmpty {
             for row in try connection.execute(
-                "SELECT normalized_email, line_number FROM import_seen_emails WHERE normalized_email = ANY(\(existing))")
-            {
+                "SELECT normalized_email, line_number FROM import_seen_emails WHERE normalized_email = ANY(\(existing))"
+            ) {
                 lookup.seenEmails[try row.decode(String.self, "normalized_email")] =
                     try row.decode(Int.self, "line_number")
             }

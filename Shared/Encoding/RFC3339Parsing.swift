@@ -32,7 +32,8 @@ extension TimestampText {
             guard index + 1 == bytes.count else { return nil }
         } else {
             guard byte(index, "+-"), index + 6 == bytes.count, bytes[index + 3] == UInt8(ascii: ":"),
-                let offsetHours = number((index + 1)..<(index + 3)), let offsetMinutes = number((index + 4)..<(index + 6)),
+                let offsetHours = number((index + 1)..<(index + 3)),
+                let offsetMinutes = number((index + 4)..<(index + 6)),
                 offsetHours <= 23, offsetMinutes <= 59
             else { return nil }
             offsetSeconds = (offsetHours * 3600 + offsetMinutes * 60) * (bytes[index] == UInt8(ascii: "+") ? 1 : -1)

@@ -114,7 +114,8 @@ public final class PostgresConnection {
             var offset = 0
             while offset < buffer.count {
                 let length = min(chunk, buffer.count - offset)
-                let sent = buffer.baseAddress!.advanced(by: offset).withMemoryRebound(to: CChar.self, capacity: length) {
+                let start = buffer.baseAddress!.advanced(by: offset)
+                let sent = start.withMemoryRebound(to: CChar.self, capacity: length) {
                     PQputCopyData(handle, $0, Int32(length))
                 }
                 guard sent == 1 else {

@@ -27,10 +27,18 @@ public struct PostgresCopyRows: Sendable {
         separate()
         for byte in text.utf8 {
             switch byte {
-            case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
-            case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
-            case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
-            case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
+            case 0x5C:
+                bytes.append(0x5C)
+                bytes.append(0x5C)
+            case 0x09:
+                bytes.append(0x5C)
+                bytes.append(UInt8(ascii: "t"))
+            case 0x0A:
+                bytes.append(0x5C)
+                bytes.append(UInt8(ascii: "n"))
+            case 0x0D:
+                bytes.append(0x5C)
+                bytes.append(UInt8(ascii: "r"))
             default: bytes.append(byte)
             }
         }

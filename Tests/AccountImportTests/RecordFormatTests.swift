@@ -7,13 +7,18 @@ final class RecordFormatTests: XCTestCase {
     }
 
     func testJSONLinesReadsEveryFieldAndNullIsAbsent() {
-        let parsed = JSONLinesRecords.parse(line(
-            #"{"email":"a@b.c","displayName":"Ada","passwordHash":null,"externalID":"7","createdAt":"2020-01-01T00:00:00Z","emailVerified":true}"#))
+        let parsed = JSONLinesRecords.parse(
+            line(
+                #"{"email":"a@b.c","displayName":"Ada","passwordHash":null,"externalID":"7","createdAt":"2020-01-01T00:00:00Z","emailVerified":true}"#
+            ))
         XCTAssertEqual(
             parsed,
-            .record(RawImportRecord(
-                values: [.email: "a@b.c", .displayName: "Ada", .externalID: "7", .createdAt: "2020-01-01T00:00:00Z"],
-                emailVerifiedFlag: true)))
+            .record(
+                RawImportRecord(
+                    values: [
+                        .email: "a@b.c", .displayName: "Ada", .externalID: "7", .createdAt: "2020-01-01T00:00:00Z",
+                    ],
+                    emailVerifiedFlag: true)))
     }
 
     func testJSONLinesRejections() {
@@ -35,23 +40,31 @@ final class RecordFormatTests: XCTestCase {
             XCTFail("invalid UTF-8 was accepted")
         }
         XCTAssertEqual(JSONLinesRecords.parse(line("  \t")), .blank)
-        XCTAssertEqual(JSONLinesRecords.parse(.tooLong(number: 4)), .rejected(
-            ImportReject(.lineTooLong, "longer than \(ImportLimits.maximumLineBytes) bytes")))
+        XCTAssertEqual(
+            JSONLinesRecords.parse(.tooLong(number: 4)),
+            .rejected(
+                ImportReject(.lineTooLong, "longer than \(ImportLimits.maximumLineBytes) bytes")))
     }
 
     func testAByteOrderMarkOnTheFirstLineIsDropped() {
         let marked = [0xEF, 0xBB, 0xBF] + Array(#"{"email":"a@b.c"}"#.utf8)
-        XCTAssertEqual(JSONLinesRecords.parse(.complete(number: 1, bytes: marked)),
+        XCTAssertEqual(
+            JSONLinesRecords.parse(.complete(number: 1, bytes: marked)),
             .record(RawImportRecord(values: [.email: "a@b.c"])))
     }
 
     func testCSVHeaderAndRows() throws {
         let csv = try CSVRecords(header: line("email,displayName,externalID", 1))
         XCTAssertEqual(csv.columns, [.email, .displayName, .externalID])
-        XCTAssertEqual(csv.parse(line(#"a@b.c,"Lovelace, Ada ""the first""",x1"#)),
-            .record(RawImportRecord(values: [.email: "a@b.c", .displayName: #"Lovelace, Ada "the first""#, .externalID: "x1"])))
+        XCTAssertEqual(
+            csv.parse(line(#"a@b.c,"Lovelace, Ada ""the first""",x1"#)),
+            .record(
+                RawImportRecord(values: [
+                    .email: "a@b.c", .displayName: #"Lovelace, Ada "the first""#, .externalID: "x1",
+                ])))
         XCTAssertEqual(csv.parse(line("a@b.c,,")), .record(RawImportRecord(values: [.email: "a@b.c"])))
-        XCTAssertEqual(csv.parse(line(#"a@b.c,"",x"#)), .record(RawImportRecord(values: [.email: "a@b.c", .externalID: "x"])))
+        XCTAssertEqual(
+            csv.parse(line(#"a@b.c,"",x"#)), .record(RawImportRecord(values: [.email: "a@b.c", .externalID: "x"])))
         func reason(_ text: String) -> ImportReject.Reason? {
             if case .rejected(let reject) = csv.parse(line(text)) { return reject.reason }
             return nil
@@ -97,8 +110,13 @@ final class RecordFormatTruncationTests: XCTestCase {
         for end in 0...csvLine.count {
             let parsed = csv.parse(.complete(number: 2, bytes: Array(csvLine[..<end])))
             if end == csvLine.count {
-                XCTAssertEqual(parsed, .record(RawImportRecord(
-                    values: [.email: "ada@example.com", .displayName: #"Lovelace, Ada "A""#, .externalID: "ü-1"])))
+                XCTAssertEqual(
+                    parsed,
+                    .record(
+                        RawImportRecord(
+                            values: [
+                                .email: "ada@example.com", .displayName: #"Lovelace, Ada "A""#, .externalID: "ü-1",
+                            ])))
             }
             if case .record(let record) = parsed { XCTAssertNotNil(record[.email], "at \(end)") }
         }

@@ -17,10 +17,12 @@ final class RecordValidatorTests: XCTestCase {
     }
 
     func testAFullRecordIsKeptAsGivenWithTheDomainsEmailRule() throws {
-        let record = try validator.validate(RawImportRecord(values: [
-            .email: "  Ada@Example.COM ", .displayName: " Ada Lovelace ", .passwordHash: Self.bcryptHash,
-            .externalID: "crm-17", .createdAt: "2021-03-04T05:06:07.5+01:00", .emailVerified: "true",
-        ])).get()
+        let record = try validator.validate(
+            RawImportRecord(values: [
+                .email: "  Ada@Example.COM ", .displayName: " Ada Lovelace ", .passwordHash: Self.bcryptHash,
+                .externalID: "crm-17", .createdAt: "2021-03-04T05:06:07.5+01:00", .emailVerified: "true",
+            ])
+        ).get()
         XCTAssertEqual(record.email, EmailAddress("Ada@Example.COM"))
         XCTAssertEqual(record.email.normalized, "ada@example.com")
         XCTAssertEqual(record.displayName, "Ada Lovelace")
@@ -45,8 +47,10 @@ final class RecordValidatorTests: XCTestCase {
         let base: [ImportField: String] = [.email: "a@b.c", .displayName: "A", .externalID: "1"]
         let digest = try validator.validate(RawImportRecord(values: base)).get().digest
         XCTAssertEqual(try validator.validate(RawImportRecord(values: base)).get().digest, digest)
-        for (field, value) in [(ImportField.email, "A@b.c"), (.displayName, "B"), (.externalID, "2"),
-                               (.createdAt, "2020-01-01T00:00:00Z"), (.passwordHash, Self.bcryptHash)] {
+        for (field, value) in [
+            (ImportField.email, "A@b.c"), (.displayName, "B"), (.externalID, "2"),
+            (.createdAt, "2020-01-01T00:00:00Z"), (.passwordHash, Self.bcryptHash),
+        ] {
             var changed = base
             changed[field] = value
             XCTAssertNotEqual(try validator.validate(RawImportRecord(values: changed)).get().digest, digest, "\(field)")
@@ -61,12 +65,15 @@ final class RecordValidatorTests: XCTestCase {
         XCTAssertEqual(reject([.email: "no-at-sign"])?.reason, .invalidEmail)
         XCTAssertEqual(reject([.email: "two@@example.com"])?.reason, .invalidEmail)
         XCTAssertEqual(reject([.email: String(repeating: "a", count: 250) + "@b.cd"])?.reason, .fieldTooLong)
-        XCTAssertEqual(reject([.email: "a@b.c", .displayName: String(repeating: "n", count: 129)])?.reason, .fieldTooLong)
+        XCTAssertEqual(
+            reject([.email: "a@b.c", .displayName: String(repeating: "n", count: 129)])?.reason, .fieldTooLong)
         XCTAssertEqual(reject([.email: "a@b.c", .displayName: "bell\u{7}"])?.reason, .invalidDisplayName)
         XCTAssertEqual(reject([.email: "a@b.c", .passwordHash: "plaintext"])?.reason, .unknownHashFormat)
         XCTAssertEqual(reject([.email: "a@b.c", .passwordHash: "$2b$04$short"])?.reason, .malformedHash)
-        XCTAssertEqual(reject([.email: "a@b.c", .passwordHash: String(repeating: "x", count: 513)])?.reason, .fieldTooLong)
-        XCTAssertEqual(reject([.email: "a@b.c", .externalID: String(repeating: "e", count: 257)])?.reason, .fieldTooLong)
+        XCTAssertEqual(
+            reject([.email: "a@b.c", .passwordHash: String(repeating: "x", count: 513)])?.reason, .fieldTooLong)
+        XCTAssertEqual(
+            reject([.email: "a@b.c", .externalID: String(repeating: "e", count: 257)])?.reason, .fieldTooLong)
         XCTAssertEqual(reject([.email: "a@b.c", .externalID: " padded"])?.reason, .invalidExternalID)
         XCTAssertEqual(reject([.email: "a@b.c", .externalID: "tab\there"])?.reason, .invalidExternalID)
         XCTAssertEqual(reject([.email: "a@b.c", .createdAt: "yesterday"])?.reason, .invalidCreatedAt)
