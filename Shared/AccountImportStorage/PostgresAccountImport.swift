@@ -53,22 +53,41 @@ public final class PostgresAccountImport {
             """)
     }
 
+    /// Whether the next batch looks its emails and externalIDs up before writing: after a batch that found some
+    /// in the database (a rerun, an input with duplicates or taken addresses).
+    private var lookUpFirst = false
+
     /// Decides and writes one batch, whole or not at all. Throws `PostgresError`; nothing of the batch is written
     /// then.
+    ///
+    /// A batch is first written optimistically, without looking anything up, unless the batch before met rows that
+    /// exist: every line a lookup would keep from being inserted (an email or externalID the database holds,
+    /// which includes everything this run met) makes the `COPY` fail on a unique constraint, and the batch is then
+    /// rolled back and decided again with the lookups. A fresh import so probes no index beyond what its writes do.
     public func importBatch(_ candidates: [ImportCandidate], now: Date) throws -> BatchResult {
         var attempt = 0
+        var withLookups = lookUpFirst
         while true {
             attempt += 1
             try connection.execute("BEGIN")
             do {
-                let classification = BatchClassification(candidates, lookup: try lookUp(candidates))
+                let lookup = withLookups ? try lookUp(candidates) : BatchLookup()
+                let classification = BatchClassification(candidates, lookup: lookup)
                 try write(candidates, classification, now: now)
                 try connection.execute("COMMIT")
+                lookUpFirst = withLookups && !(lookup.existingEmails.isEmpty && lookup.existingExternalIDs.isEmpty)
                 return BatchResult(decisions: classification.decisions)
             } catch let error as PostgresError {
                 _ = try? connection.execute("ROLLBACK")
-                // A unique violation means another writer took a value after the lookup: look again.
-                guard error.isUniqueViolation, attempt <= Self.conflictRetries else { throw error }
+                guard error.isUniqueViolation else { throw error }
+                if !withLookups {
+                    // The optimistic write met a row that exists: decide the batch with the lookups.
+                    withLookups = true
+                    attempt -= 1
+                    continue
+                }
+                // Another writer took a value after the lookup: look again.
+                guard attempt <= Self.conflictRetries else { throw error }
             } catch {
                 _ = try? connection.execute("ROLLBACK")
                 throw error
