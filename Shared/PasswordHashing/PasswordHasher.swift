@@ -109,8 +109,8 @@ public struct PasswordHasher: Sendable {
     }
 
     /// Whether a stored hash should be replaced at the next successful sign-in: anything but argon2id (version 19)
-    /// with exactly the current parameters, so legacy formats, argon2i and weaker (or since changed) argon2id
-    /// settings all converge on the current ones.
+    /// with exactly the current parameters, a 32-byte digest and a salt of at least 16 bytes, so legacy formats,
+    /// argon2i and weaker (or since changed) argon2id settings all converge on the current ones.
     public func needsRehash(_ encoded: String) -> Bool {
         guard let stored = try? StoredPasswordHash(parsing: encoded) else { return true }
         return needsRehash(stored)
@@ -122,7 +122,8 @@ public struct PasswordHasher: Sendable {
             return true
         }
         return argon2.memoryKiB != parameters.memoryKiB || argon2.iterations != parameters.iterations
-            || argon2.parallelism != parameters.parallelism
+            || argon2.parallelism != parameters.parallelism || argon2.digest.count != Self.hashLength
+            || argon2.salt.count < Self.saltLength
     }
 
     private static func encode(_ password: [UInt8], salt: [UInt8], parameters: Parameters) throws -> String {

@@ -39,6 +39,15 @@ final class LegacyVerificationTests: XCTestCase {
         let current = try hasher.hash("correct horse")
         XCTAssertFalse(hasher.needsRehash(current))
         XCTAssertTrue(PasswordHasher().needsRehash(current), "other parameters than the current ones")
+        // The current parameters with a short digest or salt (argon2-cffi: hash_len 16, salt_len 8).
+        XCTAssertTrue(
+            hasher.needsRehash("$argon2id$v=19$m=256,t=1,p=1$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIQ"))
+        XCTAssertTrue(
+            hasher.needsRehash("$argon2id$v=19$m=256,t=1,p=1$AQ5x6hqhvb0$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM"))
+        XCTAssertTrue(
+            hasher.needsRehash("$argon2id$v=16$m=256,t=1,p=1$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM"))
+        XCTAssertFalse(
+            hasher.needsRehash("$argon2id$v=19$m=256,t=1,p=1$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM"))
     }
 
     func testAChangedDigestOrSaltNeverVerifies() {

@@ -500,3 +500,39 @@ final class SessionUseCasesTests: XCTestCase {
         XCTAssertNotNil(storedHash(of: id))
     }
 }
+
+/// The adoption gauges publish what the counts repository reads, and keep the last values when a read fails.
+final class AdoptionGaugesTests: XCTestCase {
+    final class Counts: SignInMethodCountRepository, Sendable {
+        let next = Mutex<Result<SignInMethodCounts, DomainError>>(.success(SignInMethodCounts()))
+        func counts() async throws -> SignInMethodCounts { try next.withLock { try $0.get() } }
+    }
+
+    func gauge(_ metrics: MetricsRegistry, _ method: String) -> String? {
+        metrics.exposition().split(separator: "\n").first { $0.hasPrefix("passkey_accounts{sign_in_method=\"\(method)\"}") }
+            .map { String($0.split(separator: " ").last ?? "") }
+    }
+
+    func testTheGaugesFollowTheCountsAndSurviveAFailedRead() async throws {
+        let counts = Counts()
+        let metrics = MetricsRegistry()
+        let gauges = AdoptionGauges(counts: counts, metrics: metrics, logger: Logger(service: "test", sink: DiscardingSink()))
+        counts.next.withLock { $0 = .success(SignInMethodCounts(passwordOnly: 7, both: 2, passkeyOnly: 1)) }
+        try await gauges.refresh()
+        XCTAssertEqual(gauge(metrics, "password_only"), "7")
+        XCTAssertEqual(gauge(metrics, "both"), "2")
+        XCTAssertEqual(gauge(metrics, "passkey_only"), "1")
+
+        counts.next.withLock { $0 = .failure(DomainError(.unavailable, "down")) }
+        do {
+            try await gauges.refresh()
+            XCTFail("a failed read was not reported")
+        } catch {}
+        XCTAssertEqual(gauge(metrics, "password_only"), "7", "the last values stay")
+
+        counts.next.withLock { $0 = .success(SignInMethodCounts(passwordOnly: 6, both: 2, passkeyOnly: 2)) }
+        try await gauges.refresh()
+        XCTAssertEqual(gauge(metrics, "password_only"), "6")
+        XCTAssertEqual(gauge(metrics, "passkey_only"), "2")
+    }
+}
