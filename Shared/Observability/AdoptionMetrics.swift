@@ -33,6 +33,14 @@ public enum AdoptionMetrics {
             help: "Automatic Passkey Upgrade successes: passkeys stored by a conditional registration.")
     }
 
+    /// `passkey_password_rehashes_total{from}`: stored legacy or weaker hashes replaced by argon2id at a sign-in
+    /// (session-service), by the scheme replaced.
+    public static func passwordRehashed(_ metrics: MetricsRegistry, from scheme: String) {
+        metrics.increment(
+            "passkey_password_rehashes_total", help: "Stored password hashes replaced by argon2id at sign-in.",
+            labels: ["from": scheme])
+    }
+
     /// The ways an account can sign in, as the `sign_in_method` label of `passkey_accounts`.
     public enum SignInMethods: String, CaseIterable, Sendable {
         case passwordOnly = "password_only"

@@ -76,8 +76,11 @@ def test_each_legacy_format_signs_in_once_and_is_replaced_by_argon2id(client, na
             assert refused.json()["code"] == "invalid_credentials"
         assert client.stored_hash(account_id) == legacy, "a failed sign-in changed the hash"
 
+    rehashes = f'passkey_password_rehashes_total{{from="{scheme}"}}'
+    before = client.sample("session-service", rehashes)
     signed_in = client.sign_in(address, PASSWORD)
     assert signed_in.status == 200, signed_in.body
+    assert client.sample("session-service", rehashes) == before + 1
     upgraded = client.stored_hash(account_id)
     assert CURRENT.match(upgraded), upgraded
     assert argon2.PasswordHasher().verify(upgraded, PASSWORD), "the new row does not hold this password"
@@ -91,6 +94,7 @@ def test_each_legacy_format_signs_in_once_and_is_replaced_by_argon2id(client, na
     again = client.sign_in(address, PASSWORD)
     assert again.status == 200, again.body
     assert client.stored_hash(account_id) == upgraded, "a current hash was rewritten"
+    assert client.sample("session-service", rehashes) == before + 1
     assert client.sign_in(address, PASSWORD + "!").status == 401
     assert client.sign_in(address, "a placeholder password").status == 401
 

@@ -114,9 +114,7 @@ public struct SessionUseCases: Sendable {
         if replacement != nil {
             logger.audit(.passwordRehashed,
                 ["account.id": record.accountID.description, "from": stored.schemeName, "to": "argon2id"])
-            metrics.increment(
-                "passkey_password_rehashes_total", help: "Stored password hashes replaced by argon2id at sign-in.",
-                labels: ["from": stored.schemeName])
+            AdoptionMetrics.passwordRehashed(metrics, from: stored.schemeName)
         }
         AdoptionMetrics.signedIn(metrics, method: AuthenticationMethod.password.rawValue)
         logger.audit(.signInSucceeded,
@@ -129,7 +127,7 @@ public struct SessionUseCases: Sendable {
     public func removePassword(of accountID: AccountID) async throws {
         do {
             try await passwords.removePassword(of: accountID)
-        } catch let error as DomainError {
+        } catch let error as DomainError where error.code == .notFound || error.code == .lastSignInMethod {
             logger.audit(.passwordRemovalRefused,
                 ["account.id": accountID.description, "reason": error.reason ?? error.code.rawValue])
             throw error
