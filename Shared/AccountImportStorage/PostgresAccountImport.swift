@@ -46,8 +46,11 @@ public final class PostgresAccountImport {
             throw SchemaError(
                 description: "the database has no accounts.import_digest column: run passkey-migrate first")
         }
+        // The run's tables hold a row per line met; room for them in the session's own buffers (the default is
+        // 8 MB) keeps a large import from writing them out and reading them back. Set before their first use.
         try connection.execute(
             """
+            SET temp_buffers = '256MB';
             CREATE TEMPORARY TABLE import_seen_emails (normalized_email text PRIMARY KEY, line_number bigint NOT NULL);
             CREATE TEMPORARY TABLE import_seen_external_ids (external_id text PRIMARY KEY, line_number bigint NOT NULL)
             """)
