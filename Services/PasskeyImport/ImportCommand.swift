@@ -38,6 +38,9 @@ enum ImportCommand {
                 environment: environment, executablePath: CommandLine.arguments.first ?? ""
             ).get()
             let input = try InputSource(path: options.input)
+            guard !input.isSameFile(as: options.rejectsPath) else {
+                throw ImportFailure.usage("the rejects file \(options.rejectsPath) is the input itself")
+            }
             run = try ImportRun(options: options, databaseURL: url, inputSize: input.size)
             reader = BatchReader(options: options, input: input, now: Date())
         } catch let failure as ImportFailure {

@@ -33,6 +33,14 @@ final class InputSource {
         buffer = .allocate(capacity: Self.chunkSize)
     }
 
+    /// Whether `path` names the input itself (the same file, by device and inode), which writing would destroy.
+    func isSameFile(as path: String) -> Bool {
+        var input = stat()
+        var other = stat()
+        guard fstat(descriptor, &input) == 0, stat(path, &other) == 0 else { return false }
+        return input.st_dev == other.st_dev && input.st_ino == other.st_ino
+    }
+
     deinit {
         buffer.deallocate()
         if ownsDescriptor { close(descriptor) }

@@ -300,6 +300,15 @@ def test_bad_usage_exits_two_with_a_message(database, arguments, message):
     assert message in no_crash(result.stderr)
 
 
+def test_the_rejects_file_cannot_be_the_input(database, tmp_path):
+    path = tmp_path / "users.jsonl"
+    path.write_text('{"email":"a@example.com"}\n')
+    result = run_import(["--rejects", tmp_path / "." / "users.jsonl", path], database.url)
+    assert result.returncode == EXIT_USAGE
+    assert "is the input itself" in no_crash(result.stderr)
+    assert path.read_text() == '{"email":"a@example.com"}\n'
+
+
 def test_help_prints_the_usage():
     result = subprocess.run([str(IMPORT), "--help"], capture_output=True, text=True)
     assert result.returncode == EXIT_OK
