@@ -22,7 +22,8 @@ public enum AdoptionMetrics {
     public static func automaticUpgradeAttempted(_ metrics: MetricsRegistry, outcome: String) {
         metrics.increment(
             "passkey_automatic_upgrade_attempts_total",
-            help: "Automatic Passkey Upgrade attempts: conditional registrations started, by outcome (started, refused).",
+            help:
+                "Automatic Passkey Upgrade attempts: conditional registrations started, by outcome (started, refused).",
             labels: ["outcome": outcome])
     }
 

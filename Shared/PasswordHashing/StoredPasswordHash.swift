@@ -41,7 +41,11 @@ public struct StoredPasswordHash: Sendable, Hashable {
         public let digest: [UInt8]
     }
 
-    public enum SHACryptVariant: String, Sendable, Hashable { case sha256Crypt = "sha256-crypt", sha512Crypt = "sha512-crypt" }
+    /// The two SHA-2 crypt(3) schemes, named as `schemeName` gives them.
+    public enum SHACryptVariant: String, Sendable, Hashable {
+        case sha256Crypt = "sha256-crypt"
+        case sha512Crypt = "sha512-crypt"
+    }
 
     /// The digest a PBKDF2 or scrypt hash came from, and who wrote the string (for names only).
     public enum Dialect: String, Sendable, Hashable { case phc, django, werkzeug }

@@ -45,9 +45,11 @@ final class LegacyVerificationTests: XCTestCase {
         XCTAssertTrue(
             hasher.needsRehash("$argon2id$v=19$m=256,t=1,p=1$AQ5x6hqhvb0$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM"))
         XCTAssertTrue(
-            hasher.needsRehash("$argon2id$v=16$m=256,t=1,p=1$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM"))
+            hasher.needsRehash(
+                "$argon2id$v=16$m=256,t=1,p=1$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM"))
         XCTAssertFalse(
-            hasher.needsRehash("$argon2id$v=19$m=256,t=1,p=1$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM"))
+            hasher.needsRehash(
+                "$argon2id$v=19$m=256,t=1,p=1$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM"))
     }
 
     func testAChangedDigestOrSaltNeverVerifies() {

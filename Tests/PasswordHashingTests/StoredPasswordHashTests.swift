@@ -15,7 +15,8 @@ final class StoredPasswordHashTests: XCTestCase {
     }
 
     func testArgon2PHCStringsGiveTheirParametersSaltAndDigest() throws {
-        let hash = try parse("$argon2id$v=19$m=64,t=1,p=1$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM")
+        let hash = try parse(
+            "$argon2id$v=19$m=64,t=1,p=1$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM")
         guard case .argon2(let argon2) = hash.algorithm else { return XCTFail("\(hash.algorithm)") }
         XCTAssertEqual(argon2.variant, .argon2id)
         XCTAssertEqual(argon2.version, 0x13)
@@ -24,10 +25,12 @@ final class StoredPasswordHashTests: XCTestCase {
         XCTAssertEqual(argon2.digest.count, 32)
         XCTAssertEqual(hash.schemeName, "argon2id")
 
-        let argon2i = try parse("$argon2i$v=19$m=64,t=1,p=1$JupeX5LH9IjIfbEEB/Oq4w$w+YR1yoD72/Ixb8Y0M2mZS5u1O4F4ohDVmp7fqzjbso")
+        let argon2i = try parse(
+            "$argon2i$v=19$m=64,t=1,p=1$JupeX5LH9IjIfbEEB/Oq4w$w+YR1yoD72/Ixb8Y0M2mZS5u1O4F4ohDVmp7fqzjbso")
         XCTAssertEqual(argon2i.schemeName, "argon2i")
         let django = try parse(
-            "argon2$argon2id$v=19$m=102400,t=2,p=8$emdLY2V6TDNQYWtGOThTRVFCQTM1Qw$ReBdvFtE9h7x6ONTrjvqguW6T+YqES56jUd+dfbe6yg")
+            "argon2$argon2id$v=19$m=102400,t=2,p=8$emdLY2V6TDNQYWtGOThTRVFCQTM1Qw$ReBdvFtE9h7x6ONTrjvqguW6T+YqES56jUd+dfbe6yg"
+        )
         guard case .argon2(let fromDjango) = django.algorithm else { return XCTFail() }
         XCTAssertEqual([fromDjango.memoryKiB, fromDjango.iterations, fromDjango.parallelism], [102400, 2, 8])
         // No version field: the original 0x10.
@@ -45,10 +48,12 @@ final class StoredPasswordHashTests: XCTestCase {
         }
         let django = try parse("bcrypt$$2b$12$10S22VRlrU84a9lbkmVSn.M8/DhQCBkkr3Ta5PE374EFuxjryhX4q")
         XCTAssertEqual(
-            django.algorithm, .bcrypt(cost: 12, cryptText: "$2b$12$10S22VRlrU84a9lbkmVSn.M8/DhQCBkkr3Ta5PE374EFuxjryhX4q"))
+            django.algorithm,
+            .bcrypt(cost: 12, cryptText: "$2b$12$10S22VRlrU84a9lbkmVSn.M8/DhQCBkkr3Ta5PE374EFuxjryhX4q"))
 
         let sha512 = try parse(
-            "$6$rounds=1000$TPDEdoqjFnDBPLoR$igRSM1Wlh4A7YmBvcIoXKuVKO9P9n/PpYxhhTKLJokqMOMc/jtSglzchzqIyZuOIiIeGIZrFZktRO7lTRhmv90")
+            "$6$rounds=1000$TPDEdoqjFnDBPLoR$igRSM1Wlh4A7YmBvcIoXKuVKO9P9n/PpYxhhTKLJokqMOMc/jtSglzchzqIyZuOIiIeGIZrFZktRO7lTRhmv90"
+        )
         XCTAssertEqual(sha512.algorithm, .shaCrypt(.sha512Crypt, rounds: 1000))
         let sha256 = try parse("$5$rounds=535000$9HO3MbCxfvemaHks$B2JYhs.uoYQy/de.5PLHTxLQGUyB/BX9iKKKUt04cc1")
         XCTAssertEqual(sha256.algorithm, .shaCrypt(.sha256Crypt, rounds: 535000))
@@ -57,7 +62,8 @@ final class StoredPasswordHashTests: XCTestCase {
     }
 
     func testPBKDF2InPasslibDjangoAndWerkzeugForms() throws {
-        let passlib = try parse("$pbkdf2-sha256$1000$dy5lTIlx7t0bA0CI8Z5zrg$.sPcqNRf6AFUk664xNXmHldCoG5zjlQY3Hud1NlYvYo")
+        let passlib = try parse(
+            "$pbkdf2-sha256$1000$dy5lTIlx7t0bA0CI8Z5zrg$.sPcqNRf6AFUk664xNXmHldCoG5zjlQY3Hud1NlYvYo")
         guard case .pbkdf2(let p) = passlib.algorithm else { return XCTFail() }
         XCTAssertEqual(p.digest, .sha256)
         XCTAssertEqual(p.iterations, 1000)
@@ -73,7 +79,8 @@ final class StoredPasswordHashTests: XCTestCase {
         XCTAssertEqual(p512.derivedKey.count, 64)
         XCTAssertEqual(sha512.schemeName, "pbkdf2-sha512")
 
-        let django = try parse("pbkdf2_sha256$1000000$5f1B0LegI3o7JZG8fk9lLH$zZQxUZ/V/AxXKBWDw0gyOydBwzw3mm3qgdEuyruOEeY=")
+        let django = try parse(
+            "pbkdf2_sha256$1000000$5f1B0LegI3o7JZG8fk9lLH$zZQxUZ/V/AxXKBWDw0gyOydBwzw3mm3qgdEuyruOEeY=")
         guard case .pbkdf2(let d) = django.algorithm else { return XCTFail() }
         XCTAssertEqual(d.iterations, 1_000_000)
         XCTAssertEqual(d.salt, Array("5f1B0LegI3o7JZG8fk9lLH".utf8))
@@ -89,7 +96,8 @@ final class StoredPasswordHashTests: XCTestCase {
     }
 
     func testScryptInPasslibDjangoAndWerkzeugForms() throws {
-        let passlib = try parse("$scrypt$ln=4,r=8,p=1$UMo5pzRm7J0zZoxxDkEo5Q$46jioT+PwBah+NuExcBZLYrPW7Qy31AVmi1ALs6hDGs")
+        let passlib = try parse(
+            "$scrypt$ln=4,r=8,p=1$UMo5pzRm7J0zZoxxDkEo5Q$46jioT+PwBah+NuExcBZLYrPW7Qy31AVmi1ALs6hDGs")
         guard case .scrypt(let s) = passlib.algorithm else { return XCTFail() }
         XCTAssertEqual([s.costN, UInt64(s.blockSize), UInt64(s.parallelism)], [16, 8, 1])
         XCTAssertEqual(s.derivedKey.count, 32)
@@ -113,14 +121,16 @@ final class StoredPasswordHashTests: XCTestCase {
 
     func testUnknownFormatsAreRefusedAsUnknown() {
         for text in [
-            "plaintext", "$1$saltsalt$hashhashhashhashhashha", "$argon2d$v=19$m=64,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA",
+            "plaintext", "$1$saltsalt$hashhashhashhashhashha",
+            "$argon2d$v=19$m=64,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA",
             "{SSHA}abcdef", "md5$salt$0123456789abcdef0123456789abcdef",
             "bcrypt_sha256$$2b$12$10S22VRlrU84a9lbkmVSn.M8/DhQCBkkr3Ta5PE374EFuxjryhX4q",
             "$pbkdf2$1000$c2FsdA$aGFzaA", "pbkdf2_sha1$1000$salt$aGFzaGhhc2hoYXNoaGFzaA==",
         ] {
             XCTAssertEqual(refusal(text)?.code, .unknownFormat, text)
         }
-        XCTAssertEqual(refusal("pbkdf2:md5:1000$salt$00112233445566778899aabbccddeeff")?.reason, "pbkdf2_unsupported_digest")
+        XCTAssertEqual(
+            refusal("pbkdf2:md5:1000$salt$00112233445566778899aabbccddeeff")?.reason, "pbkdf2_unsupported_digest")
     }
 
     func testMalformedFieldsAreRefusedWithAReason() {
@@ -137,31 +147,56 @@ final class StoredPasswordHashTests: XCTestCase {
             ("$5$rounds=01000$9HO3MbCxfvemaHks$B2JYhs.uoYQy/de.5PLHTxLQGUyB/BX9iKKKUt04cc1", "sha_crypt_bad_rounds"),
             ("$5$rounds=$9HO3MbCxfvemaHks$B2JYhs.uoYQy/de.5PLHTxLQGUyB/BX9iKKKUt04cc1", "sha_crypt_bad_rounds"),
             ("$5$01234567890123456$B2JYhs.uoYQy/de.5PLHTxLQGUyB/BX9iKKKUt04cc1", "sha256_crypt_malformed"),
-            ("$argon2id$v=18$m=64,t=1,p=1$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM",
-                "argon2_bad_version"),
-            ("$argon2id$v=19$t=1,m=64,p=1$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM",
-                "argon2_bad_parameters"),
-            ("$argon2id$v=19$m=64,t=1,p=1,keyid=x$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM",
-                "argon2_bad_parameters"),
-            ("$argon2id$v=19$m=64,t=1,p=1$AQ5x6hqhvb1kwjuiwCE49Q==$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM",
-                "argon2_bad_salt"),
+            (
+                "$argon2id$v=18$m=64,t=1,p=1$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM",
+                "argon2_bad_version"
+            ),
+            (
+                "$argon2id$v=19$t=1,m=64,p=1$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM",
+                "argon2_bad_parameters"
+            ),
+            (
+                "$argon2id$v=19$m=64,t=1,p=1,keyid=x$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM",
+                "argon2_bad_parameters"
+            ),
+            (
+                "$argon2id$v=19$m=64,t=1,p=1$AQ5x6hqhvb1kwjuiwCE49Q==$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM",
+                "argon2_bad_salt"
+            ),
             ("$argon2id$v=19$m=64,t=1,p=1$c2FsdA$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM", "argon2_bad_salt"),
-            ("$argon2id$v=19$m=64,t=1,p=1$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVN",
-                "argon2_bad_digest"),
+            (
+                "$argon2id$v=19$m=64,t=1,p=1$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVN",
+                "argon2_bad_digest"
+            ),
             ("$argon2id$v=19$m=64,t=1,p=1$AQ5x6hqhvb1kwjuiwCE49Q", "argon2_bad_fields"),
-            ("$pbkdf2-sha256$1000$dy5lTIlx7t0bA0CI8Z5zrg$+sPcqNRf6AFUk664xNXmHldCoG5zjlQY3Hud1NlYvYo", "pbkdf2_malformed"),
-            ("$pbkdf2-sha256$-1000$dy5lTIlx7t0bA0CI8Z5zrg$.sPcqNRf6AFUk664xNXmHldCoG5zjlQY3Hud1NlYvYo", "pbkdf2_malformed"),
+            (
+                "$pbkdf2-sha256$1000$dy5lTIlx7t0bA0CI8Z5zrg$+sPcqNRf6AFUk664xNXmHldCoG5zjlQY3Hud1NlYvYo",
+                "pbkdf2_malformed"
+            ),
+            (
+                "$pbkdf2-sha256$-1000$dy5lTIlx7t0bA0CI8Z5zrg$.sPcqNRf6AFUk664xNXmHldCoG5zjlQY3Hud1NlYvYo",
+                "pbkdf2_malformed"
+            ),
             ("$pbkdf2-sha256$1000$dy5lTIlx7t0bA0CI8Z5zrg$.sPcqNRf", "pbkdf2_bad_digest"),
             ("$pbkdf2-sha256$1000$$.sPcqNRf6AFUk664xNXmHldCoG5zjlQY3Hud1NlYvYo", "pbkdf2_bad_salt"),
-            ("pbkdf2_sha256$1000000$5f1B0LegI3o7JZG8fk9lLH$zZQxUZ/V/AxXKBWDw0gyOydBwzw3mm3qgdEuyruOEeY", "pbkdf2_malformed"),
-            ("pbkdf2:sha256$aPPB2CeREKSYPds7$10513d03a6526dc975fb05f3b0d17de2800a76cc83af653a7c2942de785663a1",
-                "pbkdf2_malformed"),
-            ("pbkdf2:sha256:1000$aPPB2CeREKSYPds7$10513d03a6526dc975fb05f3b0d17de2800a76cc83af653a7c2942de785663a",
-                "pbkdf2_malformed"),
+            (
+                "pbkdf2_sha256$1000000$5f1B0LegI3o7JZG8fk9lLH$zZQxUZ/V/AxXKBWDw0gyOydBwzw3mm3qgdEuyruOEeY",
+                "pbkdf2_malformed"
+            ),
+            (
+                "pbkdf2:sha256$aPPB2CeREKSYPds7$10513d03a6526dc975fb05f3b0d17de2800a76cc83af653a7c2942de785663a1",
+                "pbkdf2_malformed"
+            ),
+            (
+                "pbkdf2:sha256:1000$aPPB2CeREKSYPds7$10513d03a6526dc975fb05f3b0d17de2800a76cc83af653a7c2942de785663a",
+                "pbkdf2_malformed"
+            ),
             ("$scrypt$ln=4,r=8$UMo5pzRm7J0zZoxxDkEo5Q$46jioT+PwBah+NuExcBZLYrPW7Qy31AVmi1ALs6hDGs", "scrypt_malformed"),
             ("scrypt:32768:8$1wmNyzrXBJVfhk70$5386", "scrypt_malformed"),
-            ("scrypt:30000:8:1$1wmNyzrXBJVfhk70$53863248b0da171108fa207a404dc41abbc5b1eb5f60ac73a0059cff630c047f",
-                "scrypt_cost_not_power_of_two"),
+            (
+                "scrypt:30000:8:1$1wmNyzrXBJVfhk70$53863248b0da171108fa207a404dc41abbc5b1eb5f60ac73a0059cff630c047f",
+                "scrypt_cost_not_power_of_two"
+            ),
             ("scrypt$16384$salt$8$5$b9bIiyNfcajqq52Fx5Z9fjkSJ6McEcPhXtdbb04EZ+g6jaWb3b", "scrypt_malformed"),
         ]
         for (text, reason) in cases {
@@ -175,31 +210,58 @@ final class StoredPasswordHashTests: XCTestCase {
         let cases: [(String, String)] = [
             ("$2b$17$5uNMsxnFvuX4w0VUDBALxeNTxVjYRaRwHcmxu4BXakarvTzwkIi0C", "bcrypt_cost_out_of_range"),
             ("$2b$03$5uNMsxnFvuX4w0VUDBALxeNTxVjYRaRwHcmxu4BXakarvTzwkIi0C", "bcrypt_cost_out_of_range"),
-            ("$5$rounds=999$9HO3MbCxfvemaHks$B2JYhs.uoYQy/de.5PLHTxLQGUyB/BX9iKKKUt04cc1", "sha_crypt_rounds_out_of_range"),
-            ("$6$rounds=999999999$TPDEdoqjFnDBPLoR$igRSM1Wlh4A7YmBvcIoXKuVKO9P9n/PpYxhhTKLJokqMOMc/jtSglzchzqIyZuOIiIeGIZrFZktRO7lTRhmv90",
-                "sha_crypt_rounds_out_of_range"),
-            ("$argon2id$v=19$m=4194304,t=1,p=1$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM",
-                "argon2_cost_out_of_range"),
-            ("$argon2id$v=19$m=64,t=65,p=1$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM",
-                "argon2_cost_out_of_range"),
-            ("$argon2id$v=19$m=64,t=1,p=17$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM",
-                "argon2_cost_out_of_range"),
-            ("$argon2id$v=19$m=64,t=1,p=0$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM",
-                "argon2_cost_out_of_range"),
-            ("$argon2id$v=19$m=99999999999,t=1,p=1$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM",
-                "argon2_bad_parameters"),
-            ("$pbkdf2-sha256$5000001$dy5lTIlx7t0bA0CI8Z5zrg$.sPcqNRf6AFUk664xNXmHldCoG5zjlQY3Hud1NlYvYo",
-                "pbkdf2_iterations_out_of_range"),
-            ("$pbkdf2-sha256$0$dy5lTIlx7t0bA0CI8Z5zrg$.sPcqNRf6AFUk664xNXmHldCoG5zjlQY3Hud1NlYvYo",
-                "pbkdf2_iterations_out_of_range"),
-            ("$scrypt$ln=21,r=8,p=1$UMo5pzRm7J0zZoxxDkEo5Q$46jioT+PwBah+NuExcBZLYrPW7Qy31AVmi1ALs6hDGs",
-                "scrypt_cost_out_of_range"),
-            ("$scrypt$ln=64,r=8,p=1$UMo5pzRm7J0zZoxxDkEo5Q$46jioT+PwBah+NuExcBZLYrPW7Qy31AVmi1ALs6hDGs",
-                "scrypt_cost_out_of_range"),
-            ("$scrypt$ln=4,r=8,p=17$UMo5pzRm7J0zZoxxDkEo5Q$46jioT+PwBah+NuExcBZLYrPW7Qy31AVmi1ALs6hDGs",
-                "scrypt_cost_out_of_range"),
-            ("scrypt:1048576:8:1$1wmNyzrXBJVfhk70$53863248b0da171108fa207a404dc41abbc5b1eb5f60ac73a0059cff630c047f",
-                "scrypt_cost_out_of_range"),
+            (
+                "$5$rounds=999$9HO3MbCxfvemaHks$B2JYhs.uoYQy/de.5PLHTxLQGUyB/BX9iKKKUt04cc1",
+                "sha_crypt_rounds_out_of_range"
+            ),
+            (
+                "$6$rounds=999999999$TPDEdoqjFnDBPLoR$igRSM1Wlh4A7YmBvcIoXKuVKO9P9n/PpYxhhTKLJokqMOMc/jtSglzchzqIyZuOIiIeGIZrFZktRO7lTRhmv90",
+                "sha_crypt_rounds_out_of_range"
+            ),
+            (
+                "$argon2id$v=19$m=4194304,t=1,p=1$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM",
+                "argon2_cost_out_of_range"
+            ),
+            (
+                "$argon2id$v=19$m=64,t=65,p=1$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM",
+                "argon2_cost_out_of_range"
+            ),
+            (
+                "$argon2id$v=19$m=64,t=1,p=17$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM",
+                "argon2_cost_out_of_range"
+            ),
+            (
+                "$argon2id$v=19$m=64,t=1,p=0$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM",
+                "argon2_cost_out_of_range"
+            ),
+            (
+                "$argon2id$v=19$m=99999999999,t=1,p=1$AQ5x6hqhvb1kwjuiwCE49Q$kKxUAMuqK6sUIEOuA6RPIbv+AaIkqD45mbhZwJABXVM",
+                "argon2_bad_parameters"
+            ),
+            (
+                "$pbkdf2-sha256$5000001$dy5lTIlx7t0bA0CI8Z5zrg$.sPcqNRf6AFUk664xNXmHldCoG5zjlQY3Hud1NlYvYo",
+                "pbkdf2_iterations_out_of_range"
+            ),
+            (
+                "$pbkdf2-sha256$0$dy5lTIlx7t0bA0CI8Z5zrg$.sPcqNRf6AFUk664xNXmHldCoG5zjlQY3Hud1NlYvYo",
+                "pbkdf2_iterations_out_of_range"
+            ),
+            (
+                "$scrypt$ln=21,r=8,p=1$UMo5pzRm7J0zZoxxDkEo5Q$46jioT+PwBah+NuExcBZLYrPW7Qy31AVmi1ALs6hDGs",
+                "scrypt_cost_out_of_range"
+            ),
+            (
+                "$scrypt$ln=64,r=8,p=1$UMo5pzRm7J0zZoxxDkEo5Q$46jioT+PwBah+NuExcBZLYrPW7Qy31AVmi1ALs6hDGs",
+                "scrypt_cost_out_of_range"
+            ),
+            (
+                "$scrypt$ln=4,r=8,p=17$UMo5pzRm7J0zZoxxDkEo5Q$46jioT+PwBah+NuExcBZLYrPW7Qy31AVmi1ALs6hDGs",
+                "scrypt_cost_out_of_range"
+            ),
+            (
+                "scrypt:1048576:8:1$1wmNyzrXBJVfhk70$53863248b0da171108fa207a404dc41abbc5b1eb5f60ac73a0059cff630c047f",
+                "scrypt_cost_out_of_range"
+            ),
         ]
         for (text, reason) in cases {
             XCTAssertEqual(refusal(text)?.reason, reason, text)

@@ -32,7 +32,8 @@ final class PasswordSignInAndCountTests: StorageTestCase {
             second, verifiedHash: original.passwordHash, replacement: "$argon2id$v=19$other", at: later)
         XCTAssertFalse(refused)
         await assertNil(try await storage.sessions.find(id: second.id))
-        await assertEqual(try await storage.passwordCredentials.credential(of: account.id)?.passwordHash, "$argon2id$v=19$new")
+        await assertEqual(
+            try await storage.passwordCredentials.credential(of: account.id)?.passwordHash, "$argon2id$v=19$new")
 
         // No replacement: only the session.
         let third = makeSession(for: account)
@@ -62,7 +63,9 @@ final class PasswordSignInAndCountTests: StorageTestCase {
         }
         // A password session proves nothing about the passkey.
         try await storage.sessions.add(makeSession(for: account, method: .password))
-        await assertDomainError(.lastSignInMethod) { try await storage.passwordCredentials.removePassword(of: account.id) }
+        await assertDomainError(.lastSignInMethod) {
+            try await storage.passwordCredentials.removePassword(of: account.id)
+        }
         await assertNotNil(try await storage.passwordCredentials.credential(of: account.id))
 
         try await storage.sessions.add(makeSession(for: account, method: .passkey))
