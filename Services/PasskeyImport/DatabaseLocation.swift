@@ -3,9 +3,11 @@ import Foundation
 /// Where the database is: `DATABASE_URL`, or the local Postgres that `deploy/local/run` keeps in `.local/postgres`
 /// (`PASSKEY_DATA_DIR` when set), reached through its unix socket.
 enum DatabaseLocation {
-    /// The connection string, or the message explaining why there is none.
-    static func url(environment: [String: String], executablePath: String) -> Result<String, ImportFailure> {
-        if let url = environment["DATABASE_URL"], !url.isEmpty { return .success(url) }
+    /// The connection string and where it came from (for messages), or the message explaining why there is none.
+    static func url(environment: [String: String], executablePath: String) -> Result<
+        (String, source: String), ImportFailure
+    > {
+        if let url = environment["DATABASE_URL"], !url.isEmpty { return .success((url, "DATABASE_URL")) }
         var candidates: [String] = []
         if let dataDirectory = environment["PASSKEY_DATA_DIR"], !dataDirectory.isEmpty {
             var isDirectory: ObjCBool = false
@@ -31,7 +33,8 @@ enum DatabaseLocation {
             }
         }
         for directory in candidates where FileManager.default.fileExists(atPath: directory + "/.s.PGSQL.5432") {
-            return .success("postgresql:///postgres?host=\(directory)&user=postgres")
+            return .success(
+                ("postgresql:///postgres?host=\(directory)&user=postgres", "the local database of deploy/local/run"))
         }
         return .failure(
             .usage(

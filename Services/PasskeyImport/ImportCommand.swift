@@ -34,14 +34,14 @@ enum ImportCommand {
         let run: ImportRun
         let reader: BatchReader
         do {
-            let url = try DatabaseLocation.url(
+            let (url, source) = try DatabaseLocation.url(
                 environment: environment, executablePath: CommandLine.arguments.first ?? ""
             ).get()
             let input = try InputSource(path: options.input)
             guard !input.isSameFile(as: options.rejectsPath) else {
                 throw ImportFailure.usage("the rejects file \(options.rejectsPath) is the input itself")
             }
-            run = try ImportRun(options: options, databaseURL: url, inputSize: input.size)
+            run = try ImportRun(options: options, databaseURL: url, databaseSource: source, inputSize: input.size)
             reader = BatchReader(options: options, input: input, now: Date())
         } catch let failure as ImportFailure {
             return report(failure)

@@ -15,7 +15,8 @@ final class ImportRun {
     private var lastWrittenLine = 0
     private var bytesRead: Int64 = 0
 
-    init(options: ImportOptions, databaseURL: String, inputSize: Int64?) throws {
+    /// `databaseSource` says where the URL came from (`DATABASE_URL`, or the local database), for messages.
+    init(options: ImportOptions, databaseURL: String, databaseSource: String, inputSize: Int64?) throws {
         self.options = options
         self.inputSize = inputSize
         guard
@@ -32,7 +33,8 @@ final class ImportRun {
         do {
             storage = try PostgresAccountImport(configuration: configuration)
         } catch let error as PostgresError where error.isConnectionFailure {
-            throw ImportFailure.stopped("cannot reach the database: \(oneLine(error.message)). Nothing was imported.")
+            throw ImportFailure.stopped(
+                "cannot reach the database (\(databaseSource)): \(oneLine(error.message)). Nothing was imported.")
         } catch let error as PostgresAccountImport.SchemaError {
             throw ImportFailure.usage(error.description)
         }

@@ -88,7 +88,8 @@ def main(work):
     elapsed = time.monotonic() - started
     summary = process.stdout.read().decode()
     assert os.waitstatus_to_exitcode(status) == 0, summary
-    assert count(target, "accounts WHERE import_digest IS NOT NULL") == ACCOUNTS == count(target, "password_credentials")
+    imported = count(target, "accounts WHERE import_digest IS NOT NULL")
+    assert imported == ACCOUNTS == count(target, "password_credentials")
     cpu = usage.ru_utime + usage.ru_stime
     print(f"passkey-import: {elapsed:.1f} s, {ACCOUNTS / elapsed:,.0f} rows/s, importer CPU {cpu:.1f} s "
           f"(user {usage.ru_utime:.1f}, system {usage.ru_stime:.1f}), peak memory {usage.ru_maxrss / 1024:.0f} MiB")

@@ -101,7 +101,8 @@ def test_ten_thousand_lines_with_every_kind_of_bad_line_then_a_rerun_that_change
         FROM accounts a JOIN account_emails e ON e.account_id = a.id
         WHERE e.normalized_email = 'user2431@example.com'""") == [
         ["user2431", "-", "2020-01-02 03:04:05+00", "t", "t"]]
-    assert database.sql("SELECT created_at FROM accounts WHERE external_id = 'ext-38'") == [["2019-06-30 21:59:59.25+00"]]
+    assert database.sql("SELECT created_at FROM accounts WHERE external_id = 'ext-38'") == [
+        ["2019-06-30 21:59:59.25+00"]]
     # The line with a CRLF ending is imported like the others.
     assert database.sql("SELECT display_name FROM accounts a JOIN account_emails e ON e.account_id = a.id "
                         "WHERE normalized_email = 'user700@example.com'") == [["User 700"]]
@@ -211,7 +212,9 @@ def test_an_unreachable_database_stops_before_anything_is_read(tmp_path):
     result = run_import([path], missing)
     assert result.returncode == EXIT_STOPPED
     message = no_crash(result.stderr)
-    assert message.startswith("passkey-import: cannot reach the database: ") and "Nothing was imported." in message
+    assert message.startswith(
+        "passkey-import: cannot reach the database (DATABASE_URL): cannot connect to the database at ")
+    assert "Nothing was imported." in message
 
 
 CSV_HEADER = "externalID,email,passwordHash,displayName,createdAt,emailVerified"
@@ -322,7 +325,8 @@ def test_without_database_url_it_uses_the_run_commands_local_database(tmp_path):
     empty.mkdir()
     missing = run_import([path], None, extra_environment={"PASSKEY_DATA_DIR": str(empty)})
     assert missing.returncode == EXIT_USAGE
-    assert "DATABASE_URL is not set and the local database of deploy/local/run is not running" in missing.stderr.decode()
+    assert ("DATABASE_URL is not set and the local database of deploy/local/run is not running"
+            in missing.stderr.decode())
     not_a_directory = run_import([path], None, extra_environment={"PASSKEY_DATA_DIR": str(path)})
     assert not_a_directory.returncode == EXIT_USAGE
     assert "PASSKEY_DATA_DIR" in not_a_directory.stderr.decode()

@@ -37,7 +37,8 @@ def sign_in(stack, email, password):
 def test_imported_accounts_sign_in_through_the_gateway(stack, tmp_path):
     argon2_hash = argon2.PasswordHasher().hash(ARGON2_PASSWORD)
     records = [
-        {"email": "Legacy.Bcrypt@Example.com", "displayName": "Bcrypt User", "passwordHash": bcrypt_hash(BCRYPT_PASSWORD),
+        {"email": "Legacy.Bcrypt@Example.com", "displayName": "Bcrypt User",
+         "passwordHash": bcrypt_hash(BCRYPT_PASSWORD),
          "externalID": "legacy-1", "emailVerified": True},
         {"email": "legacy-argon2@example.com", "passwordHash": argon2_hash},
         {"email": "passkey-to-come@example.com", "displayName": "No Password", "emailVerified": True},
