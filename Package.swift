@@ -17,6 +17,7 @@ let cLibraryTargets: [Target] = [
     .systemLibrary(
         name: "CNGHTTP2", path: "Shared/CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
     .systemLibrary(name: "CArgon2", path: "Shared/CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
+    .systemLibrary(name: "CXCrypt", path: "Shared/CXCrypt", pkgConfig: "libxcrypt", providers: [.apt(["libcrypt-dev"])]),
     .systemLibrary(
         name: "CCurl", path: "Shared/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 ]
@@ -46,8 +47,20 @@ let persistenceTargets: [Target] = [
     .executableTarget(name: "passkey-migrate", dependencies: ["Postgres", "PostgresStorage"], path: "Services/Migrate"),
     .target(name: "PostgresTestSupport", dependencies: ["Postgres"], path: "Tests/PostgresTestSupport"),
     .target(
-        name: "PasswordHashing", dependencies: ["CArgon2", "Crypto", "WorkerThreads"], path: "Shared/PasswordHashing"),
+        name: "PasswordHashing", dependencies: ["CArgon2", "CXCrypt", "Crypto", "WorkerThreads"],
+        path: "Shared/PasswordHashing"),
     .testTarget(name: "PasswordHashingTests", dependencies: ["PasswordHashing"], path: "Tests/PasswordHashingTests"),
+    .target(
+        name: "AccountImport", dependencies: ["Crypto", "Domain", "Encoding", "JSON", "PasswordHashing"],
+        path: "Shared/AccountImport"),
+    .testTarget(
+        name: "AccountImportTests", dependencies: ["AccountImport", "Domain", "Encoding"], path: "Tests/AccountImportTests"),
+    .target(
+        name: "AccountImportStorage", dependencies: ["AccountImport", "Crypto", "Domain", "Encoding", "Postgres"],
+        path: "Shared/AccountImportStorage"),
+    .executableTarget(
+        name: "passkey-import", dependencies: ["AccountImport", "AccountImportStorage", "Postgres"],
+        path: "Services/PasskeyImport"),
     .target(name: "Observability", dependencies: ["Encoding"], path: "Shared/Observability"),
     .testTarget(name: "ObservabilityTests", dependencies: ["Observability"], path: "Tests/ObservabilityTests"),
     .target(name: "Configuration", dependencies: ["Encoding"], path: "Shared/Configuration"),
@@ -294,19 +307,19 @@ let allTargets =
 /// points up or a module is in no layer. Tests, test support and tools (under `Tests/`) may use any layer.
 let layers: [(name: String, modules: Set<String>)] = [
     ("C libraries, one system-library target each",
-     ["COpenSSL", "CLibPQ", "CNGHTTP2", "CArgon2", "CNetworkIO", "CCurl"]),
+     ["COpenSSL", "CLibPQ", "CNGHTTP2", "CArgon2", "CXCrypt", "CNetworkIO", "CCurl"]),
     ("foundations: codecs, logs and metrics, configuration, limits, threads",
      ["Encoding", "JSON", "Protobuf", "HTTPMessages", "Observability", "Configuration", "RateLimiting", "WorkerThreads"]),
     ("domain and protocol logic, no I/O: accounts and ports, crypto, WebAuthn and its configured policy, sessions, passwords, HTTP/1.1 parsing, service identities",
      ["Domain", "Crypto", "WebAuthn", "PasskeyPolicy", "SessionIssuance", "PasswordHashing", "HTTP1", "ServiceIdentity",
-      "AccountRecovery", "PasskeyProviders"]),
+      "AccountRecovery", "AccountImport", "PasskeyProviders"]),
     ("I/O: event loops, TLS, HTTP/2, gRPC and its transport security, discovery, the HTTP server, Postgres and the repositories",
      ["NetworkIO", "TLSChannels", "HTTP2", "GRPC", "GRPCHealth", "NameResolution", "HTTPServer", "Postgres",
-      "PostgresStorage", "ServiceTransport", "MailDelivery"]),
+      "PostgresStorage", "ServiceTransport", "MailDelivery", "AccountImportStorage"]),
     ("the services' contracts and their composition root", ["ServiceContracts", "ServiceRuntime"]),
     ("services: each one's core (use cases and handlers) and executable; the gateway; migrations",
      ["ChallengeServiceCore", "challenge-service", "VerificationServiceCore", "verification-service",
-      "SessionServiceCore", "session-service", "GatewayCore", "gateway", "passkey-migrate"]),
+      "SessionServiceCore", "session-service", "GatewayCore", "gateway", "passkey-migrate", "passkey-import"]),
     ("the app client library (Foundation only)", ["PasskeyClient"]),
 ]
 

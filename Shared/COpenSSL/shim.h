@@ -7,6 +7,7 @@
 #include <openssl/ec.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/kdf.h>
 #include <openssl/obj_mac.h>
 #include <openssl/objects.h>
 #include <openssl/param_build.h>

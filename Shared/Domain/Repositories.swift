@@ -86,6 +86,23 @@ public protocol PasswordCredentialRepository: Sendable {
     func credential(of accountID: AccountID) async throws -> PasswordCredential?
     /// What password sign-in needs for this normalized email, or nil when no account with a password has it.
     func signInRecord(normalizedEmail: String) async throws -> PasswordSignInRecord?
+    /// Stores a verified password sign-in's session, only while the account's stored hash is still `verifiedHash`
+    /// (a password changed or removed meanwhile makes it false and writes nothing). With `replacement`, the stored
+    /// hash becomes it in the same transaction. Returns whether the session was stored.
+    func completeSignIn(_ session: AuthenticationSession, verifiedHash: String, replacement: String?, at now: Date)
+        async throws -> Bool
+    /// Removes the account's password, which stage ③ allows only once a passkey has signed in: throws `notFound`
+    /// when the account has no password, and `lastSignInMethod` (reason `no_passkey` or `passkey_sign_in_required`)
+    /// when the password is still its only proven way to sign in.
+    func removePassword(of accountID: AccountID) async throws
+}
+
+/// Why a password cannot be removed, as the `reason` of a `lastSignInMethod` error.
+public enum PasswordRemovalRefusal {
+    /// The account has no passkey.
+    public static let noPasskey = "no_passkey"
+    /// The account has a passkey but has never signed in with one.
+    public static let passkeySignInRequired = "passkey_sign_in_required"
 }
 
 /// `passkey_credentials`.
@@ -161,4 +178,23 @@ public protocol AccountRegistrationRepository: Sendable {
     /// Deletes at most `limit` registrations that expired or were consumed before `cutoff`, skipping rows another
     /// transaction holds; returns how many. Safe to run from several replicas at once.
     func deleteEnded(before cutoff: Date, limit: Int) async throws -> Int
+}
+
+/// Accounts by the ways they can sign in, as the database maintains them.
+public struct SignInMethodCounts: Sendable, Equatable {
+    public var passwordOnly = 0
+    public var both = 0
+    public var passkeyOnly = 0
+
+    public init(passwordOnly: Int = 0, both: Int = 0, passkeyOnly: Int = 0) {
+        self.passwordOnly = passwordOnly
+        self.both = both
+        self.passkeyOnly = passkeyOnly
+    }
+}
+
+/// `sign_in_method_totals` and `sign_in_method_changes`: counts kept by triggers, read in a few rows.
+public protocol SignInMethodCountRepository: Sendable {
+    /// The current counts (folding the changes appended since the last read).
+    func counts() async throws -> SignInMethodCounts
 }

@@ -9,6 +9,12 @@ public enum AuditEvent: String, CaseIterable, Sendable {
     case passkeyRegistrationFailed = "audit.passkey.registration_failed"
     case passkeyRemoved = "audit.passkey.removed"
     case passkeyCloneWarning = "audit.passkey.clone_warning"
+    /// A stored legacy or weaker password hash was replaced by the current argon2id at a sign-in.
+    case passwordRehashed = "audit.password.rehashed"
+    /// The account removed its password (stage ③: passkeys only).
+    case passwordRemoved = "audit.password.removed"
+    /// A password removal was refused (with `reason`).
+    case passwordRemovalRefused = "audit.password.removal_refused"
     case sessionRevoked = "audit.session.revoked"
     case emailVerificationSent = "audit.email.verification_sent"
     case emailVerified = "audit.email.verified"

@@ -1,7 +1,9 @@
 import CArgon2
 import Crypto
 
-/// Hashes and verifies passwords with argon2id, storing PHC strings (`$argon2id$v=19$m=…,t=…,p=…$salt$hash`).
+/// Hashes passwords with argon2id, storing PHC strings (`$argon2id$v=19$m=…,t=…,p=…$salt$hash`), and verifies
+/// them and every legacy format `StoredPasswordHash` reads (bcrypt and sha-crypt through libxcrypt, PBKDF2 and
+/// scrypt through OpenSSL, argon2i and argon2id with any bounded parameters).
 ///
 /// Both calls take tens of milliseconds of CPU on purpose: run them on threads of their own, with bounded
 /// concurrency, never on an event loop.
@@ -25,11 +27,6 @@ public struct PasswordHasher: Sendable {
 
     /// Passwords longer than this (in UTF-8 bytes) are refused before any hashing.
     public static let maximumPasswordLength = 1024
-    /// Stored hashes whose cost exceeds these are refused rather than computed.
-    static let maximumMemoryKiB: UInt32 = 1024 * 1024
-    static let maximumIterations: UInt32 = 64
-    static let maximumParallelism: UInt32 = 16
-
     static let saltLength = 16
     static let hashLength = 32
 
@@ -54,15 +51,55 @@ public struct PasswordHasher: Sendable {
         return try Self.encode(bytes, salt: random.bytes(count: Self.saltLength), parameters: parameters)
     }
 
-    /// Whether `password` matches the PHC string `encoded`. Malformed or unreasonably costly hashes never match.
+    /// Whether `password` matches the stored hash `encoded`, in any format `StoredPasswordHash` reads. Unknown,
+    /// malformed or unreasonably costly hashes never match (they are refused before anything is computed).
     public func verify(_ password: String, against encoded: String) -> Bool {
+        guard let stored = try? StoredPasswordHash(parsing: encoded) else { return false }
+        return verify(password, against: stored)
+    }
+
+    /// Whether `password` matches `stored`. Every comparison is in constant time.
+    public func verify(_ password: String, against stored: StoredPasswordHash) -> Bool {
         let bytes = Array(password.utf8)
-        guard bytes.count <= Self.maximumPasswordLength, let stored = PHCString(encoded),
-            stored.memoryKiB <= Self.maximumMemoryKiB, stored.iterations <= Self.maximumIterations,
-            stored.parallelism <= Self.maximumParallelism
-        else { return false }
-        // argon2id_verify recomputes the hash and compares in constant time.
-        return argon2id_verify(encoded, bytes, bytes.count) == ARGON2_OK.rawValue
+        guard bytes.count <= Self.maximumPasswordLength else { return false }
+        switch stored.algorithm {
+        case .argon2(let argon2):
+            return Self.verifyArgon2(bytes, argon2)
+        case .bcrypt(_, let cryptText):
+            guard let computed = XCrypt.hash(bytes, setting: cryptText) else { return false }
+            return constantTimeEquals(computed, Array(cryptText.utf8))
+        case .shaCrypt:
+            guard let computed = XCrypt.hash(bytes, setting: stored.encoded) else { return false }
+            return constantTimeEquals(computed, Array(stored.encoded.utf8))
+        case .pbkdf2(let pbkdf2):
+            let digest: PasswordKDF.PBKDF2Digest = pbkdf2.digest == .sha256 ? .sha256 : .sha512
+            guard
+                let computed = try? PasswordKDF.pbkdf2(
+                    password: bytes, salt: pbkdf2.salt, iterations: pbkdf2.iterations, digest: digest,
+                    length: pbkdf2.derivedKey.count)
+            else { return false }
+            return constantTimeEquals(computed, pbkdf2.derivedKey)
+        case .scrypt(let scrypt):
+            guard
+                let computed = try? PasswordKDF.scrypt(
+                    password: bytes, salt: scrypt.salt, n: scrypt.costN, r: scrypt.blockSize, p: scrypt.parallelism,
+                    length: scrypt.derivedKey.count,
+                    // OpenSSL counts its own bookkeeping on top of 128·N·r; the parser has bounded N·r already.
+                    maximumMemory: 2 * StoredPasswordHash.Limits.scryptMemoryBytes)
+            else { return false }
+            return constantTimeEquals(computed, scrypt.derivedKey)
+        }
+    }
+
+    /// Recomputes the argon2 digest from the decoded salt and parameters and compares the raw bytes, so what is
+    /// compared does not depend on how the stored string spelled them.
+    private static func verifyArgon2(_ password: [UInt8], _ stored: StoredPasswordHash.Argon2) -> Bool {
+        var computed = [UInt8](repeating: 0, count: stored.digest.count)
+        let type = stored.variant == .argon2id ? Argon2_id : Argon2_i
+        let status = argon2_hash(
+            stored.iterations, stored.memoryKiB, stored.parallelism, password, password.count, stored.salt,
+            stored.salt.count, &computed, computed.count, nil, 0, type, stored.version)
+        return status == ARGON2_OK.rawValue && constantTimeEquals(computed, stored.digest)
     }
 
     /// Spends the same work as a real verification and returns false; for sign-ins with an unknown email.
@@ -71,12 +108,22 @@ public struct PasswordHasher: Sendable {
         return false
     }
 
-    /// Whether a stored hash was made with other parameters than the current ones and should be replaced at the
-    /// next successful sign-in.
+    /// Whether a stored hash should be replaced at the next successful sign-in: anything but argon2id (version 19)
+    /// with exactly the current parameters, a 32-byte digest and a salt of at least 16 bytes, so legacy formats,
+    /// argon2i and weaker (or since changed) argon2id settings all converge on the current ones.
     public func needsRehash(_ encoded: String) -> Bool {
-        guard let stored = PHCString(encoded) else { return true }
-        return stored.memoryKiB != parameters.memoryKiB || stored.iterations != parameters.iterations
-            || stored.parallelism != parameters.parallelism
+        guard let stored = try? StoredPasswordHash(parsing: encoded) else { return true }
+        return needsRehash(stored)
+    }
+
+    /// Whether `stored` should be replaced at the next successful sign-in; see `needsRehash(_:)` on a string.
+    public func needsRehash(_ stored: StoredPasswordHash) -> Bool {
+        guard case .argon2(let argon2) = stored.algorithm, argon2.variant == .argon2id, argon2.version == 0x13 else {
+            return true
+        }
+        return argon2.memoryKiB != parameters.memoryKiB || argon2.iterations != parameters.iterations
+            || argon2.parallelism != parameters.parallelism || argon2.digest.count != Self.hashLength
+            || argon2.salt.count < Self.saltLength
     }
 
     private static func encode(_ password: [UInt8], salt: [UInt8], parameters: Parameters) throws -> String {
@@ -100,31 +147,4 @@ public enum PasswordHashingError: Error, Equatable, Sendable {
     case hashingFailed(String)
     /// Too many hashing jobs are queued already.
     case busy
-}
-
-/// The parameters of an argon2id PHC string, read without trusting it.
-struct PHCString {
-    let memoryKiB: UInt32
-    let iterations: UInt32
-    let parallelism: UInt32
-
-    init?(_ encoded: String) {
-        guard encoded.utf8.count <= 512 else { return nil }
-        let fields = encoded.split(separator: "$", omittingEmptySubsequences: false)
-        // "", "argon2id", "v=19", "m=…,t=…,p=…", salt, hash
-        guard fields.count == 6, fields[0].isEmpty, fields[1] == "argon2id", fields[2] == "v=19",
-            !fields[4].isEmpty, !fields[5].isEmpty
-        else { return nil }
-        var values: [Substring: UInt32] = [:]
-        for pair in fields[3].split(separator: ",") {
-            let parts = pair.split(separator: "=", maxSplits: 1)
-            guard parts.count == 2, let value = UInt32(parts[1]) else { return nil }
-            values[parts[0]] = value
-        }
-        guard values.count == 3, let m = values["m"], let t = values["t"], let p = values["p"], m > 0, t > 0, p > 0
-        else { return nil }
-        memoryKiB = m
-        iterations = t
-        parallelism = p
-    }
 }

@@ -23,6 +23,11 @@ public final class PasswordHashingPool: Sendable {
         try await run { [hasher] in hasher.verify(password, against: encoded) }
     }
 
+    /// Whether `password` matches the parsed hash `stored` (any format `StoredPasswordHash` reads).
+    public func verify(_ password: String, against stored: StoredPasswordHash) async throws -> Bool {
+        try await run { [hasher] in hasher.verify(password, against: stored) }
+    }
+
     /// The same work as a verification, always false: for unknown accounts.
     public func verifyDummy(_ password: String) async throws -> Bool {
         try await run { [hasher] in hasher.verifyDummy(password) }

@@ -90,6 +90,58 @@ public final class PostgresConnection {
         return try PostgresResult.outcome(result, connection: handle).get()
     }
 
+    /// Runs `COPY … FROM STDIN` (text format) with `rows` as its data and returns how many rows the server
+    /// stored. The statement takes no binds. Either every row is stored or, on any error, none: the server rejects
+    /// the whole `COPY` at the first bad row. A connection that breaks while sending throws `.connectionLost`.
+    @discardableResult
+    public func copy(_ statement: PostgresQuery, rows: PostgresCopyRows) throws -> Int {
+        guard let handle else { throw PostgresError(.connectionLost, "the connection is closed") }
+        guard statement.binds.isEmpty else { throw PostgresError(.server, "COPY takes no bound parameters") }
+        guard let started = PQexec(handle, statement.sql) else {
+            throw PostgresError(.connectionLost, errorMessage(of: handle))
+        }
+        let status = PQresultStatus(started)
+        guard status == PGRES_COPY_IN else {
+            defer { PQclear(started) }
+            _ = try PostgresResult.outcome(started, connection: handle).get()
+            throw PostgresError(.server, "the statement did not start a COPY FROM STDIN")
+        }
+        PQclear(started)
+        var sendFailure: String?
+        rows.bytes.withUnsafeBufferPointer { buffer in
+            // Chunks bound the size of each libpq send buffer; a blocking connection accepts each one whole.
+            let chunk = 256 * 1024
+            var offset = 0
+            while offset < buffer.count {
+                let length = min(chunk, buffer.count - offset)
+                let start = buffer.baseAddress!.advanced(by: offset)
+                let sent = start.withMemoryRebound(to: CChar.self, capacity: length) {
+                    PQputCopyData(handle, $0, Int32(length))
+                }
+                guard sent == 1 else {
+                    sendFailure = errorMessage(of: handle)
+                    return
+                }
+                offset += length
+            }
+        }
+        if PQputCopyEnd(handle, sendFailure) != 1 {
+            sendFailure = sendFailure ?? errorMessage(of: handle)
+        }
+        var firstFailure: PostgresError?
+        var stored = 0
+        while let result = PQgetResult(handle) {
+            switch PostgresResult.outcome(result, connection: handle) {
+            case .success: stored = Int(String(cString: PQcmdTuples(result))) ?? 0
+            case .failure(let error): if firstFailure == nil { firstFailure = error }
+            }
+            PQclear(result)
+        }
+        if let firstFailure { throw firstFailure }
+        if let sendFailure { throw PostgresError(.connectionLost, sendFailure) }
+        return stored
+    }
+
     /// Hands the open libpq connection to a new owner (the pipelined path); this object is closed afterwards.
     func detachHandle() -> OpaquePointer? {
         defer { handle = nil }

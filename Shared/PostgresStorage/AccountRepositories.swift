@@ -233,4 +233,74 @@ public struct PostgresPasswordCredentialRepository: PasswordCredentialRepository
             }
         }
     }
+
+    public func completeSignIn(
+        _ session: AuthenticationSession, verifiedHash: String, replacement: String?, at now: Date
+    ) async throws -> Bool {
+        // One statement, so one transaction: the row lock re-reads the latest hash (a password changed or removed
+        // since it was verified stops the sign-in), the replacement hash and the session commit together or not at all.
+        let rows = try await translatingErrors {
+            try await pool.query(
+                """
+                WITH verified AS (
+                         SELECT account_id FROM password_credentials
+                         WHERE account_id = \(session.accountID.rawValue) AND password_hash = \(verifiedHash)
+                         FOR UPDATE),
+                     rehashed AS (
+                         UPDATE password_credentials p SET password_hash = \(replacement ?? verifiedHash), updated_at = \(now)
+                         FROM verified v
+                         WHERE \(replacement != nil) AND p.account_id = v.account_id
+                         RETURNING p.account_id),
+                     added AS (
+                         INSERT INTO authentication_sessions (\(unsafeSQL: PostgresAuthenticationSessionRepository.columns))
+                         SELECT \(session.id.rawValue), v.account_id, \(PostgresBytes(session.tokenDigest)),
+                                \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt),
+                                \(session.revokedAt)
+                         FROM verified v
+                         RETURNING account_id)
+                SELECT EXISTS (SELECT 1 FROM added) AS signed_in
+                """)
+        }
+        return try rows.first?.decode(Bool.self, "signed_in") ?? false
+    }
+
+    public func removePassword(of accountID: AccountID) async throws {
+        try await translatingErrors {
+            try await pool.transaction { connection in
+                // The same account lock as passkey removal: a password and the last passkey removed concurrently
+                // cannot each see the other as the remaining way to sign in.
+                let locked = try connection.execute(
+                    "SELECT id FROM accounts WHERE id = \(accountID.rawValue) FOR UPDATE")
+                guard !locked.isEmpty else { throw DomainError(.notFound, "this account has no password") }
+                // A passkey has signed in when one recorded a use, or a passkey session exists (its use may not be
+                // flushed yet; old sessions are swept, by when the use is recorded).
+                let state = try connection.execute(
+                    """
+                    SELECT EXISTS (SELECT 1 FROM password_credentials
+                                   WHERE account_id = \(accountID.rawValue)) AS has_password,
+                           EXISTS (SELECT 1 FROM passkey_credentials
+                                   WHERE account_id = \(accountID.rawValue)) AS has_passkey,
+                           EXISTS (SELECT 1 FROM passkey_credentials
+                                   WHERE account_id = \(accountID.rawValue) AND last_used_at IS NOT NULL)
+                             OR EXISTS (SELECT 1 FROM authentication_sessions
+                                        WHERE account_id = \(accountID.rawValue)
+                                          AND authentication_method = 'passkey') AS passkey_signed_in
+                    """)
+                guard let row = state.first, try row.decode(Bool.self, "has_password") else {
+                    throw DomainError(.notFound, "this account has no password")
+                }
+                guard try row.decode(Bool.self, "has_passkey") else {
+                    throw DomainError(
+                        .lastSignInMethod, "add a passkey before removing the password",
+                        reason: PasswordRemovalRefusal.noPasskey)
+                }
+                guard try row.decode(Bool.self, "passkey_signed_in") else {
+                    throw DomainError(
+                        .lastSignInMethod, "sign in with a passkey once before removing the password",
+                        reason: PasswordRemovalRefusal.passkeySignInRequired)
+                }
+                try connection.execute("DELETE FROM password_credentials WHERE account_id = \(accountID.rawValue)")
+            }
+        }
+    }
 }

@@ -17,6 +17,7 @@ public struct PostgresStorage: Sendable {
     public let recovery: PostgresAccountRecoveryRepository
     public let outbox: PostgresEmailOutboxRepository
     public let recoveryRegistrations: PostgresRecoveryRegistrationRepository
+    public let signInMethodCounts: PostgresSignInMethodCountRepository
 
     public init(pool: PostgresPool) {
         self.pool = pool
@@ -32,6 +33,7 @@ public struct PostgresStorage: Sendable {
         recovery = PostgresAccountRecoveryRepository(pool: pool)
         outbox = PostgresEmailOutboxRepository(pool: pool)
         recoveryRegistrations = PostgresRecoveryRegistrationRepository(pool: pool)
+        signInMethodCounts = PostgresSignInMethodCountRepository(pool: pool)
     }
 
     /// Storage over a new pool of `poolSize` connections to `url`, opened as they are needed.

@@ -30,8 +30,10 @@ public enum SessionServiceMethods {
     public static let finishRecovery = GRPCMethodDescriptor<FinishRecoveryRequest, IssuedSession>(service: service, name: "FinishRecovery")
     /// `GenerateRecoveryCodes(GenerateRecoveryCodesRequest) returns (GenerateRecoveryCodesResponse)`.
     public static let generateRecoveryCodes = GRPCMethodDescriptor<GenerateRecoveryCodesRequest, GenerateRecoveryCodesResponse>(service: service, name: "GenerateRecoveryCodes")
+    /// `RemovePassword(RemovePasswordRequest) returns (RemovePasswordResponse)`.
+    public static let removePassword = GRPCMethodDescriptor<RemovePasswordRequest, RemovePasswordResponse>(service: service, name: "RemovePassword")
     /// Every method's path.
-    public static let paths: [String] = [createPasswordAccount.path, signInWithPassword.path, validateSession.path, revokeSession.path, listSessions.path, getAccount.path, updateDisplayName.path, requestEmailVerification.path, verifyEmail.path, startRecovery.path, finishRecovery.path, generateRecoveryCodes.path]
+    public static let paths: [String] = [createPasswordAccount.path, signInWithPassword.path, validateSession.path, revokeSession.path, listSessions.path, getAccount.path, updateDisplayName.path, requestEmailVerification.path, verifyEmail.path, startRecovery.path, finishRecovery.path, generateRecoveryCodes.path, removePassword.path]
 }
 
 /// What serves `passkey.v1.SessionService`: one requirement per method.
@@ -48,6 +50,7 @@ public protocol SessionServiceHandler: Sendable {
     func startRecovery(_ request: StartRecoveryRequest, context: ServerContext) async throws -> StartRecoveryResponse
     func finishRecovery(_ request: FinishRecoveryRequest, context: ServerContext) async throws -> IssuedSession
     func generateRecoveryCodes(_ request: GenerateRecoveryCodesRequest, context: ServerContext) async throws -> GenerateRecoveryCodesResponse
+    func removePassword(_ request: RemovePasswordRequest, context: ServerContext) async throws -> RemovePasswordResponse
 }
 
 extension SessionServiceHandler {
@@ -65,6 +68,7 @@ extension SessionServiceHandler {
         server.register(maker.unary(SessionServiceMethods.startRecovery) { try await self.startRecovery($0, context: $1) })
         server.register(maker.unary(SessionServiceMethods.finishRecovery) { try await self.finishRecovery($0, context: $1) })
         server.register(maker.unary(SessionServiceMethods.generateRecoveryCodes) { try await self.generateRecoveryCodes($0, context: $1) })
+        server.register(maker.unary(SessionServiceMethods.removePassword) { try await self.removePassword($0, context: $1) })
     }
 }
 
@@ -120,5 +124,9 @@ public struct SessionServiceClient<Caller: GRPCUnaryCaller>: Sendable {
 
     public func generateRecoveryCodes(_ request: GenerateRecoveryCodesRequest, idempotent: Bool = false) async throws -> GenerateRecoveryCodesResponse {
         try await caller.call(SessionServiceMethods.generateRecoveryCodes, request, idempotent: idempotent)
+    }
+
+    public func removePassword(_ request: RemovePasswordRequest, idempotent: Bool = false) async throws -> RemovePasswordResponse {
+        try await caller.call(SessionServiceMethods.removePassword, request, idempotent: idempotent)
     }
 }

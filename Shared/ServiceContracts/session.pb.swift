@@ -505,3 +505,35 @@ public struct GenerateRecoveryCodesResponse: ProtobufMessage, Equatable {
         for element in codes { writer.writeLengthDelimitedElement(1, Array(element.utf8)) }
     }
 }
+
+/// `passkey.v1.RemovePasswordRequest`.
+public struct RemovePasswordRequest: ProtobufMessage, Equatable {
+    public var accountID: String = ""
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): accountID = try reader.readString()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, accountID)
+    }
+}
+
+/// `passkey.v1.RemovePasswordResponse`.
+public struct RemovePasswordResponse: ProtobufMessage, Equatable {
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from _: inout ProtobufReader) throws -> Bool {
+        false
+    }
+
+    public func encode(to _: inout ProtobufWriter) {
+    }
+}

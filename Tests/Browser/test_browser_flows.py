@@ -93,6 +93,31 @@ def test_password_sign_up_add_passkey_sign_out_and_passkey_sign_in(browser, stac
     assert "Ada Lovelace" in browser.find_element(By.ID, "who").text
 
 
+def test_a_password_user_removes_the_password_after_a_passkey_sign_in(browser, stack):
+    browser.get(stack.origin + "/")
+    fill(browser, "password-sign-up-email", unique_email("stage3"))
+    fill(browser, "password-sign-up-name", "Stage Three")
+    fill(browser, "password-sign-up-password", "correct horse battery")
+    browser.find_element(By.ID, "password-sign-up").click()
+    signed_in(browser)
+    assert not browser.find_element(By.ID, "remove-password").is_displayed(), "offered without a passkey"
+
+    browser.find_element(By.ID, "add-passkey").click()
+    wait_for_status(browser, "Passkey added")
+    wait(browser).until(EC.visibility_of_element_located((By.ID, "remove-password"))).click()
+    wait(browser).until(EC.alert_is_present()).accept()
+    wait_for_status(browser, "Sign in with your passkey once before removing your password")
+    assert "Password\nyes" in browser.find_element(By.ID, "who").text
+
+    sign_out_and_sign_back_in_through_autofill(browser)
+    wait(browser).until(EC.visibility_of_element_located((By.ID, "remove-password"))).click()
+    wait(browser).until(EC.alert_is_present()).accept()
+    wait_for_status(browser, "Password removed")
+    wait(browser).until(lambda b: "Password\nno" in b.find_element(By.ID, "who").text)
+    assert not browser.find_element(By.ID, "remove-password").is_displayed()
+    assert "passkeys only" in browser.find_element(By.ID, "password-status").text
+
+
 def test_rename_and_remove_passkeys(browser, stack):
     browser.get(stack.origin + "/")
     fill(browser, "passkey-account-email", unique_email("rename"))

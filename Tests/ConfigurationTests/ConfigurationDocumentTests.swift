@@ -31,9 +31,11 @@ final class ConfigurationDocumentTests: XCTestCase {
             XCTAssertTrue(
                 cell.contains("`\(value)`"), "\(variable): the code's default is \(value), the table's \(cell)")
         }
-        // The scan found the reads there are: the whole configuration, and passkey-migrate's own.
+        // The scan found the reads there are: the whole configuration, and passkey-migrate's and passkey-import's own.
         XCTAssertGreaterThanOrEqual(read.count, 26)
-        XCTAssertEqual(reads.readers["DATABASE_URL"], reads.configurationReaders.union(["passkey-migrate"]))
+        XCTAssertEqual(
+            reads.readers["DATABASE_URL"], reads.configurationReaders.union(["passkey-migrate", "passkey-import"]))
+        XCTAssertEqual(reads.readers["PASSKEY_DATA_DIR"], ["passkey-import"])
         XCTAssertEqual(
             reads.configurationReaders, ["gateway", "challenge-service", "verification-service", "session-service"])
     }

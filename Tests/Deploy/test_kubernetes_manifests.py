@@ -131,6 +131,8 @@ RUNTIME_VARIABLES = ["METRICS_LISTEN", "EVENT_LOOP_THREADS", "DATABASE_POOL_SIZE
 UNSET_VARIABLES = ["GATEWAY_TLS_CERTIFICATE", "GATEWAY_TLS_KEY"]
 # A secret, like DATABASE_URL's password: never in the ConfigMap.
 UNSET_VARIABLES += ["SMTP_PASSWORD"]
+# Read only by passkey-import, an operator's tool run by hand, and only when DATABASE_URL is unset.
+UNSET_VARIABLES += ["PASSKEY_DATA_DIR"]
 # DATABASE_URL holds a password: it comes from the Secret, never from the ConfigMap.
 REQUIRED_VARIABLES = [name for name in DEPLOYMENT_VARIABLES + RUNTIME_VARIABLES if name != "DATABASE_URL"]
 # Values other parts of the system rely on, in every overlay.

@@ -58,6 +58,7 @@ final class RecoveryRouteTests: XCTestCase {
         ("POST", "/v1/passkeys/registrations", [:]), ("POST", "/v1/passkeys/registrations/finish", registration),
         ("POST", "/v1/account/email/verification", [:]), ("POST", "/v1/account/email/verify", ["code": "01234567"]),
         ("POST", "/v1/account/recovery-codes", [:]), ("POST", "/v1/recovery/passkeys/finish", registration),
+        ("DELETE", "/v1/account/password", nil),
     ]
 
     func testARecoverySessionReachesOnlyThePasskeyRegistrationAndUnknownMethodsNothing() async throws {

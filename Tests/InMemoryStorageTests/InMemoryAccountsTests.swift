@@ -365,6 +365,10 @@ final class InMemoryAccountsTests: XCTestCase {
             try await store.upsert(password(of: account, hash: "$argon2id$v=19$m=8,t=1,p=1$c2FsdA$aA"))
         case .password: _ = try await store.credential(of: account.id)
         case .signInRecord: _ = try await store.signInRecord(normalizedEmail: "ada@example.com")
+        case .completePasswordSignIn:
+            _ = try await store.completeSignIn(
+                self.session(of: account, createdAt: clock.now), verifiedHash: "x", replacement: "y", at: clock.now)
+        case .removePassword: try await store.removePassword(of: account.id)
         case .addSession: try await store.add(self.session(of: account, createdAt: clock.now))
         case .findSession: _ = try await store.find(id: session.id)
         case .liveSessions: _ = try await store.liveSessions(of: account.id, at: clock.now)

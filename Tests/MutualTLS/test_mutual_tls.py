@@ -31,6 +31,7 @@ ALL_METHODS = {
     ],
     "session-service": [
         "CreatePasswordAccount", "SignInWithPassword", "ValidateSession", "RevokeSession", "ListSessions", "GetAccount",
+        "RemovePassword",
     ],
 }
 SERVICE_NAMES = {"challenge-service": "ChallengeService", "verification-service": "VerificationService",

@@ -200,6 +200,7 @@ enum SampleOperations {
         PasskeyListOperation(), PasskeyRenameOperation(credentialID: Data([0xFB, 0xFF]), name: "Work phone"),
         PasskeyRemovalOperation(credentialID: Data([0xFB, 0xFF])),
         EmailVerificationRequestOperation(), EmailVerificationOperation(code: "01234567"), RecoveryCodesOperation(),
+        PasswordRemovalOperation(),
         RecoveryStartOperation(email: "ada@example.com"),
         RecoveryFinishOperation(email: "ada@example.com", proof: .emailCode("01234567")),
         RecoveryFinishOperation(email: "ada@example.com", proof: .recoveryCode("ABCD-EFGH-JKMN-PQRS")),

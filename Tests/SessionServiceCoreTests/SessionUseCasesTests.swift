@@ -253,19 +253,58 @@ final class SessionUseCasesTests: XCTestCase {
         XCTAssertEqual(upgraded.updatedAt, clock.now)
         XCTAssertEqual(upgraded.createdAt, created.createdAt)
 
+        clock.advance(by: 60)
         _ = try await signIn()
-        XCTAssertEqual(calls(.upsertPassword), 1, "a current hash is not rewritten")
+        XCTAssertEqual(storedHash(of: id), upgraded.passwordHash, "a current hash is not rewritten")
+        XCTAssertEqual(store.state.withLock { $0.passwords[id]?.updatedAt }, upgraded.updatedAt)
+        XCTAssertEqual(sessions.count, 2)
+        XCTAssertEqual(calls(.upsertPassword), 0, "the upgrade is part of the sign-in's own write")
+    }
+
+    func testAFailedSignInWriteKeepsTheOldHashAndIssuesNothing() async throws {
+        let id = try await signUp()
+        let outdated = try storeOutdatedHash(for: id)
+        store.state.withLock { $0.failing = [.completePasswordSignIn] }
+        await assertThrows(StoreDown(), "completePasswordSignIn") { _ = try await self.signIn() }
+        XCTAssertEqual(storedHash(of: id), outdated)
+        XCTAssertEqual(sessions.count, 0)
+    }
+
+    func testALegacyBcryptHashSignsInOnceAndIsReplacedByArgon2id() async throws {
+        let id = try await signUp()
+        // bcrypt 4.3's hash of "correct horse" at cost 4.
+        let legacy = "$2b$04$5uNMsxnFvuX4w0VUDBALxeNTxVjYRaRwHcmxu4BXakarvTzwkIi0C"
+        store.state.withLock { $0.passwords[id]?.passwordHash = legacy }
+        await assertThrowsDomainError(.invalidCredentials) {
+            _ = try await self.useCases.signInWithPassword(email: "ada@example.com", password: "correct horsE")
+        }
+        XCTAssertEqual(storedHash(of: id), legacy)
+        _ = try await useCases.signInWithPassword(email: "ada@example.com", password: "correct horse")
+        let upgraded = try XCTUnwrap(storedHash(of: id))
+        XCTAssertTrue(upgraded.hasPrefix("$argon2id$v=19$m=256,t=1,p=1$"), upgraded)
+        XCTAssertTrue(hashing.hasher.verify("correct horse", against: upgraded))
+        _ = try await useCases.signInWithPassword(email: "ada@example.com", password: "correct horse")
         XCTAssertEqual(sessions.count, 2)
     }
 
-    func testAFailedUpgradeStillSignsInAndKeepsTheOldHash() async throws {
+    func testAnUnreadableStoredHashFailsClosed() async throws {
         let id = try await signUp()
-        let outdated = try storeOutdatedHash(for: id)
-        store.state.withLock { $0.failing = [.upsertPassword] }
-        _ = try await signIn()
-        XCTAssertEqual(calls(.upsertPassword), 1, "the upgrade was tried")
-        XCTAssertEqual(storedHash(of: id), outdated)
-        XCTAssertEqual(sessions.count, 1)
+        store.state.withLock { $0.passwords[id]?.passwordHash = "{SSHA}not-a-known-format" }
+        await assertThrowsDomainError(.invalidCredentials) { _ = try await self.signIn() }
+        XCTAssertEqual(sessions.count, 0)
+        XCTAssertEqual(storedHash(of: id), "{SSHA}not-a-known-format")
+    }
+
+    func testASignInWhosePasswordChangedMeanwhileIssuesNothing() async throws {
+        let id = try await signUp()
+        let verified = try XCTUnwrap(storedHash(of: id))
+        let now = clock.now
+        let (_, session) = SessionIssuer(random: SecureRandom(), lifetime: 60, clock: { now })
+            .newSession(accountID: id, method: .password)
+        store.state.withLock { $0.passwords[id]?.passwordHash = "$argon2id$v=19$m=256,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2g" }
+        let stored = try await store.completeSignIn(session, verifiedHash: verified, replacement: nil, at: clock.now)
+        XCTAssertFalse(stored)
+        XCTAssertEqual(sessions.count, 0)
     }
 
     // MARK: validate
@@ -413,6 +452,45 @@ final class SessionUseCasesTests: XCTestCase {
         await assertThrowsDomainError(.notFound) { _ = try await self.useCases.summary(of: .random()) }
     }
 
+    // MARK: removePassword
+
+    func addPasskey(to id: AccountID, usedAt: Date?) async throws {
+        try await store.passkeys.add(
+            PasskeyCredential(
+                id: UUID(), credentialID: CredentialID([UInt8.random(in: 0...255), 2, 3])!, accountID: id,
+                publicKey: [0xA5], algorithm: -7, signCount: 0, backupEligible: false, backedUp: false,
+                uvInitialized: true, transports: [], aaguid: UUID(), attestationFormat: "none", cloneWarning: false,
+                name: "Key", createdAt: clock.now, lastUsedAt: usedAt))
+    }
+
+    func testThePasswordGoesOnlyOnceAPasskeyHasSignedIn() async throws {
+        let id = try await signUp()
+        await assertThrowsDomainError(.lastSignInMethod) { try await self.useCases.removePassword(of: id) }
+        do {
+            try await useCases.removePassword(of: id)
+        } catch let error as DomainError {
+            XCTAssertEqual(error.reason, PasswordRemovalRefusal.noPasskey)
+        }
+        try await addPasskey(to: id, usedAt: nil)
+        do {
+            try await useCases.removePassword(of: id)
+            XCTFail("removed before a passkey sign-in")
+        } catch let error as DomainError {
+            XCTAssertEqual(error.code, .lastSignInMethod)
+            XCTAssertEqual(error.reason, PasswordRemovalRefusal.passkeySignInRequired)
+        }
+        XCTAssertNotNil(storedHash(of: id))
+
+        try await addPasskey(to: id, usedAt: clock.now)
+        try await useCases.removePassword(of: id)
+        XCTAssertNil(storedHash(of: id))
+        await assertThrowsDomainError(.invalidCredentials) { _ = try await self.signIn() }
+        // Without a password: not found, every time.
+        await assertThrowsDomainError(.notFound) { try await self.useCases.removePassword(of: id) }
+        await assertThrowsDomainError(.notFound) { try await self.useCases.removePassword(of: id) }
+        await assertThrowsDomainError(.notFound) { try await self.useCases.removePassword(of: .random()) }
+    }
+
     // MARK: Failing stores and a busy hashing pool
 
     func testAFailingStoreSurfacesItsErrorRatherThanARefusal() async throws {
@@ -422,7 +500,7 @@ final class SessionUseCasesTests: XCTestCase {
         let cases: [(InMemoryAccounts.Operation, () async throws -> Void)] = [
             (.createPasswordAccount, { _ = try await self.signUp("grace@example.com") }),
             (.signInRecord, { _ = try await self.signIn() }),
-            (.addSession, { _ = try await self.signIn() }),
+            (.completePasswordSignIn, { _ = try await self.signIn() }),
             (.findSession, { _ = try await self.useCases.validate(token: issued.token) }),
             (.account, { _ = try await self.useCases.validate(token: issued.token) }),
             (.revokeSession, { try await self.useCases.revoke(sessionID: issued.session.id, of: id) }),
@@ -446,5 +524,41 @@ final class SessionUseCasesTests: XCTestCase {
         XCTAssertEqual(accountCount, 1)
         XCTAssertEqual(sessions, [:])
         XCTAssertNotNil(storedHash(of: id))
+    }
+}
+
+/// The adoption gauges publish what the counts repository reads, and keep the last values when a read fails.
+final class AdoptionGaugesTests: XCTestCase {
+    final class Counts: SignInMethodCountRepository, Sendable {
+        let next = Mutex<Result<SignInMethodCounts, DomainError>>(.success(SignInMethodCounts()))
+        func counts() async throws -> SignInMethodCounts { try next.withLock { try $0.get() } }
+    }
+
+    func gauge(_ metrics: MetricsRegistry, _ method: String) -> String? {
+        metrics.exposition().split(separator: "\n").first { $0.hasPrefix("passkey_accounts{sign_in_method=\"\(method)\"}") }
+            .map { String($0.split(separator: " ").last ?? "") }
+    }
+
+    func testTheGaugesFollowTheCountsAndSurviveAFailedRead() async throws {
+        let counts = Counts()
+        let metrics = MetricsRegistry()
+        let gauges = AdoptionGauges(counts: counts, metrics: metrics, logger: Logger(service: "test", sink: DiscardingSink()))
+        counts.next.withLock { $0 = .success(SignInMethodCounts(passwordOnly: 7, both: 2, passkeyOnly: 1)) }
+        try await gauges.refresh()
+        XCTAssertEqual(gauge(metrics, "password_only"), "7")
+        XCTAssertEqual(gauge(metrics, "both"), "2")
+        XCTAssertEqual(gauge(metrics, "passkey_only"), "1")
+
+        counts.next.withLock { $0 = .failure(DomainError(.unavailable, "down")) }
+        do {
+            try await gauges.refresh()
+            XCTFail("a failed read was not reported")
+        } catch {}
+        XCTAssertEqual(gauge(metrics, "password_only"), "7", "the last values stay")
+
+        counts.next.withLock { $0 = .success(SignInMethodCounts(passwordOnly: 6, both: 2, passkeyOnly: 2)) }
+        try await gauges.refresh()
+        XCTAssertEqual(gauge(metrics, "password_only"), "6")
+        XCTAssertEqual(gauge(metrics, "passkey_only"), "2")
     }
 }

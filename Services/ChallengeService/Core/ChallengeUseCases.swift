@@ -36,12 +36,14 @@ public struct ChallengeUseCases: Sendable {
     let random: any RandomSource
     let clock: @Sendable () -> Date
     let logger: Logger
+    let metrics: MetricsRegistry
 
     public init(
         storage: ChallengeStorage, relyingParty: RelyingParty, challengeLifetime: TimeInterval,
         accountRegistrationLifetime: TimeInterval, random: any RandomSource,
-        clock: @escaping @Sendable () -> Date = Date.init, logger: Logger
+        clock: @escaping @Sendable () -> Date = Date.init, logger: Logger, metrics: MetricsRegistry = MetricsRegistry()
     ) {
+        self.metrics = metrics
         self.storage = storage
         self.relyingParty = relyingParty
         self.challengeLifetime = challengeLifetime
@@ -62,6 +64,7 @@ public struct ChallengeUseCases: Sendable {
                 now.timeIntervalSince(signedInAt) < Self.conditionalWindow,
                 signedInAt.timeIntervalSince(now) < 60  // a minute of clock skew; a time further ahead is not believed
             else {
+                AdoptionMetrics.automaticUpgradeAttempted(metrics, outcome: "refused")
                 throw DomainError(
                     .forbidden, "conditional registration needs a password sign-in from the last five minutes")
             }
@@ -77,6 +80,7 @@ public struct ChallengeUseCases: Sendable {
             id: .random(), accountID: accountID, challenge: random.bytes(count: Self.challengeLength), mode: mode,
             createdAt: now, expiresAt: now.addingTimeInterval(challengeLifetime), consumedAt: nil)
         try await storage.registrationChallenges.add(challenge)
+        if mode == .conditional { AdoptionMetrics.automaticUpgradeAttempted(metrics, outcome: "started") }
         let userName = accountEmails.first?.email ?? account.displayName
         return IssuedRegistration(
             challenge: challenge, account: account, userName: userName, excludeCredentials: excluded)

@@ -37,7 +37,7 @@ await ServiceMain.run(
                 accountRegistrations: storage.accountRegistrations),
             relyingParty: relyingParty, challengeLifetime: context.configuration.challengeLifetime,
             accountRegistrationLifetime: context.configuration.accountRegistrationLifetime, random: SecureRandom(),
-            logger: context.logger)
+            logger: context.logger, metrics: context.metrics)
         ChallengeService(
             useCases: useCases, relyingParty: relyingParty,
             timeoutMilliseconds: Int64(context.configuration.challengeLifetime * 1000)

@@ -177,7 +177,7 @@ public enum ProblemMapping {
         // An `unavailable` with a reason says what the client must do next (`challenge_spent`: start again).
         let showsMessage = code == error.code
             && ([.invalidRequest, .forbidden, .verificationFailed].contains(code)
-                || (code == .unavailable && error.reason != nil))
+                || (code == .unavailable && error.reason != nil) || (code == .lastSignInMethod && error.reason != nil))
         problem.detail = showsMessage && !error.message.isEmpty ? error.message : detail(for: code)
         if code == .rateLimited { problem.headers = [("retry-after", "1")] }
         if code == .unauthenticated { problem.headers = [("www-authenticate", "Bearer")] }

@@ -124,6 +124,15 @@ extension GatewayApplication {
         return Self.noContent
     }
 
+    /// Stage ③: the account gives up its password once a passkey has signed it in.
+    func removePassword(_ context: RequestContext) async throws -> HTTPResponse {
+        let session = try await authenticate(context)
+        var request = RemovePasswordRequest()
+        request.accountID = session.accountID
+        _ = try await sessionService(context).removePassword(request)
+        return Self.noContent
+    }
+
     static func credentialID(_ context: RequestContext) throws(APIProblem) -> [UInt8] {
         guard let text = context.parameters["credentialID"], let bytes = Base64URL.decode(text),
             FieldRules.credentialIDLengths.contains(bytes.count)

@@ -202,7 +202,7 @@ public final class GatewayApplication: HTTPResponder {
         case currentSession, signOut, listSessions, revokeSession, account, listPasskeys, renamePasskey, removePasskey
         case renameAccount, providerIcon
         case wellKnown, health, readiness, metrics, openAPI
-        case requestEmailVerification, verifyEmail, generateRecoveryCodes
+        case requestEmailVerification, verifyEmail, generateRecoveryCodes, removePassword
         case startRecovery, finishRecovery, finishRecoveryRegistration
     }
 
@@ -229,6 +229,7 @@ public final class GatewayApplication: HTTPResponder {
         router.add("POST", "/v1/account/email/verification", .requestEmailVerification)
         router.add("POST", "/v1/account/email/verify", .verifyEmail)
         router.add("POST", "/v1/account/recovery-codes", .generateRecoveryCodes)
+        router.add("DELETE", "/v1/account/password", .removePassword)
         router.add("POST", "/v1/recovery", .startRecovery)
         router.add("POST", "/v1/recovery/finish", .finishRecovery)
         router.add("POST", "/v1/recovery/passkeys/finish", .finishRecoveryRegistration)
@@ -266,6 +267,7 @@ public final class GatewayApplication: HTTPResponder {
         case .requestEmailVerification: return try await requestEmailVerification(context)
         case .verifyEmail: return try await verifyEmail(context)
         case .generateRecoveryCodes: return try await generateRecoveryCodes(context)
+        case .removePassword: return try await removePassword(context)
         case .startRecovery: return try await startRecovery(context)
         case .finishRecovery: return try await finishRecovery(context)
         case .finishRecoveryRegistration: return try await finishRecoveryRegistration(context)

@@ -130,6 +130,13 @@ public struct SessionService: SessionServiceHandler {
         response.codes = try await recovery.generateRecoveryCodes(for: try RequestFields.accountID(request.accountID))
         return response
     }
+
+    public func removePassword(_ request: RemovePasswordRequest, context: ServerContext) async throws
+        -> RemovePasswordResponse
+    {
+        try await useCases.removePassword(of: try RequestFields.accountID(request.accountID))
+        return RemovePasswordResponse()
+    }
 }
 
 extension SessionService {
@@ -149,6 +156,7 @@ extension SessionService {
                 SessionServiceMethods.startRecovery.path,
                 SessionServiceMethods.finishRecovery.path,
                 SessionServiceMethods.generateRecoveryCodes.path,
+                SessionServiceMethods.removePassword.path,
             ], callers: [ServiceIdentity.Name.gateway])
     ]
 }

@@ -20,12 +20,15 @@ public struct SessionUseCases: Sendable {
     let issuer: SessionIssuer
     let clock: @Sendable () -> Date
     let logger: Logger
+    let metrics: MetricsRegistry
 
     public init(
         accounts: any AccountRepository, passwords: any PasswordCredentialRepository,
         sessions: any AuthenticationSessionRepository, hashing: PasswordHashingPool, random: any RandomSource,
-        sessionLifetime: TimeInterval, clock: @escaping @Sendable () -> Date = Date.init, logger: Logger
+        sessionLifetime: TimeInterval, clock: @escaping @Sendable () -> Date = Date.init, logger: Logger,
+        metrics: MetricsRegistry = MetricsRegistry()
     ) {
+        self.metrics = metrics
         self.accounts = accounts
         self.passwords = passwords
         self.sessions = sessions
@@ -80,24 +83,56 @@ public struct SessionUseCases: Sendable {
             logger.audit(.signInFailed, ["method": "password", "reason": "invalid_credentials"])
             throw failure
         }
-        guard try await hashingCall({ try await hashing.verify(password, against: record.passwordHash) }) else {
+        // Import refuses hashes this system cannot read, so an unreadable one is a defect or tampering: it fails
+        // closed, after the same work as any other failure.
+        guard let stored = try? StoredPasswordHash(parsing: record.passwordHash) else {
+            _ = try await hashingCall { try await hashing.verifyDummy(password) }
+            logger.error(
+                "password.hash_unreadable", ["account.id": record.accountID.description])
+            logger.audit(.signInFailed,
+                ["method": "password", "reason": "unreadable_hash", "account.id": record.accountID.description])
+            throw failure
+        }
+        guard try await hashingCall({ try await hashing.verify(password, against: stored) }) else {
             logger.audit(.signInFailed,
                 ["method": "password", "reason": "invalid_credentials", "account.id": record.accountID.description])
             throw failure
         }
-        if hashing.hasher.needsRehash(record.passwordHash) {
-            // Best effort: a failed upgrade leaves the old, still valid hash in place.
-            if let upgraded = try? await hashing.hash(password) {
-                let now = clock()
-                try? await passwords.upsert(
-                    PasswordCredential(accountID: record.accountID, passwordHash: upgraded, createdAt: now, updatedAt: now))
-            }
+        // A legacy or weaker hash is replaced in the sign-in's own transaction. When the hashing threads are too
+        // busy to make the new one, the sign-in goes ahead on the old hash and a later sign-in upgrades it.
+        var replacement: String?
+        if hashing.hasher.needsRehash(stored) { replacement = try? await hashing.hash(password) }
+        let (token, session) = issuer.newSession(accountID: record.accountID, method: .password)
+        guard try await passwords.completeSignIn(
+            session, verifiedHash: record.passwordHash, replacement: replacement, at: clock())
+        else {
+            // The password changed or was removed between reading and writing.
+            logger.audit(.signInFailed,
+                ["method": "password", "reason": "password_changed", "account.id": record.accountID.description])
+            throw failure
         }
-        let issued = try await issueSession(
-            accountID: record.accountID, displayName: record.displayName, method: .password)
+        if replacement != nil {
+            logger.audit(.passwordRehashed,
+                ["account.id": record.accountID.description, "from": stored.schemeName, "to": "argon2id"])
+            AdoptionMetrics.passwordRehashed(metrics, from: stored.schemeName)
+        }
+        AdoptionMetrics.signedIn(metrics, method: AuthenticationMethod.password.rawValue)
         logger.audit(.signInSucceeded,
-            ["method": "password", "account.id": record.accountID.description, "session.id": issued.session.id.description])
-        return issued
+            ["method": "password", "account.id": record.accountID.description, "session.id": session.id.description])
+        return SessionIssuer.IssuedSession(token: token, session: session, displayName: record.displayName)
+    }
+
+    /// Removes the account's password once it has a passkey and has signed in with one (stage ③). Throws
+    /// `notFound` when it has no password and `lastSignInMethod` (with a reason) when the password must stay.
+    public func removePassword(of accountID: AccountID) async throws {
+        do {
+            try await passwords.removePassword(of: accountID)
+        } catch let error as DomainError where error.code == .notFound || error.code == .lastSignInMethod {
+            logger.audit(.passwordRemovalRefused,
+                ["account.id": accountID.description, "reason": error.reason ?? error.code.rawValue])
+            throw error
+        }
+        logger.audit(.passwordRemoved, ["account.id": accountID.description])
     }
 
     /// The live session a bearer token names, with its account's display name. Throws `unauthenticated`.

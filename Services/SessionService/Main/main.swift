@@ -32,11 +32,14 @@ await ServiceMain.run(
         let useCases = SessionUseCases(
             accounts: context.storage.accounts, passwords: context.storage.passwordCredentials,
             sessions: context.storage.sessions, hashing: hashing, random: SecureRandom(),
-            sessionLifetime: configuration.sessionLifetime, logger: context.logger)
+            sessionLifetime: configuration.sessionLifetime, logger: context.logger, metrics: context.metrics)
         let recovery = RecoveryUseCases(
             recovery: context.storage.recovery, random: SecureRandom(),
             revokesOtherSessions: configuration.recoveryRevokesSessions, logger: context.logger)
         SessionService(useCases: useCases, recovery: recovery).register(on: server, using: context)
+        let gauges = AdoptionGauges(
+            counts: context.storage.signInMethodCounts, metrics: context.metrics, logger: context.logger)
+        context.background { await gauges.run() }
 
         let composer = try MailComposer(sender: configuration.smtpFrom, serviceName: configuration.relyingPartyName)
         guard let url = configuration.smtpURL else {

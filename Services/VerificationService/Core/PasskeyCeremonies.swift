@@ -41,6 +41,7 @@ public struct PasskeyCeremonies: Sendable {
     let logger: Logger
     /// Names a new passkey after its provider (the community AAGUID list).
     var providers: PasskeyProviderCatalog = .empty
+    let metrics: MetricsRegistry
 
     public init(
         challenges: any ChallengeConsumer, accounts: any AccountRepository, passkeys: any PasskeyCredentialRepository,
@@ -51,8 +52,9 @@ public struct PasskeyCeremonies: Sendable {
         keys: PublicKeyCache = PublicKeyCache(), credentials: CredentialCache = CredentialCache(),
         recoveryRegistrations: (any RecoveryRegistrationRepository)? = nil, metadata: MetadataSource? = nil,
         random: any RandomSource = SecureRandom(),
-        clock: @escaping @Sendable () -> Date = Date.init, logger: Logger
+        clock: @escaping @Sendable () -> Date = Date.init, logger: Logger, metrics: MetricsRegistry = MetricsRegistry()
     ) {
+        self.metrics = metrics
         self.recoveryRegistrations = recoveryRegistrations
         self.metadata = metadata
         self.random = random
@@ -90,6 +92,8 @@ public struct PasskeyCeremonies: Sendable {
                 "account.id": accountID.description, "mode": mode.rawValue, "format": verified.attestationFormat.rawValue,
                 "aaguid": verified.aaguid.description, "user_present": String(verified.userPresent),
             ])
+        AdoptionMetrics.registered(metrics, mode: mode.rawValue)
+        if mode == .conditional { AdoptionMetrics.automaticUpgradeSucceeded(metrics) }
         return credential
     }
 
@@ -117,6 +121,7 @@ public struct PasskeyCeremonies: Sendable {
                 "credential.id": Base64URL.encode(credential.credentialID.bytes), "account.id": accountID.description,
                 "mode": "recovery", "format": verified.attestationFormat.rawValue, "aaguid": verified.aaguid.description,
             ])
+        AdoptionMetrics.registered(metrics, mode: RegistrationMode.modal.rawValue)
         logger.audit(
             .recoveryCompleted,
             [
@@ -158,6 +163,7 @@ public struct PasskeyCeremonies: Sendable {
             .accountCreated,
             ["account.id": account.id.description, "method": "passkey", "format": verified.attestationFormat.rawValue])
         logger.audit(.emailVerificationSent, ["account.id": account.id.description])
+        AdoptionMetrics.registered(metrics, mode: RegistrationMode.modal.rawValue)
         return account
     }
 
@@ -266,6 +272,7 @@ public struct PasskeyCeremonies: Sendable {
                         "credential.id": Base64URL.encode(credentialID.bytes),
                         "clone_warning": String(verified.possiblyCloned),
                     ])
+                AdoptionMetrics.signedIn(metrics, method: AuthenticationMethod.passkey.rawValue)
                 return SignIn(
                     accountID: accountID, credentialID: credentialID, userVerified: verified.userVerified,
                     cloneWarning: verified.possiblyCloned,

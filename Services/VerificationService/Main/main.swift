@@ -41,7 +41,8 @@ await ServiceMain.run(
         authenticationVerifier: AuthenticationVerifier(policy: policy.authenticationPolicy),
         relyingPartyID: configuration.relyingPartyID, origins: policy.origins(allowing: configuration.origins),
         options: policy.options,
-        recoveryRegistrations: storage.recoveryRegistrations, metadata: metadata, logger: context.logger
+        recoveryRegistrations: storage.recoveryRegistrations, metadata: metadata, logger: context.logger,
+        metrics: context.metrics
     ).naming(with: try PasskeyProviderCatalog.shipped.get())
     VerificationService(ceremonies: ceremonies).register(on: server, using: context)
     // Cancelled once the server has drained, so the last batch is written before the process ends.

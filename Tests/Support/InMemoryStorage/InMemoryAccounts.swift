@@ -21,7 +21,7 @@ public final class InMemoryAccounts: AccountRepository, AccountEmailRepository, 
     public enum Operation: Hashable, Sendable, CaseIterable {
         case createPasswordAccount, createPasskeyAccount, account, summary, rename
         case addEmail, emails, findEmail
-        case upsertPassword, password, signInRecord
+        case upsertPassword, password, signInRecord, completePasswordSignIn, removePassword
         case addSession, findSession, liveSessions, revokeSession, deleteEndedSessions
         case addRegistrationChallenge, consumeRegistrationChallenge, deleteEndedRegistrationChallenges
         case addAccountRegistration, consumeAccountRegistration, deleteEndedAccountRegistrations
@@ -192,6 +192,49 @@ public final class InMemoryAccounts: AccountRepository, AccountEmailRepository, 
             else { return nil }
             return PasswordSignInRecord(
                 accountID: account.id, displayName: account.displayName, passwordHash: password.passwordHash)
+        }
+    }
+
+    public func completeSignIn(
+        _ session: AuthenticationSession, verifiedHash: String, replacement: String?, at now: Date
+    ) async throws -> Bool {
+        try perform(.completePasswordSignIn) { state in
+            guard var password = state.passwords[session.accountID], password.passwordHash == verifiedHash else {
+                return false
+            }
+            guard state.sessions[session.id] == nil else {
+                throw InMemoryConstraintViolation("authentication_sessions_pkey")
+            }
+            if let replacement {
+                password.passwordHash = replacement
+                password.updatedAt = now
+                state.passwords[session.accountID] = password
+            }
+            state.sessions[session.id] = session
+            return true
+        }
+    }
+
+    public func removePassword(of accountID: AccountID) async throws {
+        try performWithPasskeys(.removePassword) { state, passkeys in
+            guard state.passwords[accountID] != nil else {
+                throw DomainError(.notFound, "this account has no password")
+            }
+            let owned = passkeys.credentials.values.filter { $0.accountID == accountID }
+            guard !owned.isEmpty else {
+                throw DomainError(
+                    .lastSignInMethod, "add a passkey before removing the password",
+                    reason: PasswordRemovalRefusal.noPasskey)
+            }
+            let passkeySession = state.sessions.values.contains {
+                $0.accountID == accountID && $0.authenticationMethod == .passkey
+            }
+            guard passkeySession || owned.contains(where: { $0.lastUsedAt != nil }) else {
+                throw DomainError(
+                    .lastSignInMethod, "sign in with a passkey once before removing the password",
+                    reason: PasswordRemovalRefusal.passkeySignInRequired)
+            }
+            state.passwords[accountID] = nil
         }
     }
 

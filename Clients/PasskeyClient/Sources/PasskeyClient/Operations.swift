@@ -16,7 +16,7 @@ public enum PasskeyAPI {
         PasskeyListOperation.route, PasskeyRenameOperation.route, PasskeyRemovalOperation.route,
         PasskeyProviderIconOperation.route,
         EmailVerificationRequestOperation.route, EmailVerificationOperation.route, RecoveryCodesOperation.route,
-        RecoveryStartOperation.route, RecoveryFinishOperation.route, RecoveryPasskeyRegistrationFinishOperation.route,
+        PasswordRemovalOperation.route, RecoveryStartOperation.route, RecoveryFinishOperation.route, RecoveryPasskeyRegistrationFinishOperation.route,
         AppleAppSiteAssociationOperation.route, AssetLinksOperation.route, RelatedOriginsOperation.route,
         PasskeyEndpointsOperation.route, HealthOperation.route, ReadinessOperation.route, MetricsOperation.route,
         OpenAPIDocumentOperation.route,
@@ -454,6 +454,20 @@ public struct PasskeyRemovalOperation: PasskeyAPIOperation {
     public init(credentialID: Data) { self.credentialID = credentialID }
 
     public var pathParameters: [String: String] { ["credentialID": Base64URLCodec.encode(credentialID)] }
+}
+
+/// `DELETE /v1/account/password` (bearer): removes the account's password (204), so it signs in with passkeys only.
+/// 409 `last_sign_in_method` with reason `no_passkey` or `passkey_sign_in_required` until it has a passkey and has
+/// signed in with one; 404 `not_found` when it has no password.
+public struct PasswordRemovalOperation: PasskeyAPIOperation {
+    public typealias Response = NoContent
+    /// The route.
+    public static let route = APIRoute(
+        .delete, "/v1/account/password", operationID: "removePassword", requiresAccessToken: true)
+    public var route: APIRoute { Self.route }
+
+    /// Creates the operation.
+    public init() {}
 }
 
 // MARK: - Files for the platforms, and operations

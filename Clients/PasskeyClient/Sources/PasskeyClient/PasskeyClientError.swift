@@ -135,6 +135,10 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
         /// With `unavailable` on a sign-in finish: the sign-in was verified but could not be recorded, and its
         /// challenge is spent. Nothing was issued; start the sign-in again (a new challenge).
         public static let challengeSpent = Reason(rawValue: "challenge_spent")
+        /// With `lastSignInMethod` on ``PasswordRemovalOperation``: the account has no passkey yet.
+        public static let noPasskey = Reason(rawValue: "no_passkey")
+        /// With `lastSignInMethod` on ``PasswordRemovalOperation``: none of the account's passkeys has signed in yet.
+        public static let passkeySignInRequired = Reason(rawValue: "passkey_sign_in_required")
         /// With `invalid_credentials` on a sign-in finish: the credential ID is not registered (never sent for any
         /// other failure). The app may tell the platform to forget that passkey (WebAuthn's
         /// `signalUnknownCredential`, or the platform's equivalent).
@@ -146,7 +150,7 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
             .userPresentFlagNotSet, .userVerificationRequired, .backupStateInvalid, .unsupportedAlgorithm,
             .algorithmNotAllowed, .credentialIDTooLong, .attestationInvalid, .attestationUntrusted, .signatureInvalid,
             .signCountRegressed, .userHandleMismatch, .malformedCBOR, .malformedClientData, .malformedAuthenticatorData,
-            .challengeSpent, .unknownCredential,
+            .challengeSpent, .noPasskey, .passkeySignInRequired, .unknownCredential,
         ]
     }
 

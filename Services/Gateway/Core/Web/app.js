@@ -37,7 +37,16 @@ function announce(text, isError = false) {
   status.textContent = text;
 }
 
+// Why a password cannot go yet (the `reason` of last_sign_in_method on DELETE /v1/account/password).
+const passwordRemovalReasons = {
+  no_passkey: "Add a passkey before removing your password.",
+  passkey_sign_in_required: "Sign in with your passkey once before removing your password.",
+};
+
 function describe(error) {
+  if (error && error.problem && passwordRemovalReasons[error.problem.reason]) {
+    return passwordRemovalReasons[error.problem.reason];
+  }
   if (error && error.problem) {
     if (reasons[error.problem.reason]) return reasons[error.problem.reason];
     const base = messages[error.problem.code] || error.problem.title || "Something went wrong.";
@@ -407,6 +416,13 @@ async function showAccount() {
     ], providerIcon(passkey));
   }
 
+  document.getElementById("remove-password").hidden = !(account.hasPassword && account.passkeyCount > 0);
+  document.getElementById("password-status").textContent = !account.hasPassword
+    ? "You sign in with passkeys only."
+    : account.passkeyCount > 0
+      ? "Once you have signed in with a passkey, you can remove your password."
+      : "";
+
   showRecoveryCard(account);
 
   const sessionList = document.getElementById("sessions");
@@ -483,6 +499,13 @@ document.addEventListener("DOMContentLoaded", () => {
     await showAccount();
     announce("Passkey added.");
   }));
+  document.getElementById("remove-password").addEventListener("click", () => run(async () => {
+    if (!confirm("Remove your password? You will sign in with your passkeys only.")) return;
+    await api("DELETE", "/v1/account/password");
+    await showAccount();
+    announce("Password removed: you sign in with passkeys only.");
+  }));
+
   document.getElementById("sign-out").addEventListener("click", () => run(async () => {
     await api("DELETE", "/v1/session");
     sessionStorage.removeItem(tokenKey);

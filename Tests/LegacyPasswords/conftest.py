@@ -1,0 +1,197 @@
+"""The legacy password suite: the real stack (Tests/Support/python/passkey_stack.py: the three services and the
+gateway over mutual TLS, a fresh database) with each service's /metrics on a port of its own, an authenticator that
+really signs (an ES256 key made and used by the openssl command), and SQL on the stack's database."""
+
+import base64
+import hashlib
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+
+import pytest
+
+TESTS = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(TESTS / "Support" / "python"))
+
+from passkey_stack import Stack, free_port  # noqa: E402
+
+PASSWORD = "legacy suite password"
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def b64url_decode(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def cbor(value) -> bytes:
+    """Canonical CBOR for what a COSE key and an attestation object need."""
+
+    def head(major, length):
+        if length < 24:
+            return bytes([major << 5 | length])
+        if length < 256:
+            return bytes([major << 5 | 24, length])
+        return bytes([major << 5 | 25]) + length.to_bytes(2, "big")
+
+    if isinstance(value, int):
+        return head(0, value) if value >= 0 else head(1, -1 - value)
+    if isinstance(value, bytes):
+        return head(2, len(value)) + value
+    if isinstance(value, str):
+        encoded = value.encode()
+        return head(3, len(encoded)) + encoded
+    if isinstance(value, dict):
+        items = sorted(((cbor(k), cbor(v)) for k, v in value.items()), key=lambda pair: (len(pair[0]), pair[0]))
+        return head(5, len(items)) + b"".join(k + v for k, v in items)
+    raise TypeError(type(value))
+
+
+class Authenticator:
+    """One passkey: a P-256 key made by `openssl ecparam`, its signatures made by `openssl dgst -sign`."""
+
+    def __init__(self, directory):
+        self.key = pathlib.Path(directory) / f"passkey-{uuid.uuid4().hex}.pem"
+        subprocess.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", str(self.key)],
+                       check=True, capture_output=True)
+        text = subprocess.run(["openssl", "ec", "-in", str(self.key), "-text", "-noout"], check=True,
+                              capture_output=True, text=True).stdout
+        public = bytes.fromhex(re.sub(r"[^0-9a-f]", "", text.split("pub:")[1].split("ASN1")[0]))
+        assert public[0] == 4 and len(public) == 65
+        self.x, self.y = public[1:33], public[33:]
+        self.credential_id = os.urandom(16)
+        self.user_handle = None
+
+    def registration(self, start, origin, user_present=True):
+        """The flat finish body of a registration start (`none` attestation)."""
+        options = start["publicKey"]
+        self.user_handle = options["user"]["id"]
+        client_data = json.dumps({"type": "webauthn.create", "challenge": start["challenge"], "origin": origin,
+                                  "crossOrigin": False}, separators=(",", ":")).encode()
+        flags = (0x01 if user_present else 0) | 0x04 | 0x40
+        auth_data = (hashlib.sha256(start["relyingPartyID"].encode()).digest() + bytes([flags]) + bytes(4) + bytes(16)
+                     + len(self.credential_id).to_bytes(2, "big") + self.credential_id
+                     + cbor({1: 2, 3: -7, -1: 1, -2: self.x, -3: self.y}))
+        return {"credentialID": b64url(self.credential_id), "clientDataJSON": b64url(client_data),
+                "attestationObject": b64url(cbor({"fmt": "none", "attStmt": {}, "authData": auth_data})),
+                "transports": ["internal"]}
+
+    def assertion(self, start, origin):
+        """The flat finish body of a sign-in start, signed."""
+        client_data = json.dumps({"type": "webauthn.get", "challenge": start["challenge"], "origin": origin,
+                                  "crossOrigin": False}, separators=(",", ":")).encode()
+        auth_data = hashlib.sha256(start["relyingPartyID"].encode()).digest() + bytes([0x05]) + bytes(4)
+        signature = subprocess.run(["openssl", "dgst", "-sha256", "-sign", str(self.key)],
+                                   input=auth_data + hashlib.sha256(client_data).digest(), check=True,
+                                   capture_output=True).stdout
+        return {"challengeID": start["challengeID"], "credentialID": b64url(self.credential_id),
+                "clientDataJSON": b64url(client_data), "authenticatorData": b64url(auth_data),
+                "signature": b64url(signature), "userHandle": self.user_handle}
+
+
+class Client:
+    """Calls through the gateway, each from a client address of its own (so no rate limit is shared)."""
+
+    def __init__(self, stack, metrics_ports):
+        self.stack = stack
+        self.metrics_ports = metrics_ports
+        self.keys = tempfile.mkdtemp(prefix="passkey-legacy-keys-")
+
+    def call(self, method, path, body=None, token=None):
+        return self.stack.request(method, path, body, token=token, client_address=f"2001:db8:15::{uuid.uuid4().hex[:4]}")
+
+    def sql(self, statement):
+        result = subprocess.run(["psql", self.stack.url, "-Atq", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-c", statement],
+                                check=True, capture_output=True, text=True)
+        return [line.split("\t") for line in result.stdout.splitlines() if line]
+
+    def create_password_account(self, password=PASSWORD):
+        address = f"legacy-{uuid.uuid4().hex[:12]}@example.com"
+        created = self.call("POST", "/v1/accounts/password",
+                            {"email": address, "password": password, "displayName": "Legacy"})
+        assert created.status == 201, created.body
+        return address, created.json()["accountID"]
+
+    def sign_in(self, address, password):
+        return self.call("POST", "/v1/sessions/password", {"email": address, "password": password})
+
+    def stored_hash(self, account_id):
+        rows = self.sql(f"SELECT password_hash FROM password_credentials WHERE account_id = '{account_id}'")
+        return rows[0][0] if rows else None
+
+    def store_hash(self, account_id, encoded):
+        """Puts a hash another system made in place of the account's, as an import leaves it."""
+        escaped = encoded.replace("'", "''")
+        self.sql(f"UPDATE password_credentials SET password_hash = '{escaped}' WHERE account_id = '{account_id}'")
+
+    def add_passkey(self, token, mode="modal"):
+        authenticator = Authenticator(self.keys)
+        start = self.call("POST", "/v1/passkeys/registrations", {"mode": mode}, token=token)
+        assert start.status == 200, start.body
+        body = dict(authenticator.registration(start.json(), self.stack.origin, user_present=mode == "modal"),
+                    challengeID=start.json()["challengeID"])
+        finish = self.call("POST", "/v1/passkeys/registrations/finish", body, token=token)
+        assert finish.status == 204, finish.body
+        return authenticator
+
+    def create_passkey_account(self):
+        authenticator = Authenticator(self.keys)
+        address = f"passkey-{uuid.uuid4().hex[:12]}@example.com"
+        start = self.call("POST", "/v1/passkeys/account-registrations", {"email": address, "displayName": "Grace"})
+        assert start.status == 200, start.body
+        body = dict(authenticator.registration(start.json(), self.stack.origin),
+                    registrationID=start.json()["registrationID"])
+        finish = self.call("POST", "/v1/passkeys/account-registrations/finish", body)
+        assert finish.status == 201, finish.body
+        return authenticator, finish.json()["accountID"]
+
+    def passkey_sign_in(self, authenticator):
+        start = self.call("POST", "/v1/passkeys/authentications", {})
+        assert start.status == 200, start.body
+        return self.call("POST", "/v1/passkeys/authentications/finish",
+                         authenticator.assertion(start.json(), self.stack.origin))
+
+    def metrics(self, service):
+        """The service's Prometheus samples as {"name{labels}": value}."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_ports[service]}/metrics", timeout=5) as response:
+            text = response.read().decode()
+        samples = {}
+        for line in text.splitlines():
+            if line and not line.startswith("#"):
+                name, _, value = line.rpartition(" ")
+                samples[name] = float(value)
+        return samples
+
+    def sample(self, service, name):
+        return self.metrics(service).get(name, 0.0)
+
+    def wait_for_sample(self, service, name, value, timeout=25):
+        """The gauges are refreshed every 15 s: waits for `name` to read `value`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            current = self.sample(service, name)
+            if current == value or time.monotonic() > deadline:
+                return current
+            time.sleep(0.5)
+
+    def log(self, service):
+        return (self.stack.logs / f"{service}.log").read_text(errors="replace")
+
+
+@pytest.fixture(scope="module")
+def client():
+    metrics_ports = {name: free_port() for name in ("challenge-service", "session-service", "verification-service")}
+    stack = Stack("legacy", environment={"PASSKEY_TRUSTED_PROXIES": "127.0.0.1"},
+                  per_process={name: {"METRICS_LISTEN": f"127.0.0.1:{port}"} for name, port in metrics_ports.items()})
+    stack.start()
+    yield Client(stack, metrics_ports)
+    stack.stop()
