@@ -54,7 +54,7 @@ stack_env_file="${PASSKEY_ENV_FILE:-$stack_repo_root/deploy/kubernetes/base/pass
 gateway_port="${PASSKEY_GATEWAY_PORT:-8080}"
 metrics_port_base="${PASSKEY_METRICS_PORT_BASE:-9100}"
 verification_replicas="${PASSKEY_VERIFICATION_REPLICAS:-3}"
-stack_images=(postgres migrate challenge-service session-service verification-service gateway)
+stack_images=(postgres migrate import challenge-service session-service verification-service gateway)
 postgres_user=passkey
 postgres_database=passkey
 
@@ -235,6 +235,20 @@ run_migrations() {
         echo "passkey-migrate exited with status $status" >&2
         return 1
     fi
+}
+
+# run_import [passkey-import arguments...]: runs passkey/import to completion against the stack's database, its
+# standard input this function's (`run_import --format jsonl - <users.jsonl`); returns passkey-import's exit status
+# (docs/import.md). The container's root file system is read-only; it runs in /tmp, a tmpfs of its own, where the
+# rejects file of standard input (stdin.rejects) goes and ends with it: mount a directory and name it with
+# --rejects to keep one.
+run_import() {
+    local arguments status
+    stack_check_env_file || return 1
+    mapfile -t arguments < <(service_arguments)
+    pm run --rm -i --tmpfs /tmp:rw,size=64m,mode=1777 --workdir /tmp "${arguments[@]}" \
+        -e DATABASE_URL="$(stack_database_url)" "$(stack_image import)" "$@" && status=0 || status=$?
+    return "$status"
 }
 
 # --- services ---------------------------------------------------------------------------------------------------
