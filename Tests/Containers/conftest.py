@@ -54,13 +54,23 @@ def port_free(port: int) -> bool:
     return True
 
 
+def ephemeral_ports_start() -> int:
+    """The first port of the kernel's ephemeral range (32768 by default)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def choose_ports() -> tuple[int, int]:
     """(gateway port, metrics port base): PASSKEY_ROLLOUT_GATEWAY_PORT and PASSKEY_ROLLOUT_METRICS_PORT_BASE when
-    set, else a block of 100 ports from 20000 up whose ports in use here are all free."""
+    set, else a block of 100 ports from 20000 up, below the kernel's ephemeral range (an outgoing connection may
+    take a port in it at any moment, and a replica started later could then not publish it), whose ports in use
+    here are all free."""
     if "PASSKEY_ROLLOUT_METRICS_PORT_BASE" in os.environ:
         base = int(os.environ["PASSKEY_ROLLOUT_METRICS_PORT_BASE"])
         return int(os.environ.get("PASSKEY_ROLLOUT_GATEWAY_PORT", base + GATEWAY_PORT_OFFSET)), base
-    blocks = list(range(20000, 60000, 100))
+    blocks = list(range(20000, ephemeral_ports_start() - 100, 100))
     random.shuffle(blocks)
     for base in blocks:
         if all(port_free(base + offset) for offset in [*METRICS_PORT_SPAN, GATEWAY_PORT_OFFSET]):
