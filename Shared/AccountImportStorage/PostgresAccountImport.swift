@@ -187,24 +187,20 @@ public final class PostgresAccountImport {
                     rows: passwords)
             }
         }
-        var seenEmails = PostgresCopyRows()
-        for (email, line) in classification.newlySeenEmails {
-            seenEmails.append(email)
-            seenEmails.append(line)
-            seenEmails.endRow()
+        try copy(classification.newlySeenEmails, "COPY import_seen_emails (normalized_email, line_number) FROM STDIN")
+        try copy(
+            classification.newlySeenExternalIDs, "COPY import_seen_external_ids (external_id, line_number) FROM STDIN")
+    }
+
+    /// COPYs (value, line) pairs into a run's table of values met; nothing when there are none.
+    private func copy(_ pairs: [(String, Int)], _ statement: PostgresQuery) throws {
+        guard !pairs.isEmpty else { return }
+        var rows = PostgresCopyRows()
+        for (value, line) in pairs {
+            rows.append(value)
+            rows.append(line)
+            rows.endRow()
         }
-        if seenEmails.rowCount > 0 {
-            try connection.copy("COPY import_seen_emails (normalized_email, line_number) FROM STDIN", rows: seenEmails)
-        }
-        var seenExternalIDs = PostgresCopyRows()
-        for (externalID, line) in classification.newlySeenExternalIDs {
-            seenExternalIDs.append(externalID)
-            seenExternalIDs.append(line)
-            seenExternalIDs.endRow()
-        }
-        if seenExternalIDs.rowCount > 0 {
-            try connection.copy(
-                "COPY import_seen_external_ids (external_id, line_number) FROM STDIN", rows: seenExternalIDs)
-        }
+        try connection.copy(statement, rows: rows)
     }
 }

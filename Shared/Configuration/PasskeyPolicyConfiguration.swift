@@ -1,3 +1,6 @@
+import Encoding
+import Foundation
+
 /// The WebAuthn policy a deployment sets (docs/configuration.md, "WebAuthn policy"): what the options ask for and
 /// what verification then enforces. Read once, by every executable, from the same variables; the gateway offers it
 /// and verification-service enforces it, so both must see the same values (one `passkey.env`).
@@ -120,31 +123,6 @@ public struct PasskeyPolicyConfiguration: Sendable, Equatable {
         }
         metadataReloadInterval = try env.duration("PASSKEY_MDS_RELOAD_INTERVAL", default: "1h")
     }
-
-    /// The 16 bytes of an AAGUID written as 8-4-4-4-12 hex digits.
-    static func parseAAGUID(_ text: String) -> [UInt8]? {
-        let groups = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard groups.map(\.count) == [8, 4, 4, 4, 12] else { return nil }
-        let hex = Array(groups.joined().utf8)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(16)
-        var index = 0
-        while index < hex.count {
-            guard let high = hexValue(hex[index]), let low = hexValue(hex[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        return bytes
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
-    }
 }
 
 extension EnvironmentReader {
@@ -190,11 +168,11 @@ extension EnvironmentReader {
             throw ConfigurationError(variable: name, problem: "expected AAGUIDs like 08987058-cadc-4b81-b6e1-30de50dcbe96")
         }
         return try entries.map { entry in
-            guard let bytes = PasskeyPolicyConfiguration.parseAAGUID(entry) else {
+            guard let uuid = UUID(text: entry) else {
                 throw ConfigurationError(
                     variable: name, problem: "expected AAGUIDs like 08987058-cadc-4b81-b6e1-30de50dcbe96, got \(entry)")
             }
-            return bytes
+            return withUnsafeBytes(of: uuid.uuid) { Array($0) }
         }
     }
 }

@@ -13,6 +13,21 @@ public enum Hex {
 }
 
 extension Hex {
+    /// The bytes of an even number of hex digits (either case), or nil for an odd count or any other byte.
+    public static func decode<S: StringProtocol>(_ text: S) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var output: [UInt8] = []
+        output.reserveCapacity(digits.count / 2)
+        var index = 0
+        while index < digits.count {
+            guard let high = value(of: digits[index]), let low = value(of: digits[index + 1]) else { return nil }
+            output.append(high << 4 | low)
+            index += 2
+        }
+        return output
+    }
+
     /// Lowercase hex digits of `bytes`, two per byte.
     public static func encode(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)

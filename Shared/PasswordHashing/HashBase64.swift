@@ -1,3 +1,5 @@
+import Encoding
+
 /// The base64 dialects that password hash strings use for their salts and digests.
 enum HashBase64 {
     /// RFC 4648 standard alphabet without padding, as PHC strings (argon2, passlib's scrypt) write it.
@@ -19,59 +21,24 @@ enum HashBase64 {
                 padding += 1
             }
         }
-        guard characters.count % 4 != 1 else { return nil }
-        var output: [UInt8] = []
-        output.reserveCapacity(characters.count * 3 / 4)
-        var accumulator: UInt32 = 0
-        var bits = 0
-        for character in characters {
-            guard let value = sextet(character) else { return nil }
-            accumulator = (accumulator << 6) | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
-            }
+        // Spelled in base64url's alphabet, whose unpadded decoder then checks the length and the unused bits.
+        for index in characters.indices {
+            guard let spelled = urlCharacter(characters[index]) else { return nil }
+            characters[index] = spelled
         }
-        // Leftover bits must be zero, so each byte string has exactly one spelling.
-        guard accumulator & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
-        return output
+        return Base64URL.decodeUnpadded(String(decoding: characters, as: UTF8.self))
     }
 
-    private func sextet(_ character: UInt8) -> UInt8? {
+    /// The base64url character with this dialect character's value; nil for a character the dialect lacks
+    /// (base64url's own `-` and `_` among them).
+    private func urlCharacter(_ character: UInt8) -> UInt8? {
         switch character {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"): return character - UInt8(ascii: "A")
-        case UInt8(ascii: "a")...UInt8(ascii: "z"): return character - UInt8(ascii: "a") + 26
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0") + 52
-        case UInt8(ascii: "+"): return self == .passlibAdapted ? nil : 62
-        case UInt8(ascii: "."): return self == .passlibAdapted ? 62 : nil
-        case UInt8(ascii: "/"): return 63
-        default: return nil
-        }
-    }
-}
-
-/// Lower-case or upper-case hexadecimal digests (Werkzeug writes lower case).
-enum HashHex {
-    static func decode<S: StringProtocol>(_ text: S) -> [UInt8]? {
-        let characters = Array(text.utf8)
-        guard characters.count % 2 == 0 else { return nil }
-        var output: [UInt8] = []
-        output.reserveCapacity(characters.count / 2)
-        var index = 0
-        while index < characters.count {
-            guard let high = nibble(characters[index]), let low = nibble(characters[index + 1]) else { return nil }
-            output.append(high << 4 | low)
-            index += 2
-        }
-        return output
-    }
-
-    private static func nibble(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return character - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return character - UInt8(ascii: "A") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return character
+        case UInt8(ascii: "+"): return self == .passlibAdapted ? nil : UInt8(ascii: "-")
+        case UInt8(ascii: "."): return self == .passlibAdapted ? UInt8(ascii: "-") : nil
+        case UInt8(ascii: "/"): return UInt8(ascii: "_")
         default: return nil
         }
     }

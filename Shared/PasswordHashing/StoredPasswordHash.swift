@@ -1,3 +1,5 @@
+import Encoding
+
 /// A stored password hash read without trusting it: which algorithm made it, with which costs, salt and digest.
 ///
 /// Parsing never computes anything. It recognizes the formats other systems store and this one can verify:
@@ -259,7 +261,7 @@ public struct StoredPasswordHash: Sendable, Hashable {
         guard fields.count == 3 else { throw .init(.malformed, "pbkdf2_malformed") }
         let method = fields[0].split(separator: ":", omittingEmptySubsequences: false)
         guard method.count == 3, let iterations = decimal(method[2], as: Int.self),
-            let derivedKey = HashHex.decode(fields[2])
+            let derivedKey = Hex.decode(fields[2])
         else { throw .init(.malformed, "pbkdf2_malformed") }
         guard let digest = PBKDF2.Digest(rawValue: String(method[1])) else {
             throw .init(.unknownFormat, "pbkdf2_unsupported_digest")
@@ -317,7 +319,7 @@ public struct StoredPasswordHash: Sendable, Hashable {
         let method = fields[0].split(separator: ":", omittingEmptySubsequences: false)
         guard method.count == 4, let costN = decimal(method[1], as: UInt64.self),
             let blockSize = decimal(method[2], as: UInt32.self), let parallelism = decimal(method[3], as: UInt32.self),
-            let derivedKey = HashHex.decode(fields[2])
+            let derivedKey = Hex.decode(fields[2])
         else { throw .init(.malformed, "scrypt_malformed") }
         return try scrypt(
             costN: costN, blockSize: blockSize, parallelism: parallelism, salt: Array(fields[1].utf8),

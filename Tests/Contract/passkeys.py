@@ -2,46 +2,19 @@
 and an ES256 public key (the P-256 generator point, a valid key whose private half is 1: these passkeys are never
 used to sign in). The contract run then finds real passkeys to list, rename and remove."""
 
-import base64
 import hashlib
 import json
 import os
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "Support" / "python"))
+
+from webauthn_encoding import b64url, cbor  # noqa: E402
 
 # The P-256 base point (SEC 2), as affine coordinates.
 P256_GX = bytes.fromhex("6b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c296")
 P256_GY = bytes.fromhex("4fe342e2fe1a7f9b8ee7eb4a7c0f9e162bce33576b315ececbb6406837bf51f5")
-
-
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def b64url_decode(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def cbor(value) -> bytes:
-    """Canonical CBOR for the few types an attestation object needs."""
-
-    def head(major, length):
-        if length < 24:
-            return bytes([major << 5 | length])
-        if length < 256:
-            return bytes([major << 5 | 24, length])
-        return bytes([major << 5 | 25]) + length.to_bytes(2, "big")
-
-    if isinstance(value, int):
-        return head(0, value) if value >= 0 else head(1, -1 - value)
-    if isinstance(value, bytes):
-        return head(2, len(value)) + value
-    if isinstance(value, str):
-        encoded = value.encode()
-        return head(3, len(encoded)) + encoded
-    if isinstance(value, dict):
-        # Canonical order: shorter encoded keys first, then bytewise.
-        items = sorted(((cbor(k), cbor(v)) for k, v in value.items()), key=lambda pair: (len(pair[0]), pair[0]))
-        return head(5, len(items)) + b"".join(k + v for k, v in items)
-    raise TypeError(type(value))
 
 
 def registration_response(start: dict, origin: str) -> dict:

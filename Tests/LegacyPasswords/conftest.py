@@ -2,7 +2,6 @@
 gateway over mutual TLS, a fresh database) with each service's /metrics on a port of its own, an authenticator that
 really signs (an ES256 key made and used by the openssl command), and SQL on the stack's database."""
 
-import base64
 import hashlib
 import json
 import os
@@ -21,39 +20,9 @@ TESTS = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS / "Support" / "python"))
 
 from passkey_stack import Stack, free_port  # noqa: E402
+from webauthn_encoding import b64url, cbor  # noqa: E402
 
 PASSWORD = "legacy suite password"
-
-
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def b64url_decode(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def cbor(value) -> bytes:
-    """Canonical CBOR for what a COSE key and an attestation object need."""
-
-    def head(major, length):
-        if length < 24:
-            return bytes([major << 5 | length])
-        if length < 256:
-            return bytes([major << 5 | 24, length])
-        return bytes([major << 5 | 25]) + length.to_bytes(2, "big")
-
-    if isinstance(value, int):
-        return head(0, value) if value >= 0 else head(1, -1 - value)
-    if isinstance(value, bytes):
-        return head(2, len(value)) + value
-    if isinstance(value, str):
-        encoded = value.encode()
-        return head(3, len(encoded)) + encoded
-    if isinstance(value, dict):
-        items = sorted(((cbor(k), cbor(v)) for k, v in value.items()), key=lambda pair: (len(pair[0]), pair[0]))
-        return head(5, len(items)) + b"".join(k + v for k, v in items)
-    raise TypeError(type(value))
 
 
 class Authenticator:

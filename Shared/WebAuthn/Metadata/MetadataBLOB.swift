@@ -114,7 +114,7 @@ public struct MetadataBLOB: Sendable {
         for (index, item) in items.enumerated() {
             guard case .object = item else { throw Failure("malformed: entry \(index) is not an object") }
             guard let aaguidText = item["aaguid"]?.stringValue else { continue }
-            guard let aaguid = Self.aaguid(aaguidText) else {
+            guard let aaguid = AAGUID(aaguidText) else {
                 throw Failure("malformed: entry \(index) has an aaguid that is not a UUID")
             }
             guard case .array(let reports)? = item["statusReports"], !reports.isEmpty else {
@@ -194,33 +194,7 @@ public struct MetadataBLOB: Sendable {
 
     /// The UTC day of `date` as YYYYMMDD.
     static func day(of date: Date) -> Int {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let parts = calendar.dateComponents([.year, .month, .day], from: date)
-        return (parts.year ?? 0) * 10_000 + (parts.month ?? 0) * 100 + (parts.day ?? 0)
-    }
-
-    /// An AAGUID written 8-4-4-4-12 (any case).
-    static func aaguid(_ text: String) -> AAGUID? {
-        let groups = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard groups.map(\.count) == [8, 4, 4, 4, 12] else { return nil }
-        let hex = Array(groups.joined().utf8)
-        var bytes: [UInt8] = []
-        var index = 0
-        while index < hex.count {
-            guard let high = nibble(hex[index]), let low = nibble(hex[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        return AAGUID(bytes: bytes)
-    }
-
-    private static func nibble(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
+        let civil = TimestampText.civil(fromUnixSeconds: Int64(date.timeIntervalSince1970.rounded(.down)))
+        return Int(civil.year * 10_000 + civil.month * 100 + civil.day)
     }
 }
