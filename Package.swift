@@ -39,7 +39,8 @@ let persistenceTargets: [Target] = [
     .target(name: "WorkerThreads", path: "Shared/WorkerThreads"),
     .testTarget(name: "WorkerThreadsTests", dependencies: ["WorkerThreads"], path: "Tests/WorkerThreadsTests"),
     .target(
-        name: "Postgres", dependencies: ["CLibPQ", "Encoding", "NetworkIO", "WorkerThreads"], path: "Shared/Postgres",
+        name: "Postgres", dependencies: ["CLibPQ", "Encoding", "NetworkIO", "Observability", "WorkerThreads"],
+        path: "Shared/Postgres",
         swiftSettings: hotPathSettings),
     .target(
         name: "PostgresStorage", dependencies: ["Domain", "Encoding", "Postgres"], path: "Shared/PostgresStorage",
@@ -61,8 +62,9 @@ let persistenceTargets: [Target] = [
     .executableTarget(
         name: "passkey-import", dependencies: ["AccountImport", "AccountImportStorage", "Postgres"],
         path: "Services/PasskeyImport"),
-    .target(name: "Observability", dependencies: ["Encoding"], path: "Shared/Observability"),
-    .testTarget(name: "ObservabilityTests", dependencies: ["Observability"], path: "Tests/ObservabilityTests"),
+    .target(name: "Observability", dependencies: ["Encoding", "Protobuf"], path: "Shared/Observability"),
+    .testTarget(
+        name: "ObservabilityTests", dependencies: ["Observability", "Protobuf"], path: "Tests/ObservabilityTests"),
     .target(name: "Configuration", dependencies: ["Encoding"], path: "Shared/Configuration"),
     .testTarget(name: "ConfigurationTests", dependencies: ["Configuration"], path: "Tests/ConfigurationTests"),
     .target(name: "RateLimiting", path: "Shared/RateLimiting"),
@@ -128,6 +130,14 @@ let rpcTargets: [Target] = [
         name: "GRPC", dependencies: ["NetworkIO", "HTTP2", "Protobuf", "Encoding", "Observability"],
         path: "Shared/GRPC", swiftSettings: hotPathSettings),
     .target(name: "TLSChannels", dependencies: ["Crypto", "NetworkIO"], path: "Shared/TLSChannels"),
+    .target(name: "RuntimeMetrics", dependencies: ["NetworkIO", "Observability"], path: "Shared/RuntimeMetrics"),
+    .target(name: "TraceExport", dependencies: ["Configuration", "Observability"], path: "Shared/TraceExport"),
+    .testTarget(
+        name: "TraceExportTests", dependencies: ["TraceExport", "Configuration", "Observability", "Protobuf"],
+        path: "Tests/TraceExportTests"),
+    .testTarget(
+        name: "RuntimeMetricsTests", dependencies: ["RuntimeMetrics", "NetworkIO", "Observability"],
+        path: "Tests/RuntimeMetricsTests"),
     .target(
         name: "ServiceTransport",
         dependencies: ["Configuration", "Crypto", "GRPC", "NetworkIO", "Observability", "ServiceIdentity", "TLSChannels"],
@@ -162,8 +172,8 @@ let serviceTargets: [Target] = [
         name: "ServiceRuntime",
         dependencies: [
             "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "NameResolution",
-            "NetworkIO", "Observability", "PasskeyPolicy", "PostgresStorage", "Protobuf", "ServiceContracts",
-            "ServiceIdentity", "ServiceTransport", "SessionIssuance", "TLSChannels",
+            "NetworkIO", "Observability", "PasskeyPolicy", "Postgres", "PostgresStorage", "Protobuf", "RuntimeMetrics",
+            "ServiceContracts", "ServiceIdentity", "ServiceTransport", "SessionIssuance", "TLSChannels", "TraceExport",
         ],
         path: "Shared/ServiceRuntime"),
     .testTarget(
@@ -244,7 +254,7 @@ let serviceTargets: [Target] = [
             "HTTPMessages",
             "HTTPServer",
             "JSON", "NameResolution", "NetworkIO", "Observability", "PasskeyProviders", "Protobuf", "RateLimiting",
-            "ServiceContracts",
+            "RuntimeMetrics", "ServiceContracts", "TraceExport",
             "ServiceIdentity", "ServiceTransport", "TLSChannels", "WebAuthn", "PasskeyPolicy",
         ],
         path: "Services/Gateway/Core", resources: [.copy("Web"), .copy("openapi.json")]),
@@ -315,7 +325,8 @@ let layers: [(name: String, modules: Set<String>)] = [
       "AccountRecovery", "AccountImport", "PasskeyProviders"]),
     ("I/O: event loops, TLS, HTTP/2, gRPC and its transport security, discovery, the HTTP server, Postgres and the repositories",
      ["NetworkIO", "TLSChannels", "HTTP2", "GRPC", "GRPCHealth", "NameResolution", "HTTPServer", "Postgres",
-      "PostgresStorage", "ServiceTransport", "MailDelivery", "AccountImportStorage"]),
+      "PostgresStorage", "ServiceTransport", "MailDelivery", "AccountImportStorage", "RuntimeMetrics",
+      "TraceExport"]),
     ("the services' contracts and their composition root", ["ServiceContracts", "ServiceRuntime"]),
     ("services: each one's core (use cases and handlers) and executable; the gateway; migrations",
      ["ChallengeServiceCore", "challenge-service", "VerificationServiceCore", "verification-service",

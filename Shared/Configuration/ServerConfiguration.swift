@@ -93,6 +93,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var recoveryRevokesSessions: Bool
     /// What the options ask of passkeys and verification enforces (`PASSKEY_ALGORITHMS`, user verification, ...).
     public var passkeyPolicy: PasskeyPolicyConfiguration
+    /// Trace export (`OTEL_*`).
+    public var tracing: TracingConfiguration
 
     /// An Android app: its package name and the SHA-256 fingerprint of its signing certificate.
     public struct AndroidApp: Sendable, Equatable {
@@ -205,6 +207,7 @@ public struct ServerConfiguration: Sendable, Equatable {
                 variable: "PASSKEY_RECOVERY_REVOKES_SESSIONS", problem: "expected true or false, got \(other)")
         }
         passkeyPolicy = try PasskeyPolicyConfiguration(env)
+        tracing = try TracingConfiguration(env)
     }
 
     /// How gRPC is secured, required by every executable that speaks it: mutual TLS unless plaintext was asked

@@ -1,5 +1,9 @@
 import COpenSSL
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// An X.509 certificate parsed by OpenSSL.
 ///
 /// The `X509` object is parsed in the initializer and only read afterwards. OpenSSL caches decoded extensions
@@ -51,6 +55,14 @@ public final class Certificate: @unchecked Sendable {
         guard let hex = BN_bn2hex(number) else { return "" }
         defer { _ = copenssl_OPENSSL_free(hex) }
         return String(cString: hex)
+    }
+
+    /// The end of the validity period (`notAfter`) in seconds since 1970; nil when it cannot be read.
+    public var notAfterUnixSeconds: Int64? {
+        guard let time = X509_get0_notAfter(handle) else { return nil }
+        var parts = tm()
+        guard ASN1_TIME_to_tm(time, &parts) == 1 else { return nil }
+        return Int64(timegm(&parts))
     }
 
     /// The X.509 version as written in the certificate plus one (3 for a v3 certificate).

@@ -168,6 +168,21 @@ public protocol EmailOutboxRepository: Sendable {
     func deliverNext(_ deliver: @escaping @Sendable (OutboxMessage) -> DeliveryOutcome) async throws -> Bool
     /// Deletes at most `limit` messages sent or given up before `cutoff`; returns how many.
     func deleteEnded(before cutoff: Date, limit: Int) async throws -> Int
+    /// The messages neither sent nor given up yet, and how long the oldest of them has waited.
+    func backlog() async throws -> OutboxBacklog
+}
+
+/// What waits in an outbox.
+public struct OutboxBacklog: Sendable, Equatable {
+    /// Messages neither sent nor given up.
+    public var pending: Int
+    /// Seconds since the oldest pending message was queued; 0 when none is.
+    public var oldestPendingSeconds: Double
+
+    public init(pending: Int, oldestPendingSeconds: Double) {
+        self.pending = pending
+        self.oldestPendingSeconds = oldestPendingSeconds
+    }
 }
 
 /// `passkey_credentials` and `authentication_sessions`: the passkey a recovery session registers, which ends it

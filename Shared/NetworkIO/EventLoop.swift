@@ -46,6 +46,13 @@ private let currentLoopKey: pthread_key_t = {
     return key
 }()
 
+/// The loops running in this process, weakly held, for probes that watch every loop (``EventLoop/running``).
+private struct WeakLoop: @unchecked Sendable {
+    // @unchecked: the reference is only read under `runningLoops`' lock.
+    weak var loop: EventLoop?
+}
+private let runningLoops = Mutex<[ObjectIdentifier: WeakLoop]>([:])
+
 /// A single-threaded epoll loop on a thread it owns: file-descriptor readiness, timers, cross-thread tasks
 /// (woken through an eventfd) and an end-of-turn flush phase so that each connection writes once per turn.
 ///
@@ -188,11 +195,20 @@ public final class EventLoop: @unchecked Sendable {
         return Unmanaged<EventLoop>.fromOpaque(pointer).takeUnretainedValue()
     }
 
+    /// The loops of this process that are running now.
+    public static var running: [EventLoop] {
+        runningLoops.withLock { loops in loops.values.compactMap(\.loop) }
+    }
+
     /// Runs the loop on the calling thread until ``stop()``.
     public func run() {
         threadID.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .relaxed)
         pthread_setspecific(currentLoopKey, Unmanaged.passUnretained(self).toOpaque())
-        defer { pthread_setspecific(currentLoopKey, nil) }
+        runningLoops.withLock { $0[ObjectIdentifier(self)] = WeakLoop(loop: self) }
+        defer {
+            runningLoops.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(self)) }
+            pthread_setspecific(currentLoopKey, nil)
+        }
         let capacity: Int32 = 256
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: Int(capacity))
         defer { events.deallocate() }

@@ -30,7 +30,8 @@ public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
 }
 
 /// A structured logger: one line per event, `key=value` pairs with dotted keys, for example
-/// `ts=… level=info service=verification-service event=registration.verified request.id=…`.
+/// `ts=… level=info service=verification-service trace.id=… event=registration.verified request.id=…` (`trace.id`
+/// while a traced request is served).
 ///
 /// Never pass tokens, passwords, private keys or whole credentials as metadata.
 public struct Logger: Sendable {
@@ -86,6 +87,8 @@ public struct Logger: Sendable {
         line.append(contentsOf: " level=".utf8)
         line.append(contentsOf: level.name.utf8)
         for (key, value) in metadata { Self.appendPair(key, value, to: &line) }
+        // A line written while a request is served names its trace, so the trace and its lines find each other.
+        if let active = ActiveSpan.current { Self.appendPair("trace.id", active.context.traceID.hex, to: &line) }
         Self.appendPair("event", event, to: &line)
         for (key, value) in pairs { Self.appendPair(key, value, to: &line) }
         sink.writeLine(line)

@@ -40,6 +40,13 @@ public final class MetricsRegistry: Sendable {
         update(name, kind: .counter, help: help, labels: labels, buckets: []) { $0.value += amount }
     }
 
+    /// Sets a counter to a running total kept elsewhere (the kernel's CPU time); the total must only grow.
+    public func setCounter(
+        _ name: String, help: String, labels: KeyValuePairs<String, String> = [:], to value: Double
+    ) {
+        update(name, kind: .counter, help: help, labels: labels, buckets: []) { $0.value = max($0.value, value) }
+    }
+
     /// Sets a gauge.
     public func set(_ name: String, help: String, labels: KeyValuePairs<String, String> = [:], to value: Double) {
         update(name, kind: .gauge, help: help, labels: labels, buckets: []) { $0.value = value }

@@ -1,4 +1,6 @@
 import Foundation
+import Observability
+
 /// How to reach the database and how to behave once connected.
 public struct PostgresConfiguration: Sendable {
     /// A `postgresql://` URL or libpq keyword/value string.
@@ -15,6 +17,20 @@ public struct PostgresConfiguration: Sendable {
     /// fail with `.connectionLost`), so a server or network that hangs cannot hold callers forever. By default
     /// two seconds past the statement timeout, by when the server should have cancelled the statement itself.
     public var replyTimeoutMilliseconds: Int
+    /// Where statement times are recorded (`db_statement_duration_seconds{service, kind, outcome}`); nil for
+    /// tools that serve no metrics.
+    public var statementMetrics: StatementMetrics?
+
+    /// A registry and the `service` label of the statement histogram.
+    public struct StatementMetrics: Sendable {
+        public let registry: MetricsRegistry
+        public let service: String
+
+        public init(registry: MetricsRegistry, service: String) {
+            self.registry = registry
+            self.service = service
+        }
+    }
 
     public init(
         url: String, poolSize: Int = 4, connectTimeoutSeconds: Int = 5, statementTimeoutMilliseconds: Int = 5_000,

@@ -1,6 +1,7 @@
 import CLibPQ
 import Foundation
 import Glibc
+import Observability
 
 /// One libpq connection. Not thread-safe: the pool gives each connection to one worker thread, and every call on
 /// it blocks that thread, never a Swift concurrency thread.
@@ -11,6 +12,8 @@ public final class PostgresConnection {
     private var prepared: [String: String] = [:]
     /// Beyond this many distinct statements, further ones run unprepared.
     static let maximumPreparedStatements = 256
+    /// The span of the job this connection runs now (a transaction), whose statements are traced as its children.
+    var traceParent: ActiveSpan?
 
     /// Opens a connection and sets the session up (UTC, ISO dates, statement timeout).
     /// Throws `.connectionFailed` with libpq's reason and the redacted URL.
@@ -76,6 +79,27 @@ public final class PostgresConnection {
     /// without binds.
     @discardableResult
     public func execute(_ query: PostgresQuery) throws -> PostgresRows {
+        guard let span = traceParent?.child(Self.spanName(query.sql), kind: .client) else { return try run(query) }
+        span.set("db.system", "postgresql")
+        span.set("db.query.text", query.sql)
+        defer { span.end() }
+        do {
+            return try run(query)
+        } catch let error as PostgresError {
+            span.fail(error.message)
+            throw error
+        }
+    }
+
+    /// A statement's span name: its first keyword (`SELECT`, `UPDATE`, `WITH`, …), as the text's operation.
+    static func spanName(_ sql: String) -> String {
+        let keyword = sql.utf8.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\t") }
+            .prefix { ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) || ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) }
+            .prefix(16)
+        return keyword.isEmpty ? "statement" : String(decoding: keyword, as: UTF8.self).uppercased()
+    }
+
+    private func run(_ query: PostgresQuery) throws -> PostgresRows {
         guard let handle else { throw PostgresError(.connectionLost, "the connection is closed") }
         let result: OpaquePointer?
         if query.binds.isEmpty {

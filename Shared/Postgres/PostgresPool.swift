@@ -1,5 +1,6 @@
 import CLibPQ
 import NetworkIO
+import Observability
 import Synchronization
 import WorkerThreads
 
@@ -51,6 +52,22 @@ public final class PostgresPool: Sendable {
     public func withConnection<Result: Sendable>(
         _ body: @escaping @Sendable (PostgresConnection) throws -> Result
     ) async throws -> Result {
+        try await withConnection(spanName: "connection", body)
+    }
+
+    private func withConnection<Result: Sendable>(
+        spanName: String, _ body: @escaping @Sendable (PostgresConnection) throws -> Result
+    ) async throws -> Result {
+        // The statements run on a worker thread, outside this task: they are traced as children of a span made
+        // here, which the connection carries while the job runs.
+        let span = ActiveSpan.startChild(spanName, kind: .client)
+        span?.set("db.system", "postgresql")
+        let started = monotonicNanoseconds()
+        var failed = false
+        defer {
+            span?.end()
+            record(.transaction, since: started, failed: failed)
+        }
         do {
             return try await workers.run { [self] connection in
                 if let current = connection, !current.isHealthy { connection = nil }
@@ -63,12 +80,33 @@ public final class PostgresPool: Sendable {
                     statistics.withLock { $0.opened += 1 }
                 }
                 statistics.withLock { $0.busy += 1 }
-                defer { statistics.withLock { $0.busy -= 1 } }
+                current.traceParent = span?.active
+                defer {
+                    current.traceParent = nil
+                    statistics.withLock { $0.busy -= 1 }
+                }
                 return try body(current)
             }
         } catch is BlockingWorkerPool<PostgresConnection?>.Failure {
+            failed = true
+            span?.fail("the pool is shut down")
             throw PostgresError(.poolClosed, "the pool is shut down")
+        } catch {
+            failed = true
+            span?.fail(String(describing: error))
+            throw error
         }
+    }
+
+    enum StatementKind: String { case pipelined, transaction }
+
+    private func record(_ kind: StatementKind, since started: UInt64, failed: Bool) {
+        guard let metrics = configuration.statementMetrics else { return }
+        metrics.registry.observe(
+            "db_statement_duration_seconds",
+            help: "Time from asking for a statement (pipelined) or a connection's job (transaction) to its end.",
+            labels: ["service": metrics.service, "kind": kind.rawValue, "outcome": failed ? "error" : "ok"],
+            Double(monotonicNanoseconds() &- started) / 1e9)
     }
 
     /// Runs one statement, in a transaction of its own.
@@ -84,12 +122,21 @@ public final class PostgresPool: Sendable {
             return try await withConnection { try $0.execute(query) }
         }
         let connections = pipelineConnections(on: loop)
+        let span = ActiveSpan.startChild(PostgresConnection.spanName(query.sql), kind: .client)
+        span?.set("db.system", "postgresql")
+        span?.set("db.query.text", query.sql)
+        let started = monotonicNanoseconds()
         let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<PostgresRows, PostgresError>, Never>) in
             if loop.inEventLoop {
                 connections.submit(query) { continuation.resume(returning: $0) }
             } else {
                 loop.execute { connections.submit(query) { continuation.resume(returning: $0) } }
             }
+        }
+        if case .failure(let error) = outcome { span?.fail(error.message) }
+        span?.end()
+        if case .failure = outcome { record(.pipelined, since: started, failed: true) } else {
+            record(.pipelined, since: started, failed: false)
         }
         return try outcome.get()
     }
@@ -133,7 +180,7 @@ public final class PostgresPool: Sendable {
     public func transaction<Result: Sendable>(
         _ body: @escaping @Sendable (PostgresConnection) throws -> Result
     ) async throws -> Result {
-        try await withConnection { connection in
+        try await withConnection(spanName: "transaction") { connection in
             try connection.execute("BEGIN")
             do {
                 let result = try body(connection)

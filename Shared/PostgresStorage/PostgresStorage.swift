@@ -59,10 +59,10 @@ public struct PostgresStorage: Sendable {
         }
     }
 
-    /// Statements running and waiting for a connection now.
-    public var load: (busy: Int, waiting: Int) {
+    /// Statements running and waiting for a connection now, and the connections opened since start.
+    public var load: (busy: Int, waiting: Int, opened: Int) {
         let statistics = pool.currentStatistics
-        return (statistics.busy, statistics.waiting)
+        return (statistics.busy, statistics.waiting, statistics.opened)
     }
 
     /// Closes every connection.

@@ -266,6 +266,22 @@ public struct PostgresEmailOutboxRepository: EmailOutboxRepository {
             .delete(before: cutoff, limit: limit)
     }
 
+    public func backlog() async throws -> OutboxBacklog {
+        try await translatingErrors {
+            // email_outbox_due_idx covers exactly these rows.
+            let rows = try await pool.query(
+                """
+                SELECT count(*)::bigint AS pending,
+                       COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)) * 1000, 0)::bigint AS oldest_ms
+                FROM email_outbox WHERE sent_at IS NULL AND failed_at IS NULL
+                """)
+            guard let row = rows.first else { return OutboxBacklog(pending: 0, oldestPendingSeconds: 0) }
+            return OutboxBacklog(
+                pending: try row.decode(Int.self, "pending"),
+                oldestPendingSeconds: Double(max(0, try row.decode(Int.self, "oldest_ms"))) / 1000)
+        }
+    }
+
     static func enqueue(_ message: OutboxMessage, on connection: PostgresConnection) throws {
         try connection.execute(
             """

@@ -14,15 +14,30 @@ extension ServiceContext: GRPCUnaryMethodMaker {
         _ handler: @escaping @Sendable (Request, ServerContext) async throws -> Response
     ) -> GRPCUnaryMethod<Request, Response> {
         let method = descriptor.name
+        let spanName = String(descriptor.path.dropFirst())
+        let rpcService = String(spanName.prefix { $0 != "/" })
         return GRPCUnaryMethod(path: descriptor.path) { [self] request, call in
             let started = ContinuousClock.now
             var outcome = "ok"
+            // The caller's trace, when it sent one (bounded: a traceparent is 55 characters).
+            let parent = call.metadata[TraceContext.headerName].flatMap {
+                $0.utf8.count <= 128 ? TraceContext.parse(traceparent: $0) : nil
+            }
+            let span = tracer.startSpan(spanName, kind: .server, continuing: parent)
             defer {
                 let elapsed = started.duration(to: .now)
                 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
                 metrics.observe(
                     "rpc_server_duration_seconds", help: "Time spent handling RPCs.",
                     labels: ["service": name, "method": method, "outcome": outcome], seconds)
+                if span.isRecording {
+                    span.set("rpc.system", "grpc")
+                    span.set("rpc.service", rpcService)
+                    span.set("rpc.method", method)
+                    span.set("rpc.outcome", outcome)
+                    if outcome != "ok" { span.fail(outcome) }
+                }
+                span.end()
             }
             // Bounded: the gateway sends a request ID of at most 128 characters and an address; anything longer is
             // not ours and is dropped rather than logged.
@@ -30,7 +45,9 @@ extension ServiceContext: GRPCUnaryMethodMaker {
                 requestID: call.metadata[AuditContext.requestIDKey].flatMap { $0.utf8.count <= 128 ? $0 : nil },
                 clientAddress: call.metadata[AuditContext.clientAddressKey].flatMap { $0.utf8.count <= 64 ? $0 : nil })
             do {
-                return try await AuditContext.$current.withValue(audit) { try await handler(request, call) }
+                return try await ActiveSpan.$current.withValue(span.active) {
+                    try await AuditContext.$current.withValue(audit) { try await handler(request, call) }
+                }
             } catch let error as DomainError {
                 outcome = error.code.rawValue
                 if error.code == .unavailable {

@@ -3,7 +3,7 @@ import Domain
 import Observability
 import PostgresStorage
 
-/// What every service handler may use: configuration, logging, metrics and storage, built once in `main`.
+/// What every service handler may use: configuration, logging, metrics, tracing and storage, built once in `main`.
 public struct ServiceContext: Sendable {
     /// The executable's name, for example `verification-service`.
     public let name: String
@@ -11,18 +11,21 @@ public struct ServiceContext: Sendable {
     public let logger: Logger
     public let metrics: MetricsRegistry
     public let storage: PostgresStorage
+    /// Makes each call's span, continuing the caller's trace.
+    public let tracer: Tracer
     /// Work beyond the calls; ended after they drain.
     public let backgroundTasks: BackgroundTasks
 
     public init(
         name: String, configuration: ServerConfiguration, logger: Logger, metrics: MetricsRegistry,
-        storage: PostgresStorage
+        storage: PostgresStorage, tracer: Tracer
     ) {
         self.name = name
         self.configuration = configuration
         self.logger = logger
         self.metrics = metrics
         self.storage = storage
+        self.tracer = tracer
         self.backgroundTasks = BackgroundTasks()
     }
 

@@ -8,6 +8,9 @@ import Observability
 import PasskeyPolicy
 import PostgresStorage
 import NameResolution
+import Postgres
+import RuntimeMetrics
+import TraceExport
 import ServiceContracts
 import ServiceIdentity
 import ServiceTransport
@@ -50,16 +53,25 @@ public enum ServiceMain {
             exitWithMessage(name, "\(error)", status: 2)
         }
 
-        let storage = PostgresStorage(url: databaseURL, poolSize: configuration.databasePoolSize, applicationName: name)
+        let metrics = MetricsRegistry()
+        var databaseConfiguration = PostgresConfiguration(
+            url: databaseURL, poolSize: configuration.databasePoolSize, applicationName: name)
+        databaseConfiguration.statementMetrics = .init(registry: metrics, service: name)
+        let storage = PostgresStorage(pool: PostgresPool(configuration: databaseConfiguration))
         do {
             try await storage.checkConnectivity()
         } catch {
             exitWithMessage(name, "DATABASE_URL: \(error)", status: 1)
         }
 
-        let metrics = MetricsRegistry()
+        RuntimeProbe(service: name, metrics: metrics).start()
+        let exporter = OTLPExporter(
+            configuration: configuration.tracing, service: name, metrics: metrics, logger: logger)
+        exporter?.start()
+        let tracer = exporter?.tracer(sampleRatio: configuration.tracing.sampleRatio) ?? .off
         let context = ServiceContext(
-            name: name, configuration: configuration, logger: logger, metrics: metrics, storage: storage)
+            name: name, configuration: configuration, logger: logger, metrics: metrics, storage: storage,
+            tracer: tracer)
         let address = configuration[keyPath: listen]
         let socketAddress: SocketAddress
         do {
@@ -137,7 +149,7 @@ public enum ServiceMain {
         let sweeper = Sweeper(
             service: name, tables: tables, settings: Sweeper.Settings(configuration), metrics: metrics, logger: logger)
         if !tables.isEmpty { context.background { await sweeper.run() } }
-        context.background { await transport.watchForRotation() }
+        context.background { await transport.watchForRotation(metrics: metrics, service: name) }
         await waitForTerminationSignal()
         logger.info("service.stopping")
         // Shutdown blocks while calls drain; it runs on a thread of its own, not a cooperative one.
@@ -153,6 +165,8 @@ public enum ServiceMain {
         await context.backgroundTasks.cancelAndWait()
         watcher.cancel()
         storage.shutdown()
+        // The last calls' spans go out before the process ends.
+        exporter?.stop()
         logger.info("service.stopped")
         endProcess(0)
     }
@@ -213,6 +227,15 @@ public enum ServiceMain {
             let statistics = storage.load
             metrics.set("db_pool_busy_connections", help: "Connections running a statement.", labels: ["service": service], to: Double(statistics.busy))
             metrics.set("db_pool_waiting_jobs", help: "Statements waiting for a connection.", labels: ["service": service], to: Double(statistics.waiting))
+            metrics.setCounter(
+                "db_connections_opened_total", help: "Database connections opened, replacements included.",
+                labels: ["service": service], to: Double(statistics.opened))
+            metrics.set(
+                "database_up", help: "1 while the database answers this replica, else 0.", labels: ["service": service],
+                to: now ? 1 : 0)
+            metrics.set(
+                "service_ready", help: "1 while this replica reports SERVING (ready for calls), else 0.",
+                labels: ["service": service], to: health.status(of: "") == .serving ? 1 : 0)
             try? await Task.sleep(for: .seconds(2))
         }
     }

@@ -63,10 +63,13 @@ public final class GRPCTransportSecurity: Sendable {
     }
 
     /// Checks the files every `GRPC_TLS_RELOAD_INTERVAL` until the task is cancelled, putting changed ones in
-    /// force for new connections; a change that cannot be loaded is logged and the last good files stay.
-    public func watchForRotation() async {
+    /// force for new connections; a change that cannot be loaded is logged and the last good files stay. The
+    /// certificates in force are exported as `grpc_certificate_not_after_seconds{service, certificate}`
+    /// (`identity` for the process's own, `trust` for the earliest-expiring CA), for expiry alerts.
+    public func watchForRotation(metrics: MetricsRegistry, service: String) async {
         guard let credentials else { return }
         while !Task.isCancelled {
+            Self.exportExpiry(credentials.expiry, metrics: metrics, service: service)
             try? await Task.sleep(for: .milliseconds(Int64(reloadInterval * 1000)))
             if Task.isCancelled { return }
             switch credentials.reloadIfChanged() {
@@ -79,6 +82,18 @@ public final class GRPCTransportSecurity: Sendable {
                     "grpc.tls_reload_failed",
                     ["variable": Self.variable(error.file), "file": error.path, "reason": error.reason])
             }
+        }
+    }
+
+    static func exportExpiry(
+        _ expiry: ReloadingTLSCredentials.CertificateExpiry, metrics: MetricsRegistry, service: String
+    ) {
+        for (certificate, notAfter) in [("identity", expiry.identity), ("trust", expiry.trust)] {
+            guard let notAfter else { continue }
+            metrics.set(
+                "grpc_certificate_not_after_seconds",
+                help: "When a gRPC TLS certificate in force expires (seconds since 1970).",
+                labels: ["service": service, "certificate": certificate], to: Double(notAfter))
         }
     }
 

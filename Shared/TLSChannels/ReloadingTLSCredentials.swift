@@ -36,6 +36,14 @@ public final class ReloadingTLSCredentials: Sendable {
         let client: TLSContext
         let contents: [Data]
         let serialNumber: String
+        let expiry: CertificateExpiry
+    }
+
+    /// When the certificates in force stop being valid, in seconds since 1970 (nil where a file's first
+    /// certificate cannot be read): the process's own certificate, and the earliest of the trusted CAs.
+    public struct CertificateExpiry: Sendable, Equatable {
+        public let identity: Int64?
+        public let trust: Int64?
     }
 
     public let files: MutualTLSFiles
@@ -53,6 +61,8 @@ public final class ReloadingTLSCredentials: Sendable {
     public var client: TLSContext { loaded.withLock { $0.client } }
     /// The serial number of the certificate in force.
     public var serialNumber: String { loaded.withLock { $0.serialNumber } }
+    /// When the certificates in force expire.
+    public var expiry: CertificateExpiry { loaded.withLock { $0.expiry } }
 
     /// Reads the files and, when their contents changed, makes and installs new contexts.
     public func reloadIfChanged() -> ReloadOutcome {
@@ -91,8 +101,22 @@ public final class ReloadingTLSCredentials: Sendable {
         let client = try TLSContext.client(
             trustedCAPath: files.trustedCAPath, certificateChainPath: files.certificateChainPath,
             privateKeyPath: files.privateKeyPath, minimumVersion: .tls13)
-        let serial = String(decoding: contents[0], as: UTF8.self)
-        let serialNumber = (try? Certificate(pemEncoded: serial).serialNumberHex) ?? "unknown"
-        return Loaded(server: server, client: client, contents: contents, serialNumber: serialNumber)
+        let chain = String(decoding: contents[0], as: UTF8.self)
+        let leaf = try? Certificate(pemEncoded: chain)
+        let serialNumber = leaf?.serialNumberHex ?? "unknown"
+        let expiry = CertificateExpiry(
+            identity: leaf?.notAfterUnixSeconds,
+            trust: pemCertificates(String(decoding: contents[2], as: UTF8.self)).compactMap(\.notAfterUnixSeconds).min())
+        return Loaded(server: server, client: client, contents: contents, serialNumber: serialNumber, expiry: expiry)
+    }
+
+    /// The certificates of a PEM bundle, at most 64; blocks that do not parse are skipped.
+    private static func pemCertificates(_ bundle: String) -> [Certificate] {
+        let end = "-----END CERTIFICATE-----"
+        var certificates: [Certificate] = []
+        for block in bundle.components(separatedBy: end).prefix(64) where block.contains("-----BEGIN CERTIFICATE-----") {
+            if let certificate = try? Certificate(pemEncoded: block + end + "\n") { certificates.append(certificate) }
+        }
+        return certificates
     }
 }

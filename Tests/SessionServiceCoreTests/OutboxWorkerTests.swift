@@ -11,6 +11,7 @@ final class OutboxWorkerTests: XCTestCase {
     struct NoOutbox: EmailOutboxRepository {
         func deliverNext(_ deliver: @escaping @Sendable (OutboxMessage) -> DeliveryOutcome) async throws -> Bool { false }
         func deleteEnded(before cutoff: Date, limit: Int) async throws -> Int { 0 }
+        func backlog() async throws -> OutboxBacklog { OutboxBacklog(pending: 3, oldestPendingSeconds: 42) }
     }
 
     final class Relay: Sendable {
@@ -26,6 +27,16 @@ final class OutboxWorkerTests: XCTestCase {
                 relay.sent.withLock { $0.append(mail) }
             },
             metrics: metrics, logger: Logger(service: "session-service", sink: MemoryLogSink()))
+    }
+
+    func testTheBacklogIsPublishedAsGauges() async throws {
+        let metrics = MetricsRegistry()
+        try await OutboxBacklogGauges(
+            outbox: NoOutbox(), metrics: metrics, logger: Logger(service: "session-service", sink: MemoryLogSink())
+        ).refresh()
+        let text = metrics.exposition()
+        XCTAssertTrue(text.contains(#"email_outbox_pending{service="session-service"} 3"#), text)
+        XCTAssertTrue(text.contains(#"email_outbox_oldest_pending_seconds{service="session-service"} 42"#), text)
     }
 
     func message(attempts: Int) -> OutboxMessage {

@@ -5,7 +5,9 @@ import Configuration
 import NetworkIO
 import Observability
 import PasskeyProviders
+import RuntimeMetrics
 import ServiceTransport
+import TraceExport
 import Synchronization
 import PasskeyPolicy
 
@@ -24,6 +26,10 @@ public final class Gateway: Sendable {
     private let transport: GRPCTransportSecurity?
     private let rotationWatcher = Mutex<Task<Void, Never>?>(nil)
     private let logger: Observability.Logger
+    /// The event loops' lag and the process's CPU and memory, in the gateway's metrics.
+    private let probe: RuntimeProbe
+    /// Sends the sampled spans to `OTEL_EXPORTER_OTLP_ENDPOINT`, when it is set.
+    private let exporter: OTLPExporter?
 
     /// Builds the gateway for `configuration`. `listenAddress` overrides `GATEWAY_LISTEN` (port 0 for any free
     /// port); `backends` replaces the gRPC clients (tests).
@@ -69,9 +75,13 @@ public final class Gateway: Sendable {
         }
         // The policy the options offer must be one verification can apply (PASSKEY_ALGORITHMS names supported ones).
         _ = try PasskeyPolicy(configuration.passkeyPolicy)
+        let metrics = MetricsRegistry()
+        exporter = OTLPExporter(configuration: configuration.tracing, service: "gateway", metrics: metrics, logger: logger)
         application = GatewayApplication(
-            configuration: configuration, backends: chosen, logger: logger, settings: settings)
+            configuration: configuration, backends: chosen, logger: logger, metrics: metrics,
+            tracer: exporter?.tracer(sampleRatio: configuration.tracing.sampleRatio) ?? .off, settings: settings)
         server = HTTPServer(configuration: serverConfiguration, responder: application)
+        probe = RuntimeProbe(service: "gateway", metrics: metrics)
         self.logger = logger
     }
 
@@ -79,8 +89,13 @@ public final class Gateway: Sendable {
     @discardableResult
     public func start() throws -> SocketAddress {
         let address = try server.start()
+        probe.start()
+        exporter?.start()
         if let transport {
-            rotationWatcher.withLock { $0 = Task.detached { await transport.watchForRotation() } }
+            let metrics = application.metrics
+            rotationWatcher.withLock {
+                $0 = Task.detached { await transport.watchForRotation(metrics: metrics, service: "gateway") }
+            }
         }
         logger.log(
             .info, "gateway.started",
@@ -94,6 +109,8 @@ public final class Gateway: Sendable {
         server.shutdown()
         backends?.close()
         rotationWatcher.withLock { $0?.cancel() }
+        probe.stop()
+        exporter?.stop()
         logger.info("gateway.stopped")
     }
 

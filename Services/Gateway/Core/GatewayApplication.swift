@@ -38,6 +38,8 @@ public final class GatewayApplication: HTTPResponder {
     private let webPage: WebPage
     /// The registry the gateway's metrics are recorded in (served at `/metrics`).
     public let metrics: MetricsRegistry
+    /// Makes each request's span: a trace is started here, or continued from the request's `traceparent`.
+    let tracer: Tracer
     let settings: GatewaySettings
     private let addressResolver: ClientAddressResolver
     let passwordPerEmail: TokenBucketLimiter?
@@ -58,9 +60,10 @@ public final class GatewayApplication: HTTPResponder {
     /// Creates the application; nothing is called until requests arrive.
     public init(
         configuration: ServerConfiguration, backends: any ServiceBackends, logger: Logger,
-        metrics: MetricsRegistry = MetricsRegistry(), settings: GatewaySettings = GatewaySettings(),
+        metrics: MetricsRegistry = MetricsRegistry(), tracer: Tracer = .off, settings: GatewaySettings = GatewaySettings(),
         providers: PasskeyProviderCatalog? = nil
     ) {
+        self.tracer = tracer
         self.providers = ProviderDirectory(
             catalog: providers ?? ((try? PasskeyProviderCatalog.shipped.get()) ?? .empty))
         self.configuration = configuration
@@ -110,12 +113,36 @@ public final class GatewayApplication: HTTPResponder {
 
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
         let started = monotonicSeconds()
+        let match = Self.router.match(method: request.method, path: request.path)
+        // The caller's trace when it sent a valid traceparent, else a new one; either way the calls to the
+        // services carry it and every log line names it.
+        let parent = request.headers[TraceContext.headerName].flatMap {
+            $0.utf8.count <= 128 ? TraceContext.parse(traceparent: $0) : nil
+        }
+        let spanName: String
+        if case .found(_, let route, _) = match { spanName = route } else { spanName = request.method }
+        let span = tracer.startSpan(spanName, kind: .server, continuing: parent)
+        var response = await ActiveSpan.$current.withValue(span.active) {
+            await respond(to: request, match: match, started: started)
+        }
+        if span.isRecording {
+            span.set("http.request.method", request.method)
+            span.set("http.response.status_code", response.status)
+            if case .found(_, let route, _) = match { span.set("http.route", route) }
+            if response.status >= 500 { span.fail("HTTP \(response.status)") }
+        }
+        span.end()
+        response.headers.set("traceresponse", span.context.traceparent)
+        return response
+    }
+
+    private func respond(to request: HTTPRequest, match: RouteMatch<Endpoint>, started: Double) async -> HTTPResponse {
         let requestID = Self.requestID(from: request.headers["x-request-id"])
         let clientAddress = addressResolver.clientAddress(
             peer: request.remoteAddress, forwardedFor: request.headers.values("x-forwarded-for"))
         var routeName = "unmatched"
         var response: HTTPResponse
-        switch Self.router.match(method: request.method, path: request.path) {
+        switch match {
         case .notFound:
             if let page = webPage.response(method: request.method, path: request.path) {
                 routeName = "page"
@@ -406,10 +433,25 @@ public final class GatewayApplication: HTTPResponder {
             var metadata = Metadata()
             metadata.add(AuditContext.requestIDKey, context.requestID)
             metadata.add(AuditContext.clientAddressKey, context.clientAddress)
-            let response = try await backends.call(
-                service, descriptor, request, idempotent: idempotent, metadata: metadata)
-            record("ok")
-            return response
+            // The service's span is a child of this call's span when the trace is sampled, else of the request's.
+            let span = ActiveSpan.startChild(String(descriptor.path.dropFirst()), kind: .client)
+            if let traced = span?.context ?? ActiveSpan.current?.context {
+                metadata.add(TraceContext.headerName, traced.traceparent)
+            }
+            span?.set("rpc.system", "grpc")
+            span?.set("rpc.method", method)
+            span?.set("peer.service", service.rawValue)
+            defer { span?.end() }
+            do {
+                let response = try await backends.call(
+                    service, descriptor, request, idempotent: idempotent, metadata: metadata)
+                record("ok")
+                return response
+            } catch let error as RPCError {
+                span?.set("rpc.grpc.status_code", error.code.rawValue)
+                span?.fail(String(describing: error.code))
+                throw error
+            }
         } catch let error as RPCError {
             let domain = ServiceErrors.domainError(from: error)
             record(domain?.code.rawValue ?? String(describing: error.code).lowercased())

@@ -40,6 +40,9 @@ await ServiceMain.run(
         let gauges = AdoptionGauges(
             counts: context.storage.signInMethodCounts, metrics: context.metrics, logger: context.logger)
         context.background { await gauges.run() }
+        let backlog = OutboxBacklogGauges(
+            outbox: context.storage.outbox, metrics: context.metrics, logger: context.logger)
+        context.background { await backlog.run() }
 
         let composer = try MailComposer(sender: configuration.smtpFrom, serviceName: configuration.relyingPartyName)
         guard let url = configuration.smtpURL else {

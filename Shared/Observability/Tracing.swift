@@ -1,0 +1,208 @@
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What a span stands for, as OTLP numbers it.
+public enum SpanKind: Int, Sendable {
+    case `internal` = 1
+    case server = 2
+    case client = 3
+}
+
+/// One attribute value of a span.
+public enum SpanAttributeValue: Sendable, Equatable {
+    case string(String)
+    case int(Int64)
+    case bool(Bool)
+}
+
+/// Where ended spans go: a bounded queue that an exporter drains (``SpanQueue``), or a test's list.
+public protocol SpanRecorder: Sendable {
+    /// Takes an ended span; never blocks.
+    func record(_ span: Span)
+}
+
+/// One timed operation of a trace. Made by ``Tracer/startSpan(_:kind:continuing:)`` or
+/// ``ActiveSpan/startChild(_:kind:)``, changed only by the task that made it, and handed to the recorder by
+/// ``end()``; after that it is only read. A span of an unsampled trace records nothing, but still carries the
+/// trace's context, so logs and the calls it makes name the trace.
+public final class Span: @unchecked Sendable {
+    // @unchecked: mutated by the one task that owns it until `end()`, read-only afterwards (by the exporter).
+
+    /// The limits that keep one span bounded: attributes per span and bytes per text value.
+    public static let maximumAttributes = 32
+    public static let maximumValueBytes = 1024
+
+    public let context: TraceContext
+    /// The span this one is a child of; 0 for a trace's root.
+    public let parentSpanID: UInt64
+    public let name: String
+    public let kind: SpanKind
+    public let startUnixNanoseconds: UInt64
+    public private(set) var endUnixNanoseconds: UInt64 = 0
+    public private(set) var attributes: [(key: String, value: SpanAttributeValue)] = []
+    /// Set when the operation failed, with a short reason.
+    public private(set) var errorMessage: String?
+    private let recorder: (any SpanRecorder)?
+
+    init(context: TraceContext, parentSpanID: UInt64, name: String, kind: SpanKind, recorder: (any SpanRecorder)?) {
+        self.context = context
+        self.parentSpanID = parentSpanID
+        self.name = name
+        self.kind = kind
+        self.recorder = context.sampled ? recorder : nil
+        self.startUnixNanoseconds = self.recorder == nil ? 0 : unixNanosecondsNow()
+    }
+
+    /// True when this span will be exported.
+    public var isRecording: Bool { recorder != nil }
+
+    /// Sets an attribute (text cut to ``maximumValueBytes``); beyond ``maximumAttributes`` it is dropped.
+    public func set(_ key: String, _ value: SpanAttributeValue) {
+        guard recorder != nil, attributes.count < Self.maximumAttributes else { return }
+        if case .string(let text) = value, text.utf8.count > Self.maximumValueBytes {
+            attributes.append((key, .string(String(decoding: text.utf8.prefix(Self.maximumValueBytes), as: UTF8.self))))
+        } else {
+            attributes.append((key, value))
+        }
+    }
+
+    public func set(_ key: String, _ text: String) { set(key, .string(text)) }
+    public func set(_ key: String, _ number: Int) { set(key, .int(Int64(number))) }
+
+    /// Marks the operation as failed.
+    public func fail(_ message: String) {
+        guard recorder != nil else { return }
+        errorMessage = String(decoding: message.utf8.prefix(Self.maximumValueBytes), as: UTF8.self)
+    }
+
+    /// Ends the span and hands it to the recorder; later calls do nothing.
+    public func end() {
+        guard let recorder, endUnixNanoseconds == 0 else { return }
+        endUnixNanoseconds = max(unixNanosecondsNow(), startUnixNanoseconds)
+        recorder.record(self)
+    }
+
+    /// This span as the current one of a task.
+    public var active: ActiveSpan { ActiveSpan(context: context, recorder: recorder) }
+}
+
+/// The span a task runs in (a task-local value): its children are made from it, the log lines written meanwhile
+/// name its trace, and the calls made meanwhile pass its context on.
+public struct ActiveSpan: Sendable {
+    public let context: TraceContext
+    let recorder: (any SpanRecorder)?
+
+    @TaskLocal public static var current: ActiveSpan?
+
+    /// A child of the current span, or nil when there is none or its trace is not sampled; the caller ends it.
+    public static func startChild(_ name: String, kind: SpanKind) -> Span? {
+        current?.child(name, kind: kind)
+    }
+
+    /// A child of this span, or nil when its trace is not sampled; the caller ends it.
+    public func child(_ name: String, kind: SpanKind) -> Span? {
+        guard context.sampled, let recorder else { return nil }
+        return Span(
+            context: TraceContext(traceID: context.traceID, spanID: SpanIDs.next(), sampled: true),
+            parentSpanID: context.spanID, name: name, kind: kind, recorder: recorder)
+    }
+}
+
+/// Makes the spans of one process: a trace started here, or continued from a caller's `traceparent`.
+public struct Tracer: Sendable {
+    /// Where ended spans go; nil when nothing exports them (spans still carry IDs for logs and calls).
+    public let recorder: (any SpanRecorder)?
+    /// The share of new traces that are sampled, 0…1; a continued trace keeps its caller's decision.
+    public let sampleRatio: Double
+
+    public init(recorder: (any SpanRecorder)?, sampleRatio: Double) {
+        self.recorder = recorder
+        self.sampleRatio = min(1, max(0, sampleRatio))
+    }
+
+    /// A tracer that exports nothing.
+    public static let off = Tracer(recorder: nil, sampleRatio: 0)
+
+    /// Starts a span continuing `parent` (a caller's context), or a new trace when there is none: sampled by
+    /// ``sampleRatio`` when something records it.
+    public func startSpan(_ name: String, kind: SpanKind, continuing parent: TraceContext?) -> Span {
+        let context: TraceContext
+        if let parent {
+            context = TraceContext(traceID: parent.traceID, spanID: SpanIDs.next(), sampled: parent.sampled)
+        } else {
+            let sampled = recorder != nil && (sampleRatio >= 1 || Double.random(in: 0..<1) < sampleRatio)
+            context = TraceContext(traceID: SpanIDs.nextTraceID(), spanID: SpanIDs.next(), sampled: sampled)
+        }
+        return Span(context: context, parentSpanID: parent?.spanID ?? 0, name: name, kind: kind, recorder: recorder)
+    }
+}
+
+/// Random span and trace IDs, never zero.
+enum SpanIDs {
+    static func next() -> UInt64 {
+        var generator = SystemRandomNumberGenerator()
+        while true {
+            let value = generator.next()
+            if value != 0 { return value }
+        }
+    }
+
+    static func nextTraceID() -> TraceID {
+        var generator = SystemRandomNumberGenerator()
+        return TraceID(high: generator.next(), low: next())
+    }
+}
+
+/// The wall clock in nanoseconds since 1970, as spans are timed.
+public func unixNanosecondsNow() -> UInt64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_REALTIME, &spec)
+    return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
+}
+
+/// A bounded queue of ended spans between the tasks that end them and the exporter that sends them. A span that
+/// finds it full is dropped and counted, so a collector that is slow or down costs memory up to the bound and
+/// never delays a request.
+public final class SpanQueue: SpanRecorder {
+    private let capacity: Int
+    private let state: Mutex<(spans: [Span], dropped: UInt64)>
+
+    public init(capacity: Int) {
+        self.capacity = max(1, capacity)
+        state = Mutex(([], 0))
+    }
+
+    public func record(_ span: Span) {
+        state.withLock { state in
+            if state.spans.count < capacity {
+                state.spans.append(span)
+            } else {
+                state.dropped += 1
+            }
+        }
+    }
+
+    /// Takes up to `limit` spans, oldest first.
+    public func take(upTo limit: Int) -> [Span] {
+        state.withLock { state in
+            let count = min(limit, state.spans.count)
+            let taken = Array(state.spans.prefix(count))
+            state.spans.removeFirst(count)
+            return taken
+        }
+    }
+
+    /// Spans waiting now.
+    public var count: Int { state.withLock { $0.spans.count } }
+
+    /// Spans dropped because the queue was full, since the last call; resets the count.
+    public func takeDroppedCount() -> UInt64 {
+        state.withLock { state in
+            defer { state.dropped = 0 }
+            return state.dropped
+        }
+    }
+}
