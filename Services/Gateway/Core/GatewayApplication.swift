@@ -128,7 +128,8 @@ public final class GatewayApplication: HTTPResponder {
         if span.isRecording {
             span.set("http.request.method", request.method)
             span.set("http.response.status_code", response.status)
-            if case .found(_, let route, _) = match { span.set("http.route", route) }
+            // The route is `METHOD pattern`; the attribute is the pattern.
+            if case .found(_, let route, _) = match { span.set("http.route", String(route.drop { $0 != " " }.dropFirst())) }
             if response.status >= 500 { span.fail("HTTP \(response.status)") }
         }
         span.end()
