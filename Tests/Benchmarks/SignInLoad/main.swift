@@ -17,6 +17,9 @@ import WebAuthn
 // --report-failures also prints, after the result line, one line per kind of failed ceremony (the step that
 //   failed, the HTTP status or "transport" when no response came, and the problem document's code) with its count
 //   and the wall-clock (Unix) times of its first and last occurrence.
+// --windows SECONDS also prints, after the result line, one line per window of that many seconds (by each
+//   ceremony's scheduled start): its ceremonies, failures, p50, p99, p99.9 and the longest, so a tail can be placed
+//   in time (benchmarks' soak runs).
 // --progress prints to standard error, every half second while the clock runs, the wall-clock time and the
 //   ceremonies and failures so far.
 // SIGTERM or SIGINT ends the run early: no further ceremonies start, those begun finish (in rate mode the ones
@@ -44,6 +47,7 @@ let reportCPU = CommandLine.arguments.contains("--report-cpu")
 let reportFailures = CommandLine.arguments.contains("--report-failures")
 let reportProgress = CommandLine.arguments.contains("--progress")
 let synced = CommandLine.arguments.contains("--synced")
+let windowSeconds = Double(arguments["windows"] ?? "0") ?? 0
 let host = url.host ?? "127.0.0.1"
 let port = UInt16(url.port ?? 80)
 
@@ -137,6 +141,8 @@ struct FailureCount {
 
 struct Results {
     var latencies: [Double] = []
+    /// (scheduled start after the clock began, latency), kept for --windows; failures with a negative latency.
+    var samples: [(start: Double, latency: Double)] = []
     var failures = 0
     var failureKinds: [FailureKind: FailureCount] = [:]
 }
@@ -195,6 +201,7 @@ for worker in workers {
             let finished = now()
             let failedAt = failure == nil ? 0 : wallClock()
             results.withLock {
+                if windowSeconds > 0 { $0.samples.append((startTime - began, failure == nil ? finished - startTime : -1)) }
                 guard let failure else {
                     $0.latencies.append(finished - startTime)
                     return
@@ -253,6 +260,28 @@ print(
         rate > 0 ? "rate-\(Int(rate))" : "saturation", sorted.count, final.failures, elapsed,
         Double(sorted.count) / elapsed, percentile(0.50), percentile(0.99)))
 if reportCPU { print(String(format: "load_generator_cpu_seconds %.3f", cpuSeconds() - cpuBegan)) }
+if windowSeconds > 0 {
+    var windows: [Int: (latencies: [Double], failures: Int)] = [:]
+    for sample in final.samples {
+        let window = Int(sample.start / windowSeconds)
+        if sample.latency < 0 {
+            windows[window, default: ([], 0)].failures += 1
+        } else {
+            windows[window, default: ([], 0)].latencies.append(sample.latency)
+        }
+    }
+    for window in windows.keys.sorted() {
+        let latencies = windows[window]!.latencies.sorted()
+        func at(_ p: Double) -> Double {
+            latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] * 1000
+        }
+        print(
+            String(
+                format: "window start_s=%.0f ceremonies=%d failures=%d p50_ms=%.2f p99_ms=%.2f p999_ms=%.2f max_ms=%.2f",
+                Double(window) * windowSeconds, latencies.count, windows[window]!.failures, at(0.5), at(0.99), at(0.999),
+                (latencies.last ?? 0) * 1000))
+    }
+}
 if reportFailures {
     for (kind, counted) in final.failureKinds.sorted(by: { $0.value.count > $1.value.count }) {
         print(
