@@ -35,7 +35,7 @@ from conftest import CERT_MANAGER_DIR, KUBERNETES_DIR, OVERLAYS, REPO_ROOT, VALI
 KUBERNETES_VERSION = "1.30.0"
 
 # Custom resources have no schema in kubernetes-validate; they are skipped in schema validation, and only these.
-CRD_KINDS = {("monitoring.coreos.com/v1", "ServiceMonitor")}
+CRD_KINDS = {("monitoring.coreos.com/v1", "ServiceMonitor"), ("monitoring.coreos.com/v1", "PrometheusRule")}
 # cert-manager's kinds (deploy/kubernetes/cert-manager): no schema either; check_cert_manager_fields checks them.
 CERT_MANAGER_KINDS = {("cert-manager.io/v1", "Certificate"), ("cert-manager.io/v1", "Issuer")}
 
