@@ -133,6 +133,12 @@ UNSET_VARIABLES = ["GATEWAY_TLS_CERTIFICATE", "GATEWAY_TLS_KEY"]
 UNSET_VARIABLES += ["SMTP_PASSWORD"]
 # Read only by passkey-import, an operator's tool run by hand, and only when DATABASE_URL is unset.
 UNSET_VARIABLES += ["PASSKEY_DATA_DIR"]
+# Trace export names the cluster's collector (docs/observability.md): unset, nothing is exported; the rest default.
+UNSET_VARIABLES += [
+    "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_TRACES_SAMPLER_ARG",
+    "OTEL_BSP_MAX_QUEUE_SIZE", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "OTEL_BSP_SCHEDULE_DELAY", "OTEL_BSP_EXPORT_TIMEOUT",
+    "OTEL_RESOURCE_ATTRIBUTES",
+]
 # DATABASE_URL holds a password: it comes from the Secret, never from the ConfigMap.
 REQUIRED_VARIABLES = [name for name in DEPLOYMENT_VARIABLES + RUNTIME_VARIABLES if name != "DATABASE_URL"]
 # Values other parts of the system rely on, in every overlay.

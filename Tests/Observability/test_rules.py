@@ -29,8 +29,7 @@ PROMETHEUS_RULE = REPO_ROOT / "deploy" / "kubernetes" / "overlays" / "production
 KUBERNETES_BASE = REPO_ROOT / "deploy" / "kubernetes" / "base"
 PRODUCTION_KUSTOMIZATION = REPO_ROOT / "deploy" / "kubernetes" / "overlays" / "production" / "kustomization.yaml"
 GATEWAY_SOURCES = REPO_ROOT / "Services" / "Gateway"
-# docs/observability-alerts.md is the "## Alerts" section of docs/observability.md, kept apart until they are merged.
-ALERT_DOCS = [REPO_ROOT / "docs" / "observability.md", REPO_ROOT / "docs" / "observability-alerts.md"]
+ALERT_DOCS = [REPO_ROOT / "docs" / "observability.md"]
 
 RULE_FILES = sorted(RULES_DIR.glob("*.rules.yaml"))
 TEST_FILES = sorted(TESTS_DIR.glob("*.test.yaml"))
