@@ -43,7 +43,7 @@ let persistenceTargets: [Target] = [
         path: "Shared/Postgres",
         swiftSettings: hotPathSettings),
     .target(
-        name: "PostgresStorage", dependencies: ["Domain", "Encoding", "Postgres"], path: "Shared/PostgresStorage",
+        name: "PostgresStorage", dependencies: ["Domain", "Encoding", "Observability", "Postgres"], path: "Shared/PostgresStorage",
         resources: [.copy("Migrations")]),
     .executableTarget(name: "passkey-migrate", dependencies: ["Postgres", "PostgresStorage"], path: "Services/Migrate"),
     .target(name: "PostgresTestSupport", dependencies: ["Postgres"], path: "Tests/PostgresTestSupport"),
@@ -172,7 +172,7 @@ let serviceTargets: [Target] = [
         name: "ServiceRuntime",
         dependencies: [
             "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "NameResolution",
-            "NetworkIO", "Observability", "PasskeyPolicy", "Postgres", "PostgresStorage", "Protobuf", "RuntimeMetrics",
+            "NetworkIO", "Observability", "PasskeyPolicy", "PostgresStorage", "Protobuf", "RuntimeMetrics",
             "ServiceContracts", "ServiceIdentity", "ServiceTransport", "SessionIssuance", "TLSChannels", "TraceExport",
         ],
         path: "Shared/ServiceRuntime"),

@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import Observability
 import Postgres
 
 /// Every repository of the schema, built on one pool.
@@ -41,6 +42,13 @@ public struct PostgresStorage: Sendable {
         self.init(
             pool: PostgresPool(
                 configuration: PostgresConfiguration(url: url, poolSize: poolSize, applicationName: applicationName)))
+    }
+
+    /// Storage whose statement times are recorded in `metrics` (`db_statement_duration_seconds{service}`).
+    public init(url: String, poolSize: Int, applicationName: String, metrics: MetricsRegistry) {
+        var configuration = PostgresConfiguration(url: url, poolSize: poolSize, applicationName: applicationName)
+        configuration.statementMetrics = .init(registry: metrics, service: applicationName)
+        self.init(pool: PostgresPool(configuration: configuration))
     }
 
     /// Why the database cannot be used, in words fit for an operator (the password is never in them).

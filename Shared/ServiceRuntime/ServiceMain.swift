@@ -8,7 +8,6 @@ import Observability
 import PasskeyPolicy
 import PostgresStorage
 import NameResolution
-import Postgres
 import RuntimeMetrics
 import TraceExport
 import ServiceContracts
@@ -54,10 +53,8 @@ public enum ServiceMain {
         }
 
         let metrics = MetricsRegistry()
-        var databaseConfiguration = PostgresConfiguration(
-            url: databaseURL, poolSize: configuration.databasePoolSize, applicationName: name)
-        databaseConfiguration.statementMetrics = .init(registry: metrics, service: name)
-        let storage = PostgresStorage(pool: PostgresPool(configuration: databaseConfiguration))
+        let storage = PostgresStorage(
+            url: databaseURL, poolSize: configuration.databasePoolSize, applicationName: name, metrics: metrics)
         do {
             try await storage.checkConnectivity()
         } catch {
