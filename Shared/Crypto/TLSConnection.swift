@@ -13,6 +13,7 @@ public final class TLSConnection {
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 16)
     /// True once the handshake has completed.
     public private(set) var isHandshakeComplete = false
+    private var shutdownQueued = false
 
     /// A connection for `context`'s side; a client verifies that the server's certificate names `serverName`
     /// (a DNS name or an IP address literal) and sends it as SNI when it is a DNS name.
@@ -84,6 +85,16 @@ public final class TLSConnection {
             return
         }
         try write(bytes)
+    }
+
+    /// Queues the close_notify alert that ends the session (once; only after the handshake has completed), to go
+    /// out with ``drainCiphertext(_:)`` before the connection's write side is shut. The peer's own close_notify is
+    /// not waited for.
+    public func shutdown() {
+        guard isHandshakeComplete, !shutdownQueued else { return }
+        shutdownQueued = true
+        _ = SSL_shutdown(ssl)
+        ERR_clear_error()
     }
 
     /// Hands out the ciphertext waiting to go to the peer.

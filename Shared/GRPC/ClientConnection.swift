@@ -24,6 +24,8 @@ private final class ClientCall {
     var deframer: GRPCMessageDeframer
     var response: [UInt8]?
     var headersReceived = false
+    /// The HEADERS that open the call's stream went out: from here on the server may have run it.
+    var requestSent = false
 
     init(
         id: UInt64, path: String, framedRequest: [UInt8], metadata: Metadata, deadline: UInt64, maxMessageSize: Int,
@@ -50,10 +52,14 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
         case failing = 2
     }
 
+    /// `connecting` lasts until the server's SETTINGS frame arrives: a TCP connection the kernel completed may
+    /// still be reset from the listen queue of a server that is closing its listener, and one over TLS may still
+    /// be refused, so no call is sent before the server has shown it took the connection up.
     private enum State {
         case idle
         case connecting(HTTP2Session)
         case ready(HTTP2Session)
+        /// The server sent GOAWAY: the calls on its streams run to their end, new calls go elsewhere.
         case goingAway(HTTP2Session)
         case backoff(until: UInt64)
         case shutDown
@@ -111,7 +117,11 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
             state = .shutDown
             healthValue.store(Health.failing.rawValue, ordering: .relaxed)
             switch previous {
-            case .connecting(let session), .ready(let session), .goingAway(let session): session.close()
+            case .connecting(let session), .ready(let session), .goingAway(let session):
+                // The client's loops stop right after this: its GOAWAY and FIN go out, but nothing waits for the
+                // server's end (a close left waiting would keep its socket until the process exits).
+                session.channel?.closeTimeoutNanoseconds = 0
+                session.close()
             default: break
             }
             failAll(RPCError(code: .unavailable, message: "the client was closed"), neverReached: true)
@@ -134,6 +144,7 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
     }
 
     private static let removedError = RPCError(code: .unavailable, message: "the address left the service's set")
+    private static let goingAwayError = RPCError(code: .unavailable, message: "the server is going away")
 
     /// Once a draining connection has no call left, closes it and stops reconnecting.
     private func closeIfDrained() {
@@ -206,8 +217,11 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
         case .idle:
             waiting.append(call)
             connect()
-        case .connecting, .goingAway:
+        case .connecting:
             waiting.append(call)
+        case .goingAway:
+            // Waiting here would hold the call until this connection's last stream ends: another address takes it.
+            finish(call, .failure(AttemptFailure(error: Self.goingAwayError, neverReachedServer: true)))
         case .backoff(let until):
             let now = monotonicNanoseconds()
             // With on-demand reconnection, a call does not wait out the backoff once the last attempt is a little
@@ -300,10 +314,16 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
 
     private func failAll(_ error: RPCError, neverReached: Bool) {
         for call in Array(calls.values) {
-            // A call that never got a stream, or whose stream was above a GOAWAY's last stream ID, never ran.
-            let unsent = call.streamID == nil || call.streamID! > goAwayLastStreamID
-            finish(call, .failure(AttemptFailure(error: error, neverReachedServer: neverReached || unsent)))
+            finish(call, .failure(AttemptFailure(error: error, neverReachedServer: neverReached || !mayHaveRun(call))))
         }
+    }
+
+    /// Whether the server may have run `call`: its request went out on a stream that no GOAWAY excluded. A call
+    /// that never got a stream, whose HEADERS were never sent, or whose stream was above a GOAWAY's last stream ID
+    /// never ran anywhere, and may be sent again, idempotent or not.
+    private func mayHaveRun(_ call: ClientCall) -> Bool {
+        guard let streamID = call.streamID else { return false }
+        return call.requestSent && streamID <= goAwayLastStreamID
     }
 
     private var currentSession: HTTP2Session? {
@@ -365,8 +385,10 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
         }
     }
 
-    func http2SessionDidBecomeActive(_ session: HTTP2Session) {
-        guard case .connecting = state else { return }
+    func http2SessionDidBecomeActive(_ session: HTTP2Session) {}
+
+    func http2SessionDidReceivePeerSettings(_ session: HTTP2Session) {
+        guard case .connecting(let current) = state, current === session else { return }
         connectingChannel = nil
         state = .ready(session)
         backoff = configuration.initialBackoffNanoseconds
@@ -413,10 +435,24 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
         goAwayLastStreamID = min(goAwayLastStreamID, lastStreamID)
         // A server that says goodbye is usually draining before it leaves: look for its successors now.
         onConnectionTrouble?()
-        if case .ready = state {
+        switch state {
+        case .ready(let current) where current === session, .connecting(let current) where current === session:
             state = .goingAway(session)
-            healthValue.store(Health.connecting.rawValue, ordering: .relaxed)
+            connectingChannel = nil
+            healthValue.store(Health.failing.rawValue, ordering: .relaxed)
+            // Calls not on a stream yet go to another address now instead of waiting for this connection's end.
+            let pending = waiting
+            waiting.removeAll()
+            for call in pending {
+                finish(call, .failure(AttemptFailure(error: Self.goingAwayError, neverReachedServer: true)))
+            }
+        default:
+            break
         }
+    }
+
+    func http2Session(_ session: HTTP2Session, didSendRequestHeaders streamID: Int32) {
+        callsByStream[streamID]?.requestSent = true
     }
 
     func http2Session(
@@ -518,7 +554,7 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
 
     func http2Session(_ session: HTTP2Session, streamDidClose streamID: Int32, errorCode: UInt32) {
         guard let call = callsByStream[streamID] else { return }
-        let refused = errorCode == HTTP2ErrorCode.refusedStream || streamID > goAwayLastStreamID
+        let refused = errorCode == HTTP2ErrorCode.refusedStream || !mayHaveRun(call)
         finish(
             call,
             .failure(

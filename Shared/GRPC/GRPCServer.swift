@@ -116,25 +116,41 @@ public final class GRPCServer: Sendable {
         if draining { connection.beginDrain() }
     }
 
+    /// How long shutdown waits, after the drain, for the connections it closed to finish closing: a little more
+    /// than a channel's own close bound (``NetworkIO/Channel/closeTimeoutNanoseconds``).
+    private static let closeWaitNanoseconds: UInt64 = 1_200_000_000
+
     /// Starts shutdown: health handlers run, the listener closes, every connection gets GOAWAY, and calls in
     /// flight may finish until the drain timeout; then remaining connections are closed and the loops stop.
+    /// Each connection closes gracefully once its last call has ended: the final GOAWAY is followed by a FIN
+    /// (after TLS's close_notify), and the socket is closed once the client has ended its side too.
     /// Blocks the calling thread: call it from `main` or a thread you own, never from a loop or task.
     public func shutdown() {
         let (handlers, listener, connections, group) = state.withLock { state in
+            // A second shutdown (or one concurrent with the first) leaves the listener to the first.
+            let listener = state.draining ? nil : state.listener
             state.draining = true
-            return (state.shutdownHandlers, state.listener, Array(state.connections.values), state.group)
+            return (state.shutdownHandlers, listener, Array(state.connections.values), state.group)
         }
         configuration.logger.log(.info, "server.draining", ("connections", "\(connections.count)"))
         for handler in handlers { handler() }
-        listener?.close()
+        // Returns once no listening socket is left, so that every connection is in `connections` from here on
+        // (those the kernel had queued are accepted, and drain like the others).
+        listener?.closeAndWait()
         for reference in connections { reference.connection.beginDrain() }
         let deadline = monotonicNanoseconds() &+ configuration.drainTimeoutNanoseconds
         while openConnections.load(ordering: .relaxed) > 0 && monotonicNanoseconds() < deadline {
-            usleep(10_000)
+            usleep(2_000)
         }
         let remaining = state.withLock { Array($0.connections.values) }
         for reference in remaining { reference.connection.forceClose() }
-        usleep(20_000)
+        // A connection counts as open until its socket is closed, after its graceful close (GOAWAY, FIN, the
+        // client's input read to its end): the loops run until then, or until that close's own bound has passed,
+        // so no socket is left behind to be reset when the process exits.
+        let closeDeadline = monotonicNanoseconds() &+ Self.closeWaitNanoseconds
+        while openConnections.load(ordering: .relaxed) > 0 && monotonicNanoseconds() < closeDeadline {
+            usleep(2_000)
+        }
         group?.shutdown()
         configuration.logger.log(.info, "server.stopped", ("forced", "\(remaining.count)"))
     }

@@ -56,10 +56,22 @@ public protocol HTTP2SessionDelegate: AnyObject {
     func http2Session(_ session: HTTP2Session, streamDidClose streamID: Int32, errorCode: UInt32)
     /// The peer sent GOAWAY: streams above `lastStreamID` were not processed.
     func http2Session(_ session: HTTP2Session, didReceiveGoAway lastStreamID: Int32, errorCode: UInt32)
-    /// The connection became usable (a client's preface and SETTINGS are queued).
+    /// The session started on its connection (our preface and SETTINGS are queued); the peer has said nothing yet.
     func http2SessionDidBecomeActive(_ session: HTTP2Session)
+    /// The peer's first SETTINGS frame arrived: the peer speaks HTTP/2 on this connection and has taken it up (a
+    /// server sends it only once it accepted the connection, after any TLS handshake), so streams opened now reach
+    /// it. A client counts the connection ready only from here.
+    func http2SessionDidReceivePeerSettings(_ session: HTTP2Session)
+    /// The HEADERS that open the client stream `streamID` were handed to the connection: before this the request
+    /// cannot have reached the server.
+    func http2Session(_ session: HTTP2Session, didSendRequestHeaders streamID: Int32)
     /// The connection is gone.
     func http2SessionDidClose(_ session: HTTP2Session, error: NetworkError?)
+}
+
+extension HTTP2SessionDelegate {
+    public func http2SessionDidReceivePeerSettings(_ session: HTTP2Session) {}
+    public func http2Session(_ session: HTTP2Session, didSendRequestHeaders streamID: Int32) {}
 }
 
 /// HTTP/2 error codes used by the layers above.
@@ -83,8 +95,10 @@ private let errCallbackFailure: Int32 = -902
 private let errTemporalCallbackFailure: Int32 = -521
 private let frameData: UInt8 = 0
 private let frameHeaders: UInt8 = 1
+private let frameSettings: UInt8 = 4
 private let frameGoAway: UInt8 = 7
 private let flagEndStream: UInt8 = 1
+private let flagAck: UInt8 = 1
 private let dataFlagEOF: UInt32 = 1
 private let dataFlagNoEndStream: UInt32 = 2
 
@@ -118,6 +132,8 @@ public final class HTTP2Session: ChannelHandler {
     private var headerBlockSize = 0
     private var closeAfterFlush = false
     private var bufferedOutputBytes = 0
+    /// True once the peer's first SETTINGS frame has arrived.
+    public private(set) var peerSettingsReceived = false
 
     /// Creates a session; it starts when its channel becomes active.
     public init(role: Role, configuration: HTTP2Configuration = HTTP2Configuration()) {
@@ -205,9 +221,10 @@ public final class HTTP2Session: ChannelHandler {
     }
 
     /// Opens a client stream with request headers and a body to be supplied by ``sendData(streamID:bytes:)``.
-    /// Returns the stream ID, or nil when no stream can be opened (e.g. after GOAWAY).
+    /// Returns the stream ID, or nil when no stream can be opened (e.g. after GOAWAY, or once the connection is
+    /// closing).
     public func submitRequest(headers: [HTTP2Header]) -> Int32? {
-        guard let session else { return nil }
+        guard let session, !closeAfterFlush, channel?.isOpen == true else { return nil }
         var provider = dataProvider()
         let streamID: Int32 = withNameValues(headers) { nva, count in
             nghttp2_submit_request(session, nil, nva, count, &provider, nil)
@@ -278,9 +295,23 @@ public final class HTTP2Session: ChannelHandler {
         channel?.scheduleFlush()
     }
 
-    /// Closes the connection at once.
+    /// Ends the connection: a GOAWAY (NO_ERROR, naming the last stream the peer opened that we processed) goes
+    /// out after what is queued, nothing more is read or started, and the channel closes gracefully (its write
+    /// side shut, the peer's input read to its end for a bounded time; see ``Channel/close(error:)``).
     public func close() {
-        channel?.close()
+        guard let channel, channel.isOpen else { return }
+        if let session, !closeAfterFlush {
+            nghttp2_session_terminate_session(session, HTTP2ErrorCode.noError)
+            closeAfterFlush = true
+        }
+        guard channel.closeTimeoutNanoseconds > 0, channel.isWritable else {
+            // No time to wait for the flush, or a peer that is not taking what it was sent: close now.
+            channel.close()
+            return
+        }
+        channel.scheduleFlush()
+        // The flush that writes the GOAWAY and closes runs only while the peer takes output: bound the wait.
+        channel.loop.scheduleTimer(afterNanoseconds: channel.closeTimeoutNanoseconds) { channel.close() }
     }
 
     // MARK: - nghttp2 plumbing
@@ -390,6 +421,16 @@ public final class HTTP2Session: ChannelHandler {
                 this, didReceiveData: UnsafeRawBufferPointer(start: data, count: length), streamID: streamID)
             return 0
         }
+        if role == .client {
+            nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, userData in
+                guard let frame, let userData, frame.pointee.hd.type == frameHeaders,
+                    frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST
+                else { return 0 }
+                let this = Unmanaged<HTTP2Session>.fromOpaque(userData).takeUnretainedValue()
+                this.delegate?.http2Session(this, didSendRequestHeaders: frame.pointee.hd.stream_id)
+                return 0
+            }
+        }
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, streamID, errorCode, userData in
             guard let userData else { return 0 }
             let this = Unmanaged<HTTP2Session>.fromOpaque(userData).takeUnretainedValue()
@@ -450,6 +491,11 @@ public final class HTTP2Session: ChannelHandler {
             headerBlockStream = 0
         case frameData:
             if endStream { delegate?.http2Session(self, didReceiveEndStream: streamID) }
+        case frameSettings:
+            if frame.hd.flags & flagAck == 0 && !peerSettingsReceived {
+                peerSettingsReceived = true
+                delegate?.http2SessionDidReceivePeerSettings(self)
+            }
         case frameGoAway:
             delegate?.http2Session(
                 self, didReceiveGoAway: frame.goaway.last_stream_id, errorCode: frame.goaway.error_code)

@@ -28,6 +28,14 @@ public protocol ChannelSecurity: AnyObject {
     var negotiatedProtocol: String? { get }
     /// The certificate the peer presented, once the handshake is complete; nil when it presented none.
     var peerCertificate: PeerCertificate? { get }
+    /// Queues the alert that ends the session (TLS close_notify) for ``drainCiphertext(_:)``, once the handshake
+    /// has completed; the channel calls it when it closes gracefully.
+    func shutdown()
+}
+
+extension ChannelSecurity {
+    /// A layer with no closing message of its own sends nothing.
+    public func shutdown() {}
 }
 
 /// What the certificate a TLS peer presented says about it.
@@ -53,9 +61,15 @@ public struct PeerCertificate: Sendable, Equatable {
 /// One non-blocking TCP connection on one ``EventLoop``: reads are delivered to the handler, writes are gathered
 /// and sent once at the end of the loop turn, and reading pauses while too much output is queued (backpressure).
 ///
+/// ``close()`` ends the connection gracefully: what is queued is sent (after TLS's close_notify), the write side
+/// is shut (`shutdown(SHUT_WR)`, a FIN), and the peer's input is read and discarded until it ends its side too,
+/// for at most ``closeTimeoutNanoseconds``; only then is the socket closed and the handler told. Closing a socket
+/// with unread input makes the kernel send RST instead of FIN, and a RST can discard what the peer has not read
+/// yet (our last frames) and fails the peer's next read or write; reading to the end first avoids both.
+///
 /// Confined to its loop: every method must be called on `loop`'s thread.
 public final class Channel: EventLoopSource, EndOfTurnFlushing {
-    private enum State { case connecting, active, closed }
+    private enum State { case connecting, active, closing, closed }
 
     /// The loop the channel lives on.
     public let loop: EventLoop
@@ -69,6 +83,9 @@ public final class Channel: EventLoopSource, EndOfTurnFlushing {
     public var handler: ChannelHandler?
     /// Queued output above this many bytes pauses reading and asks the handler to hold back.
     public var highWaterMark = 1 << 20
+    /// How long a graceful ``close()`` may take in all: sending what is queued, then waiting for the peer to end
+    /// its side. 0 sends what the socket takes at once, shuts the write side and closes without waiting.
+    public var closeTimeoutNanoseconds: UInt64 = 1_000_000_000
 
     private var key: UInt64 = 0
     private var state: State
@@ -77,6 +94,11 @@ public final class Channel: EventLoopSource, EndOfTurnFlushing {
     private var watchingWritable = false
     private var readPaused = false
     private var readPausedByHandler = false
+    /// The peer has ended its side (a read returned 0).
+    private var peerClosed = false
+    /// Our write side is shut (the FIN is queued behind everything sent).
+    private var writeShut = false
+    private var closeTimer: TimerID?
 
     init(loop: EventLoop, fd: Int32, remoteAddress: SocketAddress?, security: ChannelSecurity?, connecting: Bool) {
         self.loop = loop
@@ -86,8 +108,8 @@ public final class Channel: EventLoopSource, EndOfTurnFlushing {
         self.state = connecting ? .connecting : .active
     }
 
-    /// True until the channel is closed.
-    public var isOpen: Bool { state != .closed }
+    /// True until the channel starts closing: once ``close()`` is called nothing more is written or delivered.
+    public var isOpen: Bool { state == .connecting || state == .active }
     /// Bytes queued for the socket and not yet sent.
     public var pendingOutboundBytes: Int { outbound.count }
     /// True while queued output is below the high-water mark.
@@ -185,6 +207,15 @@ public final class Channel: EventLoopSource, EndOfTurnFlushing {
     }
 
     public func handleEvents(_ events: UInt32) {
+        if state == .closing {
+            if events & EpollEvents.writable != 0 { continueClosing() }
+            if state == .closing,
+                events & (EpollEvents.readable | EpollEvents.readHangUp | EpollEvents.hangUp | EpollEvents.error) != 0
+            {
+                discardInput()
+            }
+            return
+        }
         if state == .connecting {
             var error: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
@@ -236,20 +267,113 @@ public final class Channel: EventLoopSource, EndOfTurnFlushing {
             return
         }
         if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return }
-        close(error: count == 0 ? nil : NetworkError(.connectionClosed, "recv failed", errno: errno))
+        if count == 0 {
+            // The peer ended its side: whatever we still have queued goes out, then ours ends too.
+            peerClosed = true
+            close()
+            return
+        }
+        close(error: NetworkError(.connectionClosed, "recv failed", errno: errno))
     }
 
-    /// Sends what is queued (best effort) and closes the connection; the handler is told once.
+    /// Closes the connection; the handler is told once, when the socket is closed.
+    ///
+    /// Without an error the close is graceful (see the type's description): nothing more reaches the handler or
+    /// the peer from the caller, and ``channelInactive`` comes once the peer has ended its side or
+    /// ``closeTimeoutNanoseconds`` has passed. With an error (the connection has failed) the queued output is sent
+    /// as far as the socket takes it at once and the socket is closed now.
     public func close(error: NetworkError? = nil) {
-        guard state != .closed else { return }
-        let wasConnecting = state == .connecting
-        if !wasConnecting {
-            if let security { security.drainCiphertext { outbound.append($0) } }
-            if !outbound.isEmpty {
-                _ = outbound.withUnreadBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        switch state {
+        case .closed:
+            return
+        case .connecting:
+            finishClose(error)
+        case .closing:
+            if error != nil { finishClose(error) }
+        case .active:
+            if let error {
+                if let security { security.drainCiphertext { outbound.append($0) } }
+                if !outbound.isEmpty {
+                    _ = outbound.withUnreadBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                }
+                finishClose(error)
+                return
             }
+            state = .closing
+            if let security {
+                security.shutdown()
+                security.drainCiphertext { outbound.append($0) }
+            }
+            if closeTimeoutNanoseconds > 0 {
+                closeTimer = loop.scheduleTimer(afterNanoseconds: closeTimeoutNanoseconds) { [self] in
+                    closeTimer = nil
+                    finishClose(nil)
+                }
+            }
+            continueClosing()
         }
+    }
+
+    /// Sends what is queued, then shuts the write side and waits for the peer's end of input.
+    private func continueClosing() {
+        while !outbound.isEmpty {
+            let sent = outbound.withUnreadBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent > 0 {
+                outbound.consume(sent)
+                continue
+            }
+            if sent < 0 && errno == EINTR { continue }
+            if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && closeTimeoutNanoseconds > 0 {
+                watchWhileClosing()
+                return
+            }
+            // The peer is gone (or we may not wait): nothing more can be delivered.
+            finishClose(nil)
+            return
+        }
+        if !writeShut {
+            writeShut = true
+            Glibc.shutdown(fd, Int32(SHUT_WR))
+        }
+        if peerClosed || closeTimeoutNanoseconds == 0 {
+            finishClose(nil)
+            return
+        }
+        watchWhileClosing()
+        // Input may already be waiting (the level-triggered event would report it too; this saves a turn).
+        discardInput()
+    }
+
+    private func watchWhileClosing() {
+        // Once the peer's input has ended, reading would report that end again and again: only wait to write.
+        var events: UInt32 = peerClosed ? 0 : EpollEvents.readable | EpollEvents.readHangUp
+        if !outbound.isEmpty { events |= EpollEvents.writable }
+        watchingWritable = !outbound.isEmpty
+        readPaused = false
+        loop.modify(key: key, fd: fd, events: events)
+    }
+
+    /// Reads and drops the peer's input while closing; its end (or a failure) finishes the close.
+    private func discardInput() {
+        let buffer = loop.readBuffer
+        // Bounded per turn, so that a peer that keeps sending cannot hold the loop.
+        for _ in 0..<16 {
+            let count = recv(fd, buffer.baseAddress, buffer.count, 0)
+            if count > 0 { continue }
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
+            // End of input, or the connection failed (reset): nothing more will come either way.
+            peerClosed = true
+            if writeShut || count < 0 { finishClose(nil) } else { watchWhileClosing() }
+            return
+        }
+    }
+
+    private func finishClose(_ error: NetworkError?) {
+        guard state != .closed else { return }
         state = .closed
+        if let closeTimer { loop.cancelTimer(closeTimer) }
+        closeTimer = nil
         outbound.removeAll()
         loop.deregister(key: key, fd: fd)
         Glibc.close(fd)

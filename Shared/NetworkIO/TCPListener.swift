@@ -47,11 +47,35 @@ public final class TCPListener: Sendable {
         }
     }
 
-    /// Stops accepting; connections already accepted are not affected.
+    /// Stops accepting (on the loops, soon); connections already accepted are not affected. Connections still in
+    /// the listen queue are reset by the kernel.
     public func close() {
         for acceptor in acceptors {
-            acceptor.loop.execute { acceptor.stop() }
+            acceptor.loop.execute { acceptor.stop(acceptingQueued: false) }
         }
+    }
+
+    /// Stops accepting and returns once every listening socket is closed. The connections the kernel has already
+    /// completed (in the listen queue) are accepted first and handed to the handler factory like any other:
+    /// closing the socket with them still queued would reset them, though a client may already have sent on one.
+    /// Blocks the calling thread, which must not be one of the group's loops; gives up after `timeoutNanoseconds`
+    /// (loops that no longer run never close their sockets).
+    public func closeAndWait(timeoutNanoseconds: UInt64 = 2_000_000_000) {
+        let stopped = StopCount()
+        for acceptor in acceptors {
+            acceptor.loop.execute {
+                acceptor.stop(acceptingQueued: true)
+                stopped.count.wrappingAdd(1, ordering: .releasing)
+            }
+        }
+        let deadline = monotonicNanoseconds() &+ timeoutNanoseconds
+        while stopped.count.load(ordering: .acquiring) < acceptors.count && monotonicNanoseconds() < deadline {
+            usleep(500)
+        }
+    }
+
+    private final class StopCount: Sendable {
+        let count = Atomic<Int>(0)
     }
 
     /// Binds (and releases) a socket without `SO_REUSEPORT`: fails with EADDRINUSE when anything listens there.
@@ -108,18 +132,26 @@ private final class Acceptor: EventLoopSource, @unchecked Sendable {
 
     func start() {
         guard open else { return }
-        do { key = try loop.register(fd: fd, events: EpollEvents.readable, source: self) } catch { stop() }
+        do { key = try loop.register(fd: fd, events: EpollEvents.readable, source: self) } catch {
+            stop(acceptingQueued: false)
+        }
     }
 
-    func stop() {
+    func stop(acceptingQueued: Bool) {
         guard open else { return }
+        if acceptingQueued && key != 0 { acceptQueued(atMost: 4096) }
         open = false
         if key != 0 { loop.deregister(key: key, fd: fd) }
         Glibc.close(fd)
     }
 
     func handleEvents(_ events: UInt32) {
-        for _ in 0..<64 {
+        acceptQueued(atMost: 64)
+    }
+
+    /// Accepts up to `limit` queued connections, stopping early when none is left.
+    private func acceptQueued(atMost limit: Int) {
+        for _ in 0..<limit {
             guard open else { return }
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)

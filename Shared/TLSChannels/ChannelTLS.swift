@@ -87,6 +87,8 @@ final class TLSChannelSecurity: ChannelSecurity {
 
     func drainCiphertext(_ sink: (UnsafeRawBufferPointer) -> Void) { connection.drainCiphertext(sink) }
 
+    func shutdown() { connection.shutdown() }
+
     var negotiatedProtocol: String? { connection.negotiatedProtocol }
 
     var peerCertificate: PeerCertificate? {

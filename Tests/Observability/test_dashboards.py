@@ -12,7 +12,7 @@ reads must be one the scraped processes expose (/api/v1/label/__name__/values). 
 overview from the same Prometheus.
 
 DASHBOARD_PNG=docs/observability-dashboard.png DASHBOARD_LOAD_SECONDS=80 runs a longer load in steps (rates rising
-then falling) and writes the picture docs/observability-dashboards.md shows."""
+then falling) and writes the picture docs/observability.md shows."""
 
 import importlib.machinery
 import importlib.util
