@@ -131,7 +131,8 @@ let rpcTargets: [Target] = [
         path: "Shared/GRPC", swiftSettings: hotPathSettings),
     .target(name: "TLSChannels", dependencies: ["Crypto", "NetworkIO"], path: "Shared/TLSChannels"),
     .target(name: "RuntimeMetrics", dependencies: ["NetworkIO", "Observability"], path: "Shared/RuntimeMetrics"),
-    .target(name: "TraceExport", dependencies: ["Configuration", "Observability"], path: "Shared/TraceExport"),
+    .target(
+        name: "TraceExport", dependencies: ["Configuration", "NetworkIO", "Observability"], path: "Shared/TraceExport"),
     .testTarget(
         name: "TraceExportTests", dependencies: ["TraceExport", "Configuration", "Observability", "Protobuf"],
         path: "Tests/TraceExportTests"),

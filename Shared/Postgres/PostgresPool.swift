@@ -133,11 +133,13 @@ public final class PostgresPool: Sendable {
                 loop.execute { connections.submit(query) { continuation.resume(returning: $0) } }
             }
         }
-        if case .failure(let error) = outcome { span?.fail(error.message) }
-        span?.end()
-        if case .failure = outcome { record(.pipelined, since: started, failed: true) } else {
-            record(.pipelined, since: started, failed: false)
+        var failed = false
+        if case .failure(let error) = outcome {
+            failed = true
+            span?.fail(error.message)
         }
+        span?.end()
+        record(.pipelined, since: started, failed: failed)
         return try outcome.get()
     }
 

@@ -1,6 +1,7 @@
 import Configuration
 import Observability
 import Foundation
+import NetworkIO
 import Synchronization
 
 #if canImport(Glibc)
@@ -61,12 +62,12 @@ public final class OTLPExporter: Sendable {
     }
 
     private func run() {
-        var lastExport = monotonicNow()
+        var lastExport = monotonicNanoseconds()
         while !stopped.load(ordering: .acquiring) {
-            let now = monotonicNow()
+            let now = monotonicNanoseconds()
             if queue.count >= batchSize || (queue.count > 0 && now &- lastExport >= scheduleDelayNanoseconds) {
                 exportBatch()
-                lastExport = monotonicNow()
+                lastExport = monotonicNanoseconds()
             } else {
                 recordDropped()
                 var pause = timespec(tv_sec: 0, tv_nsec: 50_000_000)
@@ -76,8 +77,8 @@ public final class OTLPExporter: Sendable {
     }
 
     private func exportAll() {
-        let deadline = monotonicNow() &+ UInt64(timeoutMilliseconds) * 1_000_000
-        while queue.count > 0 && monotonicNow() < deadline { exportBatch() }
+        let deadline = monotonicNanoseconds() &+ UInt64(timeoutMilliseconds) * 1_000_000
+        while queue.count > 0 && monotonicNanoseconds() < deadline { exportBatch() }
     }
 
     private func exportBatch() {
@@ -96,7 +97,7 @@ public final class OTLPExporter: Sendable {
             metrics.increment(
                 "trace_spans_dropped_total", help: "Spans dropped: the queue was full, or the export failed.",
                 labels: ["service": service, "reason": "export_failed"], by: Double(spans.count))
-            if let suppressed = failureLog.admit("export", at: Double(monotonicNow()) / 1e9) {
+            if let suppressed = failureLog.admit("export", at: Double(monotonicNanoseconds()) / 1e9) {
                 logger.warning(
                     "trace.export_failed",
                     ["endpoint": "\(endpoint.host):\(endpoint.port)\(endpoint.path)", "reason": failure.description,
@@ -111,11 +112,5 @@ public final class OTLPExporter: Sendable {
         metrics.increment(
             "trace_spans_dropped_total", help: "Spans dropped: the queue was full, or the export failed.",
             labels: ["service": service, "reason": "queue_full"], by: Double(dropped))
-    }
-
-    private func monotonicNow() -> UInt64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
     }
 }

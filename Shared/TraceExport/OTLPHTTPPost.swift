@@ -1,3 +1,5 @@
+import NetworkIO
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -102,9 +104,5 @@ enum OTLPHTTPPost {
     }
 
     /// Monotonic milliseconds.
-    private static func now() -> Int64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
-    }
+    private static func now() -> Int64 { Int64(monotonicNanoseconds() / 1_000_000) }
 }
