@@ -285,8 +285,8 @@ let serviceTargets: [Target] = [
     .testTarget(
         name: "EndToEndTests",
         dependencies: [
-            "Encoding", "PasskeyClient", "Postgres", "PostgresStorage", "PostgresTestSupport", "SoftwareAuthenticator",
-            "TestCertificates", "WebAuthn",
+            "Encoding", "GRPC", "GRPCHealth", "NetworkIO", "PasskeyClient", "Postgres", "PostgresStorage",
+            "PostgresTestSupport", "SoftwareAuthenticator", "TestCertificates", "WebAuthn",
         ],
         path: "Tests/EndToEndTests"),
     .testTarget(

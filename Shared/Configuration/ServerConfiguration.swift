@@ -45,6 +45,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// nil: the run command starts a local Postgres and sets it.
     public var databaseURL: String?
     public var databasePoolSize: Int
+    /// How long a service that cannot reach its database at start keeps trying before it gives up and exits
+    /// (`DATABASE_WAIT_TIMEOUT`); nil (`0`, the default) waits as long as it takes. Meanwhile it serves health
+    /// as NOT_SERVING, and liveness as SERVING.
+    public var databaseWaitTimeout: Double?
     /// Event-loop threads for a process's server (`EVENT_LOOP_THREADS`); nil means one per online core. Processes
     /// that share a small machine do better with fewer each.
     public var eventLoopThreads: Int?
@@ -152,6 +156,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         trustedProxies = env.list("PASSKEY_TRUSTED_PROXIES")
         databaseURL = env.raw("DATABASE_URL")
         databasePoolSize = try env.integer("DATABASE_POOL_SIZE", default: 8, range: 1...256)
+        let databaseWait = try env.duration("DATABASE_WAIT_TIMEOUT", default: "0", allowingZero: true)
+        databaseWaitTimeout = databaseWait > 0 ? databaseWait : nil
         eventLoopThreads = try env.raw("EVENT_LOOP_THREADS").map { _ in
             try env.integer("EVENT_LOOP_THREADS", default: 1, range: 1...256)
         }

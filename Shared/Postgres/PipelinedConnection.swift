@@ -185,6 +185,7 @@ final class PipelinedConnection: EventLoopSource, @unchecked Sendable {
 
     /// Reads every result that has fully arrived and completes the statements they finish.
     private func readResults(_ handle: OpaquePointer) {
+        var readOnlyServer: PostgresError?
         while head < items.count, !isClosed, PQisBusy(handle) == 0 {
             let result = PQgetResult(handle)
             switch items[head] {
@@ -221,10 +222,17 @@ final class PipelinedConnection: EventLoopSource, @unchecked Sendable {
                             prepareFailure ?? PostgresError(.server, "the statement was skipped after an error"))
                     } else {
                         waiter.outcome = PostgresResult.outcome(result, connection: handle)
+                        if case .failure(let error) = waiter.outcome, error.isReadOnlyServer { readOnlyServer = error }
                     }
                 }
                 PQclear(result)
             }
+        }
+        if let readOnlyServer, !isClosed {
+            // A standby or a demoted primary answers every write so: the statements behind this one fail the same
+            // way now, and the next ones go to a fresh connection, which finds the primary.
+            close(readOnlyServer)
+            return
         }
         if head == items.count {
             items.removeAll(keepingCapacity: true)
@@ -331,6 +339,14 @@ final class LoopConnections: @unchecked Sendable {
     private func isMoving(_ connection: PipelinedConnection, now: UInt64) -> Bool {
         guard connection.inFlight < Self.pipelineDepth, let sentAt = connection.oldestInFlightSentAt else { return false }
         return now &- max(sentAt, connection.lastReplyAt) < Self.movingPipelineNanoseconds
+    }
+
+    /// Closes the connections open now, failing their statements in flight with `error`; later statements open
+    /// fresh ones.
+    func closeOpen(_ error: PostgresError) {
+        let open = connections
+        connections = []
+        for connection in open { connection.close(error) }
     }
 
     /// Closes every connection; statements in flight or waiting fail with `error`, later ones too.

@@ -1,3 +1,4 @@
+import CLibPQ
 import Foundation
 import Observability
 
@@ -58,5 +59,54 @@ public struct PostgresConfiguration: Sendable {
         let userInfo = authority[..<at]
         guard let colon = userInfo.firstIndex(of: ":") else { return url }
         return String(url[..<colon]) + ":***" + String(url[at...])
+    }
+}
+
+extension PostgresConfiguration {
+    /// Checks a `DATABASE_URL` with libpq's own parser, without connecting: a URL libpq cannot read, or one that
+    /// would let the services' writes reach a standby, is refused with a reason (the password never in it).
+    ///
+    /// Several hosts (`postgresql://h1:5432,h2:5432/db`) are libpq's multi-host form: each connection takes the
+    /// first host that accepts writes. `target_session_attrs` may be left out (the services ask for
+    /// `read-write`) or be `read-write` or `primary`; with several hosts `any` is refused too.
+    public static func validate(url: String) throws(PostgresError) {
+        var failure: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(url, &failure) else {
+            let reason = failure.map { String(cString: $0).trimmingCharacters(in: .whitespacesAndNewlines) }
+            if let failure { PQfreemem(failure) }
+            throw PostgresError(.connectionFailed, "cannot be read: \(reason ?? "out of memory")")
+        }
+        defer { PQconninfoFree(options) }
+        var values: [String: String] = [:]
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if let value = option.pointee.val { values[String(cString: keyword)] = String(cString: value) }
+            option += 1
+        }
+        let hosts = [values["host"], values["hostaddr"]].compactMap { $0 }.map { $0.split(separator: ",").count }
+        let hostCount = hosts.max() ?? 1
+        switch values["target_session_attrs"] {
+        case nil, "read-write", "primary":
+            break
+        case "any" where hostCount == 1:
+            break
+        case let attributes?:
+            throw PostgresError(
+                .connectionFailed,
+                "target_session_attrs=\(attributes) could send the services' writes to a standby; "
+                    + "leave it out or use read-write")
+        }
+        if let port = values["port"] {
+            let ports = port.split(separator: ",", omittingEmptySubsequences: false)
+            for given in ports where !given.isEmpty {
+                guard let number = Int(given), (1...65_535).contains(number) else {
+                    throw PostgresError(.connectionFailed, "cannot be read: the port \"\(given)\" is not a port number")
+                }
+            }
+            if ports.count != 1 && ports.count != hostCount {
+                throw PostgresError(
+                    .connectionFailed, "names \(hostCount) hosts but \(ports.count) ports; give one port, or one per host")
+            }
+        }
     }
 }

@@ -14,13 +14,19 @@ public final class PostgresConnection {
     static let maximumPreparedStatements = 256
     /// The span of the job this connection runs now (a transaction), whose statements are traced as its children.
     var traceParent: ActiveSpan?
+    /// The pool's generation when this connection was opened (``PostgresPool/dropConnections(_:)``).
+    var generation = 0
 
     /// Opens a connection and sets the session up (UTC, ISO dates, statement timeout).
     /// Throws `.connectionFailed` with libpq's reason and the redacted URL.
     public init(configuration: PostgresConfiguration) throws {
         self.configuration = configuration
-        let keywords = ["connect_timeout", "application_name", "dbname"]
-        let values = [String(configuration.connectTimeoutSeconds), configuration.applicationName, configuration.url]
+        // Keywords before `dbname` are defaults the URL may override: a URL naming several hosts (libpq
+        // multi-host) reaches the one that takes writes unless it says otherwise.
+        let keywords = ["connect_timeout", "application_name", "target_session_attrs", "dbname"]
+        let values = [
+            String(configuration.connectTimeoutSeconds), configuration.applicationName, "read-write", configuration.url,
+        ]
         let connection = withCStringArray(keywords) { keywordPointers in
             withCStringArray(values) { valuePointers in
                 PQconnectdbParams(keywordPointers, valuePointers, 1)
@@ -111,7 +117,14 @@ public final class PostgresConnection {
             throw PostgresError(.connectionLost, errorMessage(of: handle))
         }
         defer { PQclear(result) }
-        return try PostgresResult.outcome(result, connection: handle).get()
+        let outcome = PostgresResult.outcome(result, connection: handle)
+        if case .failure(let error) = outcome, error.isReadOnlyServer {
+            // A standby or a demoted primary: this connection will never write again. Closed now, it is replaced
+            // (by one to the primary) before the next job.
+            PQfinish(handle)
+            self.handle = nil
+        }
+        return try outcome.get()
     }
 
     /// Runs `COPY … FROM STDIN` (text format) with `rows` as its data and returns how many rows the server

@@ -34,11 +34,16 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     public var isUniqueViolation: Bool { sqlState == "23505" }
     /// SQLSTATE 57014: the statement timeout (or a cancel) stopped the statement.
     public var isQueryCanceled: Bool { sqlState == "57014" }
+    /// SQLSTATE 25006: the server refused a write because it is read-only — a standby, or a primary that was
+    /// demoted. The connection is dropped, and a fresh one (libpq's `target_session_attrs=read-write`) finds the
+    /// primary.
+    public var isReadOnlyServer: Bool { sqlState == "25006" }
     /// Whether the failure was of the connection rather than of the statement: a retry on a fresh connection
-    /// may succeed.
+    /// may succeed. A server that turned read-only counts: during a failover the next connection reaches the new
+    /// primary.
     public var isConnectionFailure: Bool {
         code == .connectionFailed || code == .connectionLost || (sqlState?.hasPrefix("08") ?? false)
-            || sqlState == "57P01" || sqlState == "57P02" || sqlState == "57P03"
+            || sqlState == "57P01" || sqlState == "57P02" || sqlState == "57P03" || isReadOnlyServer
     }
 
     public var description: String {

@@ -23,6 +23,8 @@ public final class PostgresPool: Sendable {
     private let ownLoops: EventLoopGroup?
     private let pipelines = Mutex<[ObjectIdentifier: LoopConnections]>([:])
     private let isShutDown = Atomic<Bool>(false)
+    /// Raised by ``dropConnections(_:)``: a blocking connection opened before is replaced before its next job.
+    private let generation = Atomic<Int>(0)
 
     /// Pool use, for metrics.
     public struct PoolStatistics: Sendable {
@@ -70,12 +72,14 @@ public final class PostgresPool: Sendable {
         }
         do {
             return try await workers.run { [self] connection in
-                if let current = connection, !current.isHealthy { connection = nil }
+                let generation = generation.load(ordering: .acquiring)
+                if let current = connection, !current.isHealthy || current.generation != generation { connection = nil }
                 let current: PostgresConnection
                 if let existing = connection {
                     current = existing
                 } else {
                     current = try PostgresConnection(configuration: configuration)
+                    current.generation = generation
                     connection = current
                     statistics.withLock { $0.opened += 1 }
                 }
@@ -196,9 +200,28 @@ public final class PostgresPool: Sendable {
         }
     }
 
-    /// Opens a connection now and runs `SELECT 1`, so a bad or unreachable database is reported at start.
+    /// Checks that the database answers and takes writes: it throws `.connectionFailed` (or another connection
+    /// failure) when it cannot be reached, and a SQLSTATE 25006 error when it answers as a standby or read-only,
+    /// after dropping every connection, so that the next ones look for the primary again.
     public func checkConnectivity() async throws {
-        try await query("SELECT 1")
+        let rows = try await query(
+            "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on' AS read_only")
+        guard try rows.first?.decode(Bool.self, "read_only") == false else {
+            let error = PostgresError(
+                .server, "the database at \(configuration.redactedURL) is read-only (a standby)", sqlState: "25006")
+            dropConnections(error)
+            throw error
+        }
+    }
+
+    /// Closes every open connection (statements in flight on them fail with `error`) and has the next
+    /// statements open fresh ones: what follows a failover, when the old connections may reach a node that no
+    /// longer takes writes.
+    public func dropConnections(_ error: PostgresError) {
+        generation.add(1, ordering: .releasing)
+        for connections in pipelines.withLock({ Array($0.values) }) {
+            connections.loop.executeOnLoop { connections.closeOpen(error) }
+        }
     }
 
     /// Stops the workers after the jobs already queued; later calls fail with `.poolClosed`.

@@ -56,7 +56,20 @@ public struct PostgresStorage: Sendable {
         public let description: String
     }
 
-    /// Checks that the database answers; throws ``Unavailable`` when it does not.
+    /// Checks the form of a database URL without connecting (``PostgresConfiguration/validate(url:)``); the
+    /// description says what is wrong, never the password.
+    public static func checkURL(_ url: String) throws(Unavailable) {
+        do {
+            try PostgresConfiguration.validate(url: url)
+        } catch {
+            throw Unavailable(description: error.message)
+        }
+    }
+
+    /// The URL with its password masked, for messages.
+    public var redactedURL: String { pool.configuration.redactedURL }
+
+    /// Checks that the database answers and takes writes; throws ``Unavailable`` when it does not.
     public func checkConnectivity() async throws(Unavailable) {
         do {
             try await pool.checkConnectivity()

@@ -39,6 +39,11 @@ public enum ServiceMain {
             // The WebAuthn policy, checked against what this build verifies (PASSKEY_ALGORITHMS).
             _ = try PasskeyPolicy(configuration.passkeyPolicy)
             databaseURL = try configuration.requireDatabaseURL()
+            do {
+                try PostgresStorage.checkURL(databaseURL)
+            } catch {
+                throw ConfigurationError(variable: "DATABASE_URL", problem: error.description)
+            }
         } catch {
             logger.error("configuration.invalid", ["detail": String(describing: error)])
             exitWithMessage(name, "\(error)", status: 2)
@@ -55,11 +60,6 @@ public enum ServiceMain {
         let metrics = MetricsRegistry()
         let storage = PostgresStorage(
             url: databaseURL, poolSize: configuration.databasePoolSize, applicationName: name, metrics: metrics)
-        do {
-            try await storage.checkConnectivity()
-        } catch {
-            exitWithMessage(name, "DATABASE_URL: \(error)", status: 1)
-        }
 
         RuntimeProbe(service: name, metrics: metrics).start()
         let exporter = OTLPExporter(
@@ -87,6 +87,8 @@ public enum ServiceMain {
         if let threads = configuration.eventLoopThreads { serverConfiguration.threadCount = threads }
         let server = GRPCServer(configuration: serverConfiguration)
         let health = HealthService()
+        // Not ready until the database has answered (watchDatabase); liveness is SERVING from the start.
+        health.setDependency("database", available: false)
         health.register(on: server)
         do {
             try register(server, context)
@@ -106,7 +108,9 @@ public enum ServiceMain {
         }
 
         let watcher = Task.detached {
-            await watchDatabase(storage: storage, health: health, logger: logger, metrics: metrics, service: name)
+            await watchDatabase(
+                storage: storage, health: health, logger: logger, metrics: metrics, service: name,
+                startLimit: configuration.databaseWaitTimeout)
         }
         do {
             let bound = try server.start()
@@ -197,13 +201,22 @@ public enum ServiceMain {
         _exit(status)
     }
 
-    /// Checks the database every two seconds and reports it as a health dependency, so a replica whose database
-    /// is gone answers NOT_SERVING and load balancers stop sending it work.
+    /// Checks the database and reports it as a health dependency, so a replica whose database is gone (or
+    /// answers only as a standby) reports NOT_SERVING and load balancers stop sending it work; the check after a
+    /// failover also drops connections to a node that no longer takes writes.
+    ///
+    /// While the database answers it is checked every two seconds. Until it first answers, and after it was lost,
+    /// it is tried again with a backoff from 100 ms to 2 s. A service that has not reached it `startLimit` seconds
+    /// after start exits with status 1, naming `DATABASE_URL` (password masked); with no limit it keeps waiting.
     static func watchDatabase(
         storage: PostgresStorage, health: HealthService, logger: Observability.Logger, metrics: MetricsRegistry,
-        service: String
+        service: String, startLimit: Double?
     ) async {
-        var available = true
+        let started = ContinuousClock.now
+        var available = false
+        var everAvailable = false
+        var backoff = Duration.milliseconds(100)
+        var lastFailure = ""
         while !Task.isCancelled {
             let now: Bool
             do {
@@ -211,15 +224,33 @@ public enum ServiceMain {
                 now = true
             } catch {
                 now = false
+                if error.description != lastFailure {
+                    logger.warning("database.unreachable", ["detail": error.description])
+                }
+                lastFailure = error.description
             }
-            if now != available {
+            if now != available || !everAvailable && now {
                 available = now
                 health.setDependency("database", available: now)
                 if now {
-                    logger.info("database.available")
+                    let waited = ContinuousClock.now - started
+                    logger.info(
+                        "database.available",
+                        everAvailable
+                            ? [:]
+                            : ["waited_seconds": String(
+                                format: "%.1f", Double(waited.components.seconds) + Double(waited.components.attoseconds) / 1e18)])
+                    lastFailure = ""
                 } else {
                     logger.error("database.unavailable")
                 }
+            }
+            everAvailable = everAvailable || now
+            if !everAvailable, let startLimit, ContinuousClock.now - started >= .milliseconds(Int64(startLimit * 1000)) {
+                exitWithMessage(
+                    service,
+                    "DATABASE_URL: the database at \(storage.redactedURL) did not answer within DATABASE_WAIT_TIMEOUT "
+                        + "(\(startLimit) s): \(lastFailure)", status: 1)
             }
             let statistics = storage.load
             metrics.set("db_pool_busy_connections", help: "Connections running a statement.", labels: ["service": service], to: Double(statistics.busy))
@@ -233,7 +264,13 @@ public enum ServiceMain {
             metrics.set(
                 "service_ready", help: "1 while this replica reports SERVING (ready for calls), else 0.",
                 labels: ["service": service], to: health.status(of: "") == .serving ? 1 : 0)
-            try? await Task.sleep(for: .seconds(2))
+            if now {
+                backoff = .milliseconds(100)
+                try? await Task.sleep(for: .seconds(2))
+            } else {
+                try? await Task.sleep(for: backoff)
+                backoff = min(backoff * 2, .seconds(2))
+            }
         }
     }
 

@@ -133,6 +133,8 @@ UNSET_VARIABLES = ["GATEWAY_TLS_CERTIFICATE", "GATEWAY_TLS_KEY"]
 UNSET_VARIABLES += ["SMTP_PASSWORD"]
 # Read only by passkey-import, an operator's tool run by hand, and only when DATABASE_URL is unset.
 UNSET_VARIABLES += ["PASSKEY_DATA_DIR"]
+# Unset, a pod waits for its database as long as it takes: readiness holds traffic back, nothing crash-loops.
+UNSET_VARIABLES += ["DATABASE_WAIT_TIMEOUT"]
 # Trace export names the cluster's collector (docs/observability.md): unset, nothing is exported; the rest default.
 UNSET_VARIABLES += [
     "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_TRACES_SAMPLER_ARG",
