@@ -20,6 +20,9 @@ import WebAuthn
 // --windows SECONDS also prints, after the result line, one line per window of that many seconds (by each
 //   ceremony's scheduled start): its ceremonies, failures, p50, p99, p99.9 and the longest, so a tail can be placed
 //   in time (benchmarks' soak runs).
+// --record FILE also writes, at the end, one line per ceremony: its wall-clock (Unix) start, the step and HTTP
+//   status it ended with ("ok 200", "start 503", "finish transport 0"...) and, for a sign-in answered 200, the session's
+//   access token, so a test can check afterwards that every acknowledged session exists (Tests/Failover).
 // --progress prints to standard error, every half second while the clock runs, the wall-clock time and the
 //   ceremonies and failures so far.
 // SIGTERM or SIGINT ends the run early: no further ceremonies start, those begun finish (in rate mode the ones
@@ -48,6 +51,7 @@ let reportFailures = CommandLine.arguments.contains("--report-failures")
 let reportProgress = CommandLine.arguments.contains("--progress")
 let synced = CommandLine.arguments.contains("--synced")
 let windowSeconds = Double(arguments["windows"] ?? "0") ?? 0
+let recordPath = arguments["record"]
 let host = url.host ?? "127.0.0.1"
 let port = UInt16(url.port ?? 80)
 
@@ -89,7 +93,7 @@ func makeAccount(_ connection: HTTPConnection) throws -> SoftwareAuthenticator {
 }
 
 /// Why a ceremony failed: the step, the HTTP status (0: no response) and the problem document's code.
-struct FailureKind: Hashable {
+struct FailureKind: Hashable, Error {
     let step: String
     let status: Int
     let code: String
@@ -101,10 +105,10 @@ struct FailureKind: Hashable {
     }
 }
 
-/// One ceremony: start, sign, finish. nil on a 200 with a session, else why not.
-func ceremony(_ connection: HTTPConnection, _ authenticator: inout SoftwareAuthenticator) -> FailureKind? {
+/// One ceremony: start, sign, finish. The session's access token on a 200, else why not.
+func ceremony(_ connection: HTTPConnection, _ authenticator: inout SoftwareAuthenticator) -> Result<String, FailureKind> {
     let started = try? connection.post("/v1/passkeys/authentications", Array("{}".utf8))
-    guard let start = started, start.status == 200 else { return FailureKind("start", started) }
+    guard let start = started, start.status == 200 else { return .failure(FailureKind("start", started)) }
     let options = json(start.body)
     let assertion = authenticator.makeAssertion(
         challenge: Base64URL.decode(text(options, "challenge")) ?? [], rpID: rpID, origin: origin)
@@ -118,7 +122,8 @@ func ceremony(_ connection: HTTPConnection, _ authenticator: inout SoftwareAuthe
             "signature": .string(Base64URL.encode(assertion.signature)),
             "userHandle": .string(Base64URL.encode(assertion.userHandle ?? [])),
         ]))
-    return finish?.status == 200 ? nil : FailureKind("finish", finish)
+    guard let finish, finish.status == 200 else { return .failure(FailureKind("finish", finish)) }
+    return .success(recordPath == nil ? "" : text(json(finish.body), "accessToken"))
 }
 
 func now() -> Double {
@@ -145,6 +150,8 @@ struct Results {
     var samples: [(start: Double, latency: Double)] = []
     var failures = 0
     var failureKinds: [FailureKind: FailureCount] = [:]
+    /// For --record: (wall-clock start, outcome, access token) per ceremony.
+    var records: [(start: Double, outcome: String, token: String)] = []
 }
 
 // Set by SIGTERM or SIGINT: end the run early.
@@ -153,7 +160,15 @@ for signalNumber in [SIGTERM, SIGINT] {
     signal(signalNumber) { _ in stopRequested.store(true, ordering: .relaxed) }
 }
 func stopping() -> Bool { stopRequested.load(ordering: .relaxed) }
-let results = Mutex(Results())
+// Reserved up front: growing a large array copies it under the lock, which every worker then waits for, and the
+// wait would count as server latency in a long run.
+let results = Mutex({
+    var results = Results()
+    let expected = rate > 0 ? Int(rate * duration * 1.05) + 1_024 : 1 << 16
+    results.latencies.reserveCapacity(expected)
+    if windowSeconds > 0 { results.samples.reserveCapacity(expected) }
+    return results
+}())
 let queue = Mutex<[Double]>([])  // scheduled start times, open-loop mode
 let scheduled = DispatchSemaphore(value: 0)  // one signal per scheduled start, and one per worker at the end
 let stopAt = Mutex<Double>(0)
@@ -197,10 +212,21 @@ for worker in workers {
                 startTime = now()
                 if startTime >= end || stopping() { break }
             }
-            let failure = ceremony(connection, &authenticator)
+            let wallStart = recordPath == nil ? 0 : wallClock() - (now() - startTime)
+            let outcome = ceremony(connection, &authenticator)
             let finished = now()
+            var failure: FailureKind?
+            if case .failure(let kind) = outcome { failure = kind }
             let failedAt = failure == nil ? 0 : wallClock()
             results.withLock {
+                if recordPath != nil {
+                    switch outcome {
+                    case .success(let token): $0.records.append((wallStart, "ok 200", token))
+                    case .failure(let kind):
+                        $0.records.append(
+                            (wallStart, "\(kind.step) \(kind.status == 0 ? "transport" : String(kind.status)) \(kind.code.isEmpty ? "-" : kind.code)", ""))
+                    }
+                }
                 if windowSeconds > 0 { $0.samples.append((startTime - began, failure == nil ? finished - startTime : -1)) }
                 guard let failure else {
                     $0.latencies.append(finished - startTime)
@@ -281,6 +307,13 @@ if windowSeconds > 0 {
                 Double(window) * windowSeconds, latencies.count, windows[window]!.failures, at(0.5), at(0.99), at(0.999),
                 (latencies.last ?? 0) * 1000))
     }
+}
+if let recordPath {
+    var lines = ""
+    for record in final.records.sorted(by: { $0.start < $1.start }) {
+        lines += String(format: "%.3f ", record.start) + record.outcome + (record.token.isEmpty ? "" : " " + record.token) + "\n"
+    }
+    FileManager.default.createFile(atPath: recordPath, contents: Data(lines.utf8))
 }
 if reportFailures {
     for (kind, counted) in final.failureKinds.sorted(by: { $0.value.count > $1.value.count }) {
