@@ -81,6 +81,20 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
+def parent_of(pid: int) -> int | None:
+    try:
+        return int((Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def command_of(pid: int) -> str:
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -220,6 +234,17 @@ class Cluster:
         assert len(names) == 1, names
         return int(names[0].removeprefix("node"))
 
+    def resume(self, pids: list[int]):
+        """SIGCONT to PIDS and to any runuser above them: runuser stops itself when its child is stopped (as su
+        does, for job control) and would otherwise stay stopped, never reaping Patroni when it exits."""
+        for pid in pids:
+            for target in (pid, parent_of(pid)):
+                if target and (target == pid or command_of(target).startswith("runuser")):
+                    try:
+                        os.kill(target, signal.SIGCONT)
+                    except ProcessLookupError:
+                        pass
+
     def signal_node(self, node: int, number: int, patroni: bool = True, postgres: bool = True):
         pids = ([self.patroni_pid(node)] if patroni else []) + (self.postgres_pids(node) if postgres else [])
         for pid in pids:
@@ -254,7 +279,7 @@ def cluster():
         # Nothing may be left stopped: a SIGSTOPped process would not act on down's SIGTERM.
         for path in state_dir.glob("**/*.pid"):
             try:
-                os.kill(int(path.read_text().split()[0]), signal.SIGCONT)
+                the_cluster.resume([int(path.read_text().split()[0])])
             except (OSError, ValueError):
                 pass
         run_script("down", "--purge", env=env, timeout=300, check=False)

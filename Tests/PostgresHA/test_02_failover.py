@@ -142,11 +142,7 @@ def test_a_frozen_primary_comes_back_as_a_standby_and_never_takes_a_write(cluste
         writer = threading.Thread(target=write_on_the_old_primary)
         writer.start()
         time.sleep(0.5)
-        for pid in frozen:
-            try:
-                os.kill(pid, signal.SIGCONT)
-            except ProcessLookupError:
-                pass
+        cluster.resume(frozen)
     writer.join(60)
     assert not writer.is_alive(), "a write on the old primary neither committed nor failed within 60 s"
     assert attempts and attempts[0] != "committed", "the old primary acknowledged a write as a second primary"

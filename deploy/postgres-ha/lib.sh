@@ -156,8 +156,14 @@ stop_pid() {
         return 0
     fi
     pid="$(cat "$pidfile")"
-    # A stopped process (SIGSTOP in a test) must be continued to act on SIGTERM.
+    # A stopped process (SIGSTOP in a test) must be continued to act on SIGTERM, and so must a runuser above it:
+    # runuser stops itself when its child stops, and a stopped runuser would never reap the child.
     kill -CONT "$pid" 2>/dev/null || true
+    local parent
+    parent="$(awk '{print $4}' "/proc/$pid/stat" 2>/dev/null || true)"
+    if [ -n "$parent" ] && [ "$parent" != 1 ] && tr '\0' ' ' < "/proc/$parent/cmdline" 2>/dev/null | grep -q '^runuser '; then
+        kill -CONT "$parent" 2>/dev/null || true
+    fi
     kill -TERM "$pid" 2>/dev/null || true
     for i in $(seq 1 $((seconds * 10))); do
         kill -0 "$pid" 2>/dev/null || { rm -f "$pidfile"; return 0; }
