@@ -1,6 +1,7 @@
 import CLibPQ
 import Foundation
 import Glibc
+import NetworkIO
 import Observability
 
 /// One libpq connection. Not thread-safe: the pool gives each connection to one worker thread, and every call on
@@ -107,13 +108,13 @@ public final class PostgresConnection {
 
     private func run(_ query: PostgresQuery) throws -> PostgresRows {
         guard let handle else { throw PostgresError(.connectionLost, "the connection is closed") }
-        let result: OpaquePointer?
+        let sent: Bool
         if query.binds.isEmpty {
-            result = PQexec(handle, query.sql)
+            sent = PQsendQuery(handle, query.sql) == 1
         } else {
-            result = executeWithBinds(handle, query)
+            sent = try sendWithBinds(handle, query)
         }
-        guard let result else {
+        guard sent, let result = try awaitReply(handle) else {
             throw PostgresError(.connectionLost, errorMessage(of: handle))
         }
         defer { PQclear(result) }
@@ -134,8 +135,8 @@ public final class PostgresConnection {
     public func copy(_ statement: PostgresQuery, rows: PostgresCopyRows) throws -> Int {
         guard let handle else { throw PostgresError(.connectionLost, "the connection is closed") }
         guard statement.binds.isEmpty else { throw PostgresError(.server, "COPY takes no bound parameters") }
-        guard let started = PQexec(handle, statement.sql) else {
-            throw PostgresError(.connectionLost, errorMessage(of: handle))
+        guard PQsendQuery(handle, statement.sql) == 1, let started = try awaitReply(handle) else {
+            throw PostgresError(.connectionLost, errorMessage(of: self.handle ?? handle))
         }
         let status = PQresultStatus(started)
         guard status == PGRES_COPY_IN else {
@@ -185,26 +186,63 @@ public final class PostgresConnection {
         return handle
     }
 
-    private func executeWithBinds(_ handle: OpaquePointer, _ query: PostgresQuery) -> OpaquePointer? {
-        PostgresResult.withParameters(query.binds) { count, types, values, lengths, formats in
-            guard let name = preparedName(handle, query.sql, count, types) else {
-                return PQexecParams(handle, query.sql, count, types, values, lengths, formats, 0)
+    private func sendWithBinds(_ handle: OpaquePointer, _ query: PostgresQuery) throws -> Bool {
+        try PostgresResult.withParameters(query.binds) { count, types, values, lengths, formats in
+            guard let name = try preparedName(handle, query.sql, count, types) else {
+                return PQsendQueryParams(handle, query.sql, count, types, values, lengths, formats, 0) == 1
             }
-            return PQexecPrepared(handle, name, count, values, lengths, formats, 0)
+            return PQsendQueryPrepared(handle, name, count, values, lengths, formats, 0) == 1
         }
     }
 
     /// The name of the prepared statement for `sql`, preparing it on first use; nil when it cannot be prepared
     /// here (the table is full, or preparing failed, in which case running it unprepared reports the error).
-    private func preparedName(_ handle: OpaquePointer, _ sql: String, _ count: Int32, _ types: [Oid]) -> String? {
+    private func preparedName(_ handle: OpaquePointer, _ sql: String, _ count: Int32, _ types: [Oid]) throws -> String? {
         if let name = prepared[sql] { return name }
         guard prepared.count < Self.maximumPreparedStatements else { return nil }
         let name = "s\(prepared.count + 1)"
-        guard let result = PQprepare(handle, name, sql, count, types) else { return nil }
+        guard PQsendPrepare(handle, name, sql, count, types) == 1, let result = try awaitReply(handle) else { return nil }
         defer { PQclear(result) }
         guard PQresultStatus(result) == PGRES_COMMAND_OK else { return nil }
         prepared[sql] = name
         return name
+    }
+
+    /// Waits for the reply to what was just sent and returns it as `PQexec` would: the first error, else the last
+    /// result (a `COPY` start at once). A server that sends nothing for the reply timeout (frozen, or cut off
+    /// without a reset) is given up on: the connection is closed and `.connectionLost` thrown, so a transaction
+    /// thread is never held for longer than the pipelined statements are.
+    private func awaitReply(_ handle: OpaquePointer) throws -> OpaquePointer? {
+        let timeout = UInt64(configuration.replyTimeoutMilliseconds) * 1_000_000
+        var deadline = monotonicNanoseconds() &+ timeout
+        var kept: OpaquePointer?
+        while true {
+            while PQisBusy(handle) == 1 {
+                let now = monotonicNanoseconds()
+                guard now < deadline else {
+                    if let kept { PQclear(kept) }
+                    PQfinish(handle)
+                    self.handle = nil
+                    throw PostgresError(.connectionLost, "the database sent no reply in time; the connection was dropped")
+                }
+                var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+                let waitMilliseconds = Int32(min((deadline - now) / 1_000_000 + 1, 1_000))
+                if poll(&descriptor, 1, waitMilliseconds) > 0 {
+                    // A reply moves the deadline: a long COPY or many results keep the connection alive.
+                    deadline = monotonicNanoseconds() &+ timeout
+                    if PQconsumeInput(handle) == 0 { break }
+                }
+            }
+            guard let result = PQgetResult(handle) else { return kept }
+            let status = PQresultStatus(result)
+            if let previous = kept, PQresultStatus(previous) == PGRES_FATAL_ERROR {
+                PQclear(result)
+                continue
+            }
+            if let previous = kept { PQclear(previous) }
+            kept = result
+            if status == PGRES_COPY_IN || status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH { return kept }
+        }
     }
 }
 

@@ -56,8 +56,8 @@ enum PostgresResult {
         _ binds: [PostgresBind],
         _ body: (
             _ count: Int32, _ types: [Oid], _ values: [UnsafePointer<CChar>?], _ lengths: [Int32], _ formats: [Int32]
-        ) -> R
-    ) -> R {
+        ) throws -> R
+    ) rethrows -> R {
         let types = binds.map { Oid($0.typeOID) }
         let lengths = binds.map { Int32($0.bytes?.count ?? 0) }
         let formats = binds.map { Int32($0.isBinary ? 1 : 0) }
@@ -71,6 +71,6 @@ enum PostgresResult {
             return buffer
         }
         defer { buffers.forEach { $0?.deallocate() } }
-        return body(Int32(binds.count), types, buffers.map { UnsafePointer($0) }, lengths, formats)
+        return try body(Int32(binds.count), types, buffers.map { UnsafePointer($0) }, lengths, formats)
     }
 }

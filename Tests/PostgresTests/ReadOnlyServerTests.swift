@@ -126,6 +126,31 @@ final class ReadOnlyServerTests: DatabaseTestCase {
         }
     }
 
+    func testATransactionWhoseServerSendsNoReplyInTimeIsGivenUpAndItsConnectionReplaced() async throws {
+        // A frozen primary answers nothing, not even the statement timeout it would enforce: the server here would
+        // let the statement run for a minute, the pool waits for a reply only 300 ms, as it does on pipelines.
+        let pool = database.makePool(size: 1, statementTimeoutMilliseconds: 60_000, replyTimeoutMilliseconds: 300)
+        defer { pool.shutdown() }
+        let started = Date()
+        do {
+            try await pool.transaction { connection in
+                try connection.execute("SELECT 1")
+                try connection.execute("SELECT pg_sleep(5)")
+            }
+            XCTFail("a statement with no reply was waited for")
+        } catch let error as PostgresError {
+            XCTAssertEqual(error.code, .connectionLost, "\(error)")
+        }
+        let waited = Date().timeIntervalSince(started)
+        XCTAssertGreaterThanOrEqual(waited, 0.25)
+        XCTAssertLessThan(waited, 2)
+        let value = try await pool.transaction { connection in
+            try connection.execute("SELECT \(3)::int AS n").first!.decode(Int.self, "n")
+        }
+        XCTAssertEqual(value, 3)
+        XCTAssertEqual(pool.currentStatistics.opened, 2, "a fresh connection replaced the silent one")
+    }
+
     func testAMultiHostURLSkipsAHostThatDoesNotAnswer() async throws {
         // The first host is a socket directory with no server in it; libpq moves on to the next.
         let url = try XCTUnwrap(multiHostURL(database.url, deadHostFirst: true))
