@@ -54,12 +54,20 @@ final class PipelinedConnection: EventLoopSource, @unchecked Sendable {
     private(set) var isClosed = false
 
     /// Takes over an open connection (from ``PostgresConnection/detachHandle()``) on `loop`'s thread.
+    /// Told when this connection's host stops answering or turns read-only.
+    private let hostPreference: HostPreference?
+    private let host: String
+    private let port: String
+
     init(
-        loop: EventLoop, handle: OpaquePointer, replyTimeoutNanoseconds: UInt64,
+        loop: EventLoop, handle: OpaquePointer, replyTimeoutNanoseconds: UInt64, hostPreference: HostPreference? = nil,
         onClose: @escaping (PipelinedConnection) -> Void
     ) throws(PostgresError) {
         self.loop = loop
         self.handle = handle
+        self.hostPreference = hostPreference
+        self.host = PQhost(handle).map { String(cString: $0) } ?? ""
+        self.port = PQport(handle).map { String(cString: $0) } ?? ""
         self.socket = PQsocket(handle)
         self.replyTimeoutNanoseconds = replyTimeoutNanoseconds
         self.onClose = onClose
@@ -124,6 +132,7 @@ final class PipelinedConnection: EventLoopSource, @unchecked Sendable {
             replyTimer = nil
             guard !isClosed, let oldest = oldestInFlightSentAt else { return }
             if monotonicNanoseconds() &- oldest >= replyTimeoutNanoseconds {
+                hostPreference?.suspect(host: host, port: port, now: monotonicNanoseconds())
                 close(PostgresError(.connectionLost, "the database sent no reply in time; the connection was dropped"))
             } else {
                 armReplyTimer(sentAt: oldest)
@@ -229,6 +238,7 @@ final class PipelinedConnection: EventLoopSource, @unchecked Sendable {
             }
         }
         if let readOnlyServer, !isClosed {
+            hostPreference?.suspect(host: host, port: port, now: monotonicNanoseconds())
             // A standby or a demoted primary answers every write so: the statements behind this one fail the same
             // way now, and the next ones go to a fresh connection, which finds the primary.
             close(readOnlyServer)
@@ -287,8 +297,14 @@ final class LoopConnections: @unchecked Sendable {
     private var waiting: [(PostgresQuery, PipelinedConnection.Completion)] = []
     private var closedError: PostgresError?
 
-    init(loop: EventLoop, limit: Int, replyTimeoutNanoseconds: UInt64, open: @escaping Opener) {
+    private let hostPreference: HostPreference?
+
+    init(
+        loop: EventLoop, limit: Int, replyTimeoutNanoseconds: UInt64, hostPreference: HostPreference? = nil,
+        open: @escaping Opener
+    ) {
         self.loop = loop
+        self.hostPreference = hostPreference
         self.limit = max(1, limit)
         self.replyTimeoutNanoseconds = replyTimeoutNanoseconds
         self.open = open
@@ -376,7 +392,8 @@ final class LoopConnections: @unchecked Sendable {
                 throw closedError
             }
             connection = try PipelinedConnection(
-                loop: loop, handle: handle, replyTimeoutNanoseconds: replyTimeoutNanoseconds
+                loop: loop, handle: handle, replyTimeoutNanoseconds: replyTimeoutNanoseconds,
+                hostPreference: hostPreference
             ) { [weak self] closed in
                 self?.connections.removeAll { $0 === closed }
             }

@@ -70,19 +70,7 @@ extension PostgresConfiguration {
     /// first host that accepts writes. `target_session_attrs` may be left out (the services ask for
     /// `read-write`) or be `read-write` or `primary`; with several hosts `any` is refused too.
     public static func validate(url: String) throws(PostgresError) {
-        var failure: UnsafeMutablePointer<CChar>?
-        guard let options = PQconninfoParse(url, &failure) else {
-            let reason = failure.map { String(cString: $0).trimmingCharacters(in: .whitespacesAndNewlines) }
-            if let failure { PQfreemem(failure) }
-            throw PostgresError(.connectionFailed, "cannot be read: \(reason ?? "out of memory")")
-        }
-        defer { PQconninfoFree(options) }
-        var values: [String: String] = [:]
-        var option = options
-        while let keyword = option.pointee.keyword {
-            if let value = option.pointee.val { values[String(cString: keyword)] = String(cString: value) }
-            option += 1
-        }
+        let values = try options(of: url)
         let hosts = [values["host"], values["hostaddr"]].compactMap { $0 }.map { $0.split(separator: ",").count }
         let hostCount = hosts.max() ?? 1
         switch values["target_session_attrs"] {
@@ -108,5 +96,35 @@ extension PostgresConfiguration {
                     .connectionFailed, "names \(hostCount) hosts but \(ports.count) ports; give one port, or one per host")
             }
         }
+    }
+}
+
+extension PostgresConfiguration {
+    /// The connection options a URL sets, read by libpq's own parser.
+    static func options(of url: String) throws(PostgresError) -> [String: String] {
+        var failure: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(url, &failure) else {
+            let reason = failure.map { String(cString: $0).trimmingCharacters(in: .whitespacesAndNewlines) }
+            if let failure { PQfreemem(failure) }
+            throw PostgresError(.connectionFailed, "cannot be read: \(reason ?? "out of memory")")
+        }
+        defer { PQconninfoFree(options) }
+        var values: [String: String] = [:]
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if let value = option.pointee.val { values[String(cString: keyword)] = String(cString: value) }
+            option += 1
+        }
+        return values
+    }
+
+    /// The order keeper for a URL naming several hosts by `host` (not `hostaddr`); nil otherwise.
+    func makeHostPreference() -> HostPreference? {
+        guard let values = try? Self.options(of: url), values["hostaddr"] == nil, let host = values["host"] else {
+            return nil
+        }
+        let hosts = host.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        let ports = (values["port"] ?? "").split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        return HostPreference(hosts: hosts, ports: ports)
     }
 }

@@ -18,16 +18,34 @@ public final class PostgresConnection {
     /// The pool's generation when this connection was opened (``PostgresPool/dropConnections(_:)``).
     var generation = 0
 
+    /// Where the hosts of a multi-host URL are tried from (``HostPreference``); nil for one host.
+    let hostPreference: HostPreference?
+    /// The host and port this connection reached.
+    private(set) var host = ""
+    private(set) var port = ""
+
     /// Opens a connection and sets the session up (UTC, ISO dates, statement timeout).
     /// Throws `.connectionFailed` with libpq's reason and the redacted URL.
-    public init(configuration: PostgresConfiguration) throws {
+    public convenience init(configuration: PostgresConfiguration) throws {
+        try self.init(configuration: configuration, hostPreference: nil)
+    }
+
+    /// A connection whose hosts are tried in `hostPreference`'s order, which learns where it got.
+    init(configuration: PostgresConfiguration, hostPreference: HostPreference?) throws {
         self.configuration = configuration
+        self.hostPreference = hostPreference
         // Keywords before `dbname` are defaults the URL may override: a URL naming several hosts (libpq
         // multi-host) reaches the one that takes writes unless it says otherwise.
-        let keywords = ["connect_timeout", "application_name", "target_session_attrs", "dbname"]
-        let values = [
+        var keywords = ["connect_timeout", "application_name", "target_session_attrs", "dbname"]
+        var values = [
             String(configuration.connectTimeoutSeconds), configuration.applicationName, "read-write", configuration.url,
         ]
+        if let hostPreference {
+            // After `dbname`: these override the URL's own lists.
+            let ordered = hostPreference.connectionHosts(now: monotonicNanoseconds())
+            keywords += ["host", "port"]
+            values += [ordered.host, ordered.port]
+        }
         let connection = withCStringArray(keywords) { keywordPointers in
             withCStringArray(values) { valuePointers in
                 PQconnectdbParams(keywordPointers, valuePointers, 1)
@@ -43,6 +61,8 @@ public final class PostgresConnection {
                 .connectionFailed, "cannot connect to the database at \(configuration.redactedURL): \(reason)")
         }
         handle = connection
+        host = PQhost(connection).map { String(cString: $0) } ?? ""
+        port = PQport(connection).map { String(cString: $0) } ?? ""
         // Server notices (including the FATAL one a terminated backend sends) are not printed to stderr; the
         // failures they announce surface as errors of the statements that meet them.
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
@@ -57,6 +77,7 @@ public final class PostgresConnection {
             handle = nil
             throw error
         }
+        hostPreference?.connected(host: host, port: port)
     }
 
     deinit {
@@ -122,6 +143,7 @@ public final class PostgresConnection {
         if case .failure(let error) = outcome, error.isReadOnlyServer {
             // A standby or a demoted primary: this connection will never write again. Closed now, it is replaced
             // (by one to the primary) before the next job.
+            hostPreference?.suspect(host: host, port: port, now: monotonicNanoseconds())
             PQfinish(handle)
             self.handle = nil
         }
@@ -221,6 +243,7 @@ public final class PostgresConnection {
                 let now = monotonicNanoseconds()
                 guard now < deadline else {
                     if let kept { PQclear(kept) }
+                    hostPreference?.suspect(host: host, port: port, now: now)
                     PQfinish(handle)
                     self.handle = nil
                     throw PostgresError(.connectionLost, "the database sent no reply in time; the connection was dropped")

@@ -25,6 +25,8 @@ public final class PostgresPool: Sendable {
     private let isShutDown = Atomic<Bool>(false)
     /// Raised by ``dropConnections(_:)``: a blocking connection opened before is replaced before its next job.
     private let generation = Atomic<Int>(0)
+    /// The order a multi-host URL's hosts are tried in; nil for one host.
+    private let hostPreference: HostPreference?
 
     /// Pool use, for metrics.
     public struct PoolStatistics: Sendable {
@@ -39,6 +41,7 @@ public final class PostgresPool: Sendable {
     /// Starts the worker threads. Connections open lazily; call `checkConnectivity()` to fail fast at start.
     public init(configuration: PostgresConfiguration) {
         self.configuration = configuration
+        self.hostPreference = configuration.makeHostPreference()
         self.workers = BlockingWorkerPool(name: "postgres", threadCount: configuration.poolSize) { nil }
         self.ownLoops = try? EventLoopGroup(threadCount: 1, name: "postgres")
     }
@@ -78,7 +81,7 @@ public final class PostgresPool: Sendable {
                 if let existing = connection {
                     current = existing
                 } else {
-                    current = try PostgresConnection(configuration: configuration)
+                    current = try PostgresConnection(configuration: configuration, hostPreference: hostPreference)
                     current.generation = generation
                     connection = current
                     statistics.withLock { $0.opened += 1 }
@@ -152,7 +155,8 @@ public final class PostgresPool: Sendable {
             if let existing = pipelines[ObjectIdentifier(loop)] { return existing }
             let created = LoopConnections(
                 loop: loop, limit: configuration.poolSize,
-                replyTimeoutNanoseconds: UInt64(configuration.replyTimeoutMilliseconds) * 1_000_000
+                replyTimeoutNanoseconds: UInt64(configuration.replyTimeoutMilliseconds) * 1_000_000,
+                hostPreference: hostPreference
             ) { [self] done in
                 Task.detached { [self] in done(await openDetached()) }
             }
@@ -164,8 +168,9 @@ public final class PostgresPool: Sendable {
     /// Opens a connection on a worker thread and hands its libpq handle over for a pipeline.
     private func openDetached() async -> Result<SendableHandle, PostgresError> {
         do {
-            let handle = try await workers.run { [configuration] _ in
-                guard let handle = try PostgresConnection(configuration: configuration).detachHandle() else {
+            let handle = try await workers.run { [configuration, hostPreference] _ in
+                let connection = try PostgresConnection(configuration: configuration, hostPreference: hostPreference)
+                guard let handle = connection.detachHandle() else {
                     throw PostgresError(.connectionFailed, "the connection closed while opening")
                 }
                 return SendableHandle(handle: handle)

@@ -282,8 +282,12 @@ def cluster():
                 the_cluster.resume([int(path.read_text().split()[0])])
             except (OSError, ValueError):
                 pass
-        run_script("down", "--purge", env=env, timeout=300, check=False)
-        shutil.rmtree(state_dir, ignore_errors=True)
+        if os.environ.get("PG_HA_KEEP") == "1":
+            # For a look at the nodes' logs after a failure: stopped, not purged.
+            run_script("down", env=env, timeout=300, check=False)
+        else:
+            run_script("down", "--purge", env=env, timeout=300, check=False)
+            shutil.rmtree(state_dir, ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
