@@ -73,7 +73,8 @@ public final class PostgresConnection {
                         "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET statement_timeout = \(configuration.statementTimeoutMilliseconds)"
                 ))
         } catch {
-            PQfinish(connection)
+            // The statement may have closed the connection itself (no reply in time).
+            if let handle { PQfinish(handle) }
             handle = nil
             throw error
         }
