@@ -148,7 +148,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         startRateLimitGlobal = try env.rate("PASSKEY_RATE_LIMIT_START_GLOBAL", default: "120000/m")
         signUpRateLimitPerAddress = try env.rate("PASSKEY_RATE_LIMIT_SIGNUP_PER_ADDRESS", default: "30/m")
         signUpRateLimitGlobal = try env.rate("PASSKEY_RATE_LIMIT_SIGNUP_GLOBAL", default: "3000/m")
-        sweepInterval = try env.duration("PASSKEY_SWEEP_INTERVAL", default: "10s")
+        sweepInterval = try env.duration("PASSKEY_SWEEP_INTERVAL", default: "2s")
         sweepBatchSize = try env.integer("PASSKEY_SWEEP_BATCH_SIZE", default: 1000, range: 1...100_000)
         sweepBatchPause = try env.duration("PASSKEY_SWEEP_BATCH_PAUSE", default: "50ms", allowingZero: true)
         ceremonyRetention = try env.duration("PASSKEY_CEREMONY_RETENTION", default: "1m", allowingZero: true)
