@@ -294,17 +294,24 @@ final class LoopConnections: @unchecked Sendable {
     private let open: Opener
     private var connections: [PipelinedConnection] = []
     private var opening = 0
-    private var waiting: [(PostgresQuery, PipelinedConnection.Completion)] = []
+    /// Statements waiting for a connection, with when each began to wait.
+    private var waiting: [(query: PostgresQuery, completion: PipelinedConnection.Completion, since: UInt64)] = []
     private var closedError: PostgresError?
 
     private let hostPreference: HostPreference?
+    /// How long a statement may wait for a connection while none can be opened before it fails (0: not at all).
+    private let connectWaitNanoseconds: UInt64
+    /// The pause before the next try while none can be opened: 50 ms, doubling to 400 ms.
+    private var retryDelayNanoseconds: UInt64 = 50_000_000
+    private var retryTimer: TimerID?
 
     init(
         loop: EventLoop, limit: Int, replyTimeoutNanoseconds: UInt64, hostPreference: HostPreference? = nil,
-        open: @escaping Opener
+        connectWaitNanoseconds: UInt64 = 0, open: @escaping Opener
     ) {
         self.loop = loop
         self.hostPreference = hostPreference
+        self.connectWaitNanoseconds = connectWaitNanoseconds
         self.limit = max(1, limit)
         self.replyTimeoutNanoseconds = replyTimeoutNanoseconds
         self.open = open
@@ -344,7 +351,7 @@ final class LoopConnections: @unchecked Sendable {
             leastBusy.submit(query, completion: completion)
             return
         }
-        waiting.append((query, completion))
+        waiting.append((query, completion, monotonicNanoseconds()))
         // One connection on its way for each statement waiting, within the limit.
         while opening < waiting.count && connections.count + opening < limit { openConnection() }
     }
@@ -368,11 +375,13 @@ final class LoopConnections: @unchecked Sendable {
     /// Closes every connection; statements in flight or waiting fail with `error`, later ones too.
     func closeAll(_ error: PostgresError) {
         closedError = error
+        if let retryTimer { loop.cancelTimer(retryTimer) }
+        retryTimer = nil
         for connection in connections { connection.close(error) }
         connections = []
         let pending = waiting
         waiting = []
-        for (_, completion) in pending { completion(.failure(error)) }
+        for statement in pending { statement.completion(.failure(error)) }
     }
 
     private func openConnection() {
@@ -399,10 +408,15 @@ final class LoopConnections: @unchecked Sendable {
             }
         } catch {
             let failure = error as? PostgresError ?? PostgresError(.connectionFailed, "\(error)")
-            if connections.isEmpty && opening == 0 {
-                let pending = waiting
-                waiting = []
-                for (_, completion) in pending { completion(.failure(failure)) }
+            if connections.isEmpty && opening == 0 && failure.isConnectionFailure && closedError == nil
+                && connectWaitNanoseconds > 0
+            {
+                // No host takes writes now: in a failover, for the seconds until a standby is promoted. The
+                // statements were never sent, so they may wait for it, within their budget.
+                failWaiting(olderThan: connectWaitNanoseconds, failure)
+                scheduleRetry(failure)
+            } else if connections.isEmpty && opening == 0 {
+                failWaiting(olderThan: 0, failure)
             } else {
                 // Not every waiting statement gets a connection of its own: pipeline the rest on the open ones.
                 redistributeExcess()
@@ -410,11 +424,35 @@ final class LoopConnections: @unchecked Sendable {
             return
         }
         connections.append(connection)
+        retryDelayNanoseconds = 50_000_000
         if !waiting.isEmpty {
-            let (query, completion) = waiting.removeFirst()
-            connection.submit(query, completion: completion)
+            let statement = waiting.removeFirst()
+            connection.submit(statement.query, completion: statement.completion)
         }
         redistributeExcess()
+    }
+
+    /// Fails the waiting statements that have waited `age` or longer (every one for 0).
+    private func failWaiting(olderThan age: UInt64, _ failure: PostgresError) {
+        let now = monotonicNanoseconds()
+        let expired = waiting.filter { now &- $0.since >= age }
+        waiting.removeAll { now &- $0.since >= age }
+        for statement in expired { statement.completion(.failure(failure)) }
+    }
+
+    /// Tries to open a connection again after a pause, while statements wait and none is open or opening; each
+    /// pass fails the statements whose wait is over.
+    private func scheduleRetry(_ failure: PostgresError) {
+        guard retryTimer == nil, !waiting.isEmpty else { return }
+        retryTimer = loop.scheduleTimer(afterNanoseconds: retryDelayNanoseconds) { [weak self] in
+            guard let self else { return }
+            retryTimer = nil
+            retryDelayNanoseconds = min(retryDelayNanoseconds * 2, 400_000_000)
+            guard closedError == nil, connections.isEmpty else { return }
+            failWaiting(olderThan: connectWaitNanoseconds, failure)
+            if !waiting.isEmpty && opening == 0 { openConnection() }
+            scheduleRetry(failure)
+        }
     }
 
     /// Statements waiting beyond the connections still opening are pipelined on the open ones.
@@ -422,7 +460,7 @@ final class LoopConnections: @unchecked Sendable {
         guard !connections.isEmpty, waiting.count > opening else { return }
         let excess = waiting.suffix(waiting.count - opening)
         waiting.removeLast(excess.count)
-        for (query, completion) in excess { submit(query, mayOpen: false, completion: completion) }
+        for statement in excess { submit(statement.query, mayOpen: false, completion: statement.completion) }
     }
 }
 

@@ -18,6 +18,11 @@ public struct PostgresConfiguration: Sendable {
     /// fail with `.connectionLost`), so a server or network that hangs cannot hold callers forever. By default
     /// two seconds past the statement timeout, by when the server should have cancelled the statement itself.
     public var replyTimeoutMilliseconds: Int
+    /// How long a statement or a transaction may wait for a connection while none can be opened, before it fails
+    /// as unavailable. During a failover no host takes writes until a standby is promoted (a few seconds); a
+    /// statement that was never sent may wait for that, where one in flight when the primary went cannot be
+    /// retried. Two seconds by default, under the gateway's three-second deadline for a call; 0 fails at once.
+    public var connectWaitMilliseconds: Int
     /// Where statement times are recorded (`db_statement_duration_seconds{service, kind, outcome}`); nil for
     /// tools that serve no metrics.
     public var statementMetrics: StatementMetrics?
@@ -35,8 +40,10 @@ public struct PostgresConfiguration: Sendable {
 
     public init(
         url: String, poolSize: Int = 4, connectTimeoutSeconds: Int = 5, statementTimeoutMilliseconds: Int = 5_000,
-        applicationName: String = "passkey-server", replyTimeoutMilliseconds: Int? = nil
+        applicationName: String = "passkey-server", replyTimeoutMilliseconds: Int? = nil,
+        connectWaitMilliseconds: Int = 2_000
     ) {
+        self.connectWaitMilliseconds = max(0, connectWaitMilliseconds)
         self.url = url
         self.poolSize = max(1, poolSize)
         self.connectTimeoutSeconds = max(1, connectTimeoutSeconds)

@@ -4,6 +4,10 @@ import Observability
 import Synchronization
 import WorkerThreads
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Connections to one database, in two kinds:
 /// - single statements (`query`) go over pipelined connections owned by event loops: the loop the caller runs on
 ///   (a request handler on a server loop) or, off every loop, the pool's own. The statement is sent and its result
@@ -81,7 +85,7 @@ public final class PostgresPool: Sendable {
                 if let existing = connection {
                     current = existing
                 } else {
-                    current = try PostgresConnection(configuration: configuration, hostPreference: hostPreference)
+                    current = try openWaiting(since: started)
                     current.generation = generation
                     connection = current
                     statistics.withLock { $0.opened += 1 }
@@ -102,6 +106,24 @@ public final class PostgresPool: Sendable {
             failed = true
             span?.fail(String(describing: error))
             throw error
+        }
+    }
+
+    /// A new blocking connection; while none can be opened (no host takes writes), tries again with a pause from
+    /// 50 ms doubling to 400 ms, the last try at `connectWaitMilliseconds` after `since`. The job has not run yet.
+    private func openWaiting(since: UInt64) throws -> PostgresConnection {
+        var pause: UInt64 = 50_000_000
+        let budget = UInt64(configuration.connectWaitMilliseconds) * 1_000_000
+        while true {
+            do {
+                return try PostgresConnection(configuration: configuration, hostPreference: hostPreference)
+            } catch let error as PostgresError where error.isConnectionFailure {
+                let waited = monotonicNanoseconds() &- since
+                guard waited < budget else { throw error }
+                var delay = timespec(tv_sec: 0, tv_nsec: Int(min(pause, budget - waited)))
+                nanosleep(&delay, nil)
+                pause = min(pause * 2, 400_000_000)
+            }
         }
     }
 
@@ -156,7 +178,8 @@ public final class PostgresPool: Sendable {
             let created = LoopConnections(
                 loop: loop, limit: configuration.poolSize,
                 replyTimeoutNanoseconds: UInt64(configuration.replyTimeoutMilliseconds) * 1_000_000,
-                hostPreference: hostPreference
+                hostPreference: hostPreference,
+                connectWaitNanoseconds: UInt64(configuration.connectWaitMilliseconds) * 1_000_000
             ) { [self] done in
                 Task.detached { [self] in done(await openDetached()) }
             }

@@ -234,6 +234,21 @@ class Cluster:
         assert len(names) == 1, names
         return int(names[0].removeprefix("node"))
 
+    def wait_settled_without(self, frozen: int, primary: int, timeout: float = 60) -> float:
+        """Until `primary` has the other live node as its synchronous standby (in Postgres), the cluster formed
+        again without the frozen node; returns the seconds it took."""
+        started = time.monotonic()
+        while time.monotonic() - started < timeout:
+            try:
+                standbys = [int(name.removeprefix("node")) for name, (state, sync) in self.replication(primary).items()
+                            if state == "streaming" and sync == "sync"]
+            except psycopg.Error:
+                standbys = []
+            if standbys and frozen not in standbys:
+                return time.monotonic() - started
+            time.sleep(0.2)
+        raise AssertionError(f"node{primary} has no synchronous standby {timeout}s after the failover")
+
     def resume(self, pids: list[int]):
         """SIGCONT to PIDS and to any runuser above them: runuser stops itself when its child is stopped (as su
         does, for job control) and would otherwise stay stopped, never reaping Patroni when it exits."""

@@ -1,8 +1,10 @@
-"""The backup and point-in-time restore drill, at SQL level. A writer inserts timestamped rows the whole time; a
-full and an incremental backup are taken under that load; a point in time T is noted and the writing goes on; the
-cluster is destroyed (every process killed, every data directory deleted); restore --target-time T brings a new
-cluster up from the repository. Every row acknowledged before T must be there, none stamped after T, and the new
-cluster must take writes. Runs last: it replaces the cluster."""
+"""The backup and point-in-time restore drill. A writer inserts timestamped rows the whole time, and the services
+run under sign-in load (passkey sign-ins, sign-ups and password sign-ins); a full and an incremental backup are taken
+under that load; a point in time T is noted and the load goes on; the cluster is destroyed (every process killed,
+every data directory deleted) while the services keep running; restore --target-time T brings a new cluster up from
+the repository. Every row, session and account acknowledged before T must be there, no row stamped after T, the new
+cluster must take writes, and the services, never restarted, must serve from it. Runs last: it replaces the
+cluster."""
 
 from __future__ import annotations
 
@@ -10,13 +12,21 @@ import datetime
 import math
 import shutil
 import signal
+import tempfile
 import threading
 import time
 from pathlib import Path
 
 import psycopg
+import pytest
 
 from conftest import ARCHIVE_TIMEOUT, FIGURES, NODES
+from services_load import (ClusterStack, MixedLoad, SignInLoad, acknowledged, lost_writes,
+                           make_password_accounts)
+
+# Sign-ins per second from passkey-signin-load during the drill, and the most seconds it may run.
+DRILL_RATE = 30
+DRILL_LOAD_LIMIT = 300
 
 
 class Writer(threading.Thread):
@@ -60,10 +70,23 @@ def utc_text(epoch: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S+00", time.gmtime(epoch))
 
 
-def test_backup_under_load_and_point_in_time_restore(cluster):
+@pytest.fixture
+def stack(cluster):
+    cluster.wait_healthy()
+    the_stack = ClusterStack(cluster.url).start()
+    yield the_stack
+    the_stack.stop()
+
+
+def test_backup_under_load_and_point_in_time_restore(cluster, stack):
     primary = cluster.wait_healthy()
     with psycopg.connect(cluster.url, autocommit=True) as connection:
         connection.execute("CREATE TABLE drill (id bigserial PRIMARY KEY, at timestamptz NOT NULL)")
+    load_directory = Path(tempfile.mkdtemp(prefix="passkey-drill-"))
+    mixed = MixedLoad(stack, load_directory, make_password_accounts(stack, 3), 60)
+    signins = SignInLoad(stack, load_directory, DRILL_RATE, DRILL_LOAD_LIMIT)
+    time.sleep(3)
+    mixed.start()
     writer = Writer(cluster.url)
     writer.start()
     try:
@@ -86,6 +109,12 @@ def test_backup_under_load_and_point_in_time_restore(cluster):
     finally:
         writer.stop.set()
         writer.join(10)
+        signins.stop()
+        mixed.stopping.set()
+        mixed.join(60)
+    outcomes = signins.outcomes(timeout=120) + mixed.records
+    # Acknowledged before T: the answer had arrived by then.
+    before_target = [outcome for outcome in outcomes if outcome[4] < target]
     assert not writer.errors, writer.errors[:3]
     before = {row_id for row_id, _, acknowledged in writer.acknowledged if acknowledged < target}
     after = {row_id for row_id, at, _ in writer.acknowledged if at.timestamp() > target}
@@ -143,6 +172,24 @@ def test_backup_under_load_and_point_in_time_restore(cluster):
     boundary = len(rows) - len(before)
     FIGURES["restore to T: rows acknowledged before T present"] = f"{len(before)} of {len(before)}"
     FIGURES["restore to T: rows stamped after T present"] = f"0 of {len(after)} (rows in the boundary: {boundary})"
+
+    # The services ran through the loss and the restore without a restart, and serve from the new cluster: every
+    # session and account acknowledged before T is there.
+    started = time.monotonic()
+    while stack.request("GET", "/readyz").status != 200:
+        assert time.monotonic() - started < 60, "the services did not serve again:\n" + stack.log_text()
+        time.sleep(0.2)
+    FIGURES["services ready on the restored cluster after restore returned"] = f"{time.monotonic() - started:.1f} s"
+    assert not stack.exited(), stack.log_text()
+    counts = acknowledged(before_target)
+    lost = lost_writes(stack, before_target)
+    assert not any(lost.values()), {kind: (len(items), counts[kind], items[:5]) for kind, items in lost.items()}
+    assert counts["sessions"] > 100 and counts["password accounts"] and counts["passkey accounts"], counts
+    FIGURES["restore to T: sessions and accounts acknowledged before T present"] = (
+        f"{counts['sessions']} sessions, {counts['passkey accounts']} passkey accounts, "
+        f"{counts['password accounts']} password accounts: all")
+    make_password_accounts(stack, 1)
+    assert not stack.exited(), stack.log_text()
 
     # The restored cluster takes writes through the same URL and replicates them.
     with psycopg.connect(cluster.url, autocommit=True) as connection:

@@ -34,7 +34,7 @@ final class ReadOnlyServerTests: DatabaseTestCase {
     }
 
     override func tearDown() async throws {
-        try? await setReadOnly(false)
+        if database != nil { try? await setReadOnly(false) }
         try await super.tearDown()
     }
 
@@ -149,6 +149,59 @@ final class ReadOnlyServerTests: DatabaseTestCase {
         }
         XCTAssertEqual(value, 3)
         XCTAssertEqual(pool.currentStatistics.opened, 2, "a fresh connection replaced the silent one")
+    }
+
+    /// A database that refuses connections for a moment, as a cluster does between losing its primary and
+    /// promoting a standby.
+    private func refuseConnections(for milliseconds: Int) async throws {
+        let pool = admin()
+        defer { pool.shutdown() }
+        try await pool.query(PostgresQuery(unsafeSQL: "ALTER DATABASE \(database.name) ALLOW_CONNECTIONS false"))
+        let reopen = PostgresQuery(unsafeSQL: "ALTER DATABASE \(database.name) ALLOW_CONNECTIONS true")
+        let later = admin()
+        Task {
+            defer { later.shutdown() }
+            try await Task.sleep(for: .milliseconds(milliseconds))
+            try await later.query(reopen)
+        }
+    }
+
+    func testStatementsNeverSentWaitForAConnectionWhileNoneCanBeOpenedWithinTheirBudget() async throws {
+        let pool = PostgresPool(
+            configuration: PostgresConfiguration(url: database.url, poolSize: 2, connectWaitMilliseconds: 3_000))
+        defer { pool.shutdown() }
+        try await refuseConnections(for: 700)
+        let started = Date()
+        // Pipelined and transaction alike: neither fails while the database comes back within the budget.
+        async let pipelined = pool.query("SELECT \(1)::int AS n")
+        async let transaction = pool.transaction { try $0.execute("SELECT 2 AS n").first!.decode(Int.self, "n") }
+        let (rows, two) = try await (pipelined, transaction)
+        XCTAssertEqual(try rows.first?.decode(Int.self, "n"), 1)
+        XCTAssertEqual(two, 2)
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 0.5, "the database was refusing")
+    }
+
+    func testAStatementThatCannotGetAConnectionWithinItsBudgetFailsAsUnavailable() async throws {
+        let pool = PostgresPool(
+            configuration: PostgresConfiguration(url: database.url, poolSize: 1, connectWaitMilliseconds: 300))
+        defer { pool.shutdown() }
+        try await refuseConnections(for: 3_000)
+        for attempt in ["pipelined", "transaction"] {
+            let started = Date()
+            do {
+                if attempt == "pipelined" {
+                    try await pool.query("SELECT 1")
+                } else {
+                    try await pool.transaction { _ = try $0.execute("SELECT 1") }
+                }
+                XCTFail("\(attempt): a statement ran while the database refused connections")
+            } catch let error as PostgresError {
+                XCTAssertEqual(error.code, .connectionFailed, "\(attempt): \(error)")
+            }
+            let waited = Date().timeIntervalSince(started)
+            XCTAssertGreaterThanOrEqual(waited, 0.2, attempt)
+            XCTAssertLessThan(waited, 2, attempt)
+        }
     }
 
     func testAMultiHostURLSkipsAHostThatDoesNotAnswer() async throws {

@@ -102,21 +102,20 @@ prepare_state_dir() {
     source "$ha_secrets"
 }
 
-# The services' URL: every node, libpq picks the one that takes writes.
-database_url() {
+# node_hosts: every node's 127.0.0.1:port, comma-separated (libpq's multi-host form).
+node_hosts() {
     local n hosts=()
     for n in "${ha_nodes[@]}"; do hosts+=("127.0.0.1:$(pg_port "$n")"); done
-    local joined
-    joined="$(IFS=,; echo "${hosts[*]}")"
-    echo "postgresql://passkey:${PG_HA_PASSKEY_PASSWORD}@${joined}/passkey?target_session_attrs=read-write&connect_timeout=2"
+    (IFS=,; echo "${hosts[*]}")
+}
+
+# The services' URL: every node, libpq picks the one that takes writes.
+database_url() {
+    echo "postgresql://passkey:${PG_HA_PASSKEY_PASSWORD}@$(node_hosts)/passkey?target_session_attrs=read-write&connect_timeout=2"
 }
 
 superuser_url() {
-    local n hosts=()
-    for n in "${ha_nodes[@]}"; do hosts+=("127.0.0.1:$(pg_port "$n")"); done
-    local joined
-    joined="$(IFS=,; echo "${hosts[*]}")"
-    echo "postgresql://postgres:${PG_HA_SUPERUSER_PASSWORD}@${joined}/postgres?target_session_attrs=read-write&connect_timeout=2"
+    echo "postgresql://postgres:${PG_HA_SUPERUSER_PASSWORD}@$(node_hosts)/postgres?target_session_attrs=read-write&connect_timeout=2"
 }
 
 # Is the process in PIDFILE alive and running a command line that contains WORD? (A stale pid file after a reboot

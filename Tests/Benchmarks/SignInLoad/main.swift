@@ -20,9 +20,10 @@ import WebAuthn
 // --windows SECONDS also prints, after the result line, one line per window of that many seconds (by each
 //   ceremony's scheduled start): its ceremonies, failures, p50, p99, p99.9 and the longest, so a tail can be placed
 //   in time (benchmarks' soak runs).
-// --record FILE also writes, at the end, one line per ceremony: its wall-clock (Unix) start, the step and HTTP
-//   status it ended with ("ok 200", "start 503", "finish transport 0"...) and, for a sign-in answered 200, the session's
-//   access token, so a test can check afterwards that every acknowledged session exists (Tests/Failover).
+// --record FILE also writes, at the end, one line per ceremony: its wall-clock (Unix) start and end, how it ended
+//   ("ok 200 TOKEN" with the session's access token, or the step, the HTTP status or "transport" and the problem
+//   code: "finish 503 unavailable"), so a test can check afterwards that every acknowledged session exists
+//   (Tests/PostgresHA).
 // --progress prints to standard error, every half second while the clock runs, the wall-clock time and the
 //   ceremonies and failures so far.
 // SIGTERM or SIGINT ends the run early: no further ceremonies start, those begun finish (in rate mode the ones
@@ -150,8 +151,8 @@ struct Results {
     var samples: [(start: Double, latency: Double)] = []
     var failures = 0
     var failureKinds: [FailureKind: FailureCount] = [:]
-    /// For --record: (wall-clock start, outcome, access token) per ceremony.
-    var records: [(start: Double, outcome: String, token: String)] = []
+    /// For --record: (wall-clock start and end, outcome, access token) per ceremony.
+    var records: [(start: Double, end: Double, outcome: String, token: String)] = []
 }
 
 // Set by SIGTERM or SIGINT: end the run early.
@@ -220,11 +221,13 @@ for worker in workers {
             let failedAt = failure == nil ? 0 : wallClock()
             results.withLock {
                 if recordPath != nil {
+                    let wallEnd = wallStart + (finished - startTime)
                     switch outcome {
-                    case .success(let token): $0.records.append((wallStart, "ok 200", token))
+                    case .success(let token): $0.records.append((wallStart, wallEnd, "ok 200", token))
                     case .failure(let kind):
+                        let status = kind.status == 0 ? "transport" : String(kind.status)
                         $0.records.append(
-                            (wallStart, "\(kind.step) \(kind.status == 0 ? "transport" : String(kind.status)) \(kind.code.isEmpty ? "-" : kind.code)", ""))
+                            (wallStart, wallEnd, "\(kind.step) \(status) \(kind.code.isEmpty ? "-" : kind.code)", ""))
                     }
                 }
                 if windowSeconds > 0 { $0.samples.append((startTime - began, failure == nil ? finished - startTime : -1)) }
@@ -311,7 +314,8 @@ if windowSeconds > 0 {
 if let recordPath {
     var lines = ""
     for record in final.records.sorted(by: { $0.start < $1.start }) {
-        lines += String(format: "%.3f ", record.start) + record.outcome + (record.token.isEmpty ? "" : " " + record.token) + "\n"
+        lines += String(format: "%.3f %.3f ", record.start, record.end) + record.outcome
+            + (record.token.isEmpty ? "" : " " + record.token) + "\n"
     }
     FileManager.default.createFile(atPath: recordPath, contents: Data(lines.utf8))
 }

@@ -135,8 +135,12 @@ class Stack:
         return env
 
     def start(self):
-        make_certificates(self.certificates)
         subprocess.run(["psql", self.server_url, "-qc", f"CREATE DATABASE {self.database}"], check=True)
+        return self.launch()
+
+    def launch(self):
+        """Certificates, migrations, every process, and waits until the gateway is ready; the database exists."""
+        make_certificates(self.certificates)
         subprocess.run(
             [str(BIN / "passkey-migrate")], env=self.environment("passkey-migrate"), check=True, capture_output=True)
         for name in SERVICES + ("gateway",):
@@ -168,6 +172,10 @@ class Stack:
         return {name: process.poll() for name, process in self.processes.items() if process.poll() is not None}
 
     def stop(self):
+        self.stop_processes()
+        subprocess.run(["psql", self.server_url, "-qc", f"DROP DATABASE IF EXISTS {self.database} WITH (FORCE)"])
+
+    def stop_processes(self):
         for process in self.processes.values():
             process.terminate()
         for process in self.processes.values():
@@ -175,7 +183,6 @@ class Stack:
                 process.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 process.kill()
-        subprocess.run(["psql", self.server_url, "-qc", f"DROP DATABASE IF EXISTS {self.database} WITH (FORCE)"])
 
     def request(self, method, path, body=None, token=None, client_address=None, raw=None, headers=None):
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
