@@ -98,7 +98,7 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(defaults.signUpRateLimitPerAddress?.burst, 10)
         XCTAssertEqual(defaults.signUpRateLimitGlobal, Rate(count: 3000, perSeconds: 60))
         XCTAssertEqual(defaults.signUpRateLimitGlobal?.burst, 300)
-        XCTAssertEqual(defaults.sweepInterval, 10)
+        XCTAssertEqual(defaults.sweepInterval, 2)
         XCTAssertEqual(defaults.sweepBatchSize, 1000)
         XCTAssertEqual(defaults.sweepBatchPause, 0.05)
         XCTAssertEqual(defaults.ceremonyRetention, 60)

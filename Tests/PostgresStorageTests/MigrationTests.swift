@@ -10,7 +10,7 @@ final class MigrationTests: DatabaseTestCase {
         defer { pool.shutdown() }
         let storage = PostgresStorage(pool: pool)
         let all = try PostgresStorage.migrations().map(\.version)
-        XCTAssertEqual(all, [1, 2, 3, 4, 5, 7, 8, 9])
+        XCTAssertEqual(all, [1, 2, 3, 4, 5, 7, 8, 9, 10])
         await assertEqual(try await storage.migrate(), all)
         await assertEqual(try await storage.migrate(), [])
         let tables = try await pool.query(
@@ -35,6 +35,15 @@ final class MigrationTests: DatabaseTestCase {
         XCTAssertEqual(
             unlogged,
             ["passkey_account_registrations", "passkey_authentication_challenges", "passkey_registration_challenges"])
+        // They churn completely: vacuumed at fixed small thresholds, rarely analyzed (migration 0010).
+        for table in unlogged {
+            let options = try await pool.query(
+                "SELECT array_to_string(reloptions, ',') AS options FROM pg_class WHERE relname = \(table)"
+            ).first?.decode(String.self, "options") ?? ""
+            XCTAssertTrue(options.contains("autovacuum_vacuum_scale_factor=0"), "\(table): \(options)")
+            XCTAssertTrue(options.contains("autovacuum_vacuum_threshold=2000"), "\(table): \(options)")
+            XCTAssertTrue(options.contains("autovacuum_analyze_threshold=500000"), "\(table): \(options)")
+        }
     }
 
     func testConcurrentMigratorsBothSucceedAndApplyEachMigrationOnce() async throws {

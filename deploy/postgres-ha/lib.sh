@@ -369,6 +369,23 @@ EOF
 # HAProxy for clients that take one host: Patroni's REST API answers GET /primary with 200 only on the leader and
 # GET /replica with 200 only on a running standby, so each listener sends connections to the right nodes.
 # deploy/postgres-ha/haproxy.cfg is this for the default base port (5440).
+# haproxy_listen NAME PORT CHECK_PATH [BALANCE]: a TCP listener sending to the nodes whose Patroni answers
+# CHECK_PATH with 200.
+haproxy_listen() {
+    local name="$1" port="$2" check="$3" balance="${4:-}" n
+    echo "listen $name"
+    echo "    bind 127.0.0.1:$port"
+    [ -n "$balance" ] && echo "    $balance"
+    echo "    option httpchk"
+    echo "    http-check send meth GET uri $check"
+    echo "    http-check expect status 200"
+    echo "    default-server inter 1s fall 2 rise 1 on-marked-down shutdown-sessions"
+    for n in "${ha_nodes[@]}"; do
+        echo "    server node$n 127.0.0.1:$(pg_port "$n") check port $(rest_port "$n")"
+    done
+    echo
+}
+
 haproxy_config() {
     local n
     cat <<EOF
@@ -389,31 +406,10 @@ defaults
     timeout server 30m
     timeout check 2s
 
-listen postgres-primary
-    bind 127.0.0.1:$(haproxy_rw_port)
-    option httpchk
-    http-check send meth GET uri /primary
-    http-check expect status 200
-    default-server inter 1s fall 2 rise 1 on-marked-down shutdown-sessions
 EOF
-    for n in "${ha_nodes[@]}"; do
-        echo "    server node$n 127.0.0.1:$(pg_port "$n") check port $(rest_port "$n")"
-    done
+    haproxy_listen postgres-primary "$(haproxy_rw_port)" /primary
+    haproxy_listen postgres-replicas "$(haproxy_ro_port)" /replica "balance roundrobin"
     cat <<EOF
-
-listen postgres-replicas
-    bind 127.0.0.1:$(haproxy_ro_port)
-    balance roundrobin
-    option httpchk
-    http-check send meth GET uri /replica
-    http-check expect status 200
-    default-server inter 1s fall 2 rise 1 on-marked-down shutdown-sessions
-EOF
-    for n in "${ha_nodes[@]}"; do
-        echo "    server node$n 127.0.0.1:$(pg_port "$n") check port $(rest_port "$n")"
-    done
-    cat <<EOF
-
 listen stats
     mode http
     bind 127.0.0.1:$(haproxy_stats_port)
