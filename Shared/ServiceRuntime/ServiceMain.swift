@@ -229,7 +229,7 @@ public enum ServiceMain {
                 }
                 lastFailure = error.description
             }
-            if now != available || !everAvailable && now {
+            if now != available {
                 available = now
                 health.setDependency("database", available: now)
                 if now {
@@ -238,8 +238,7 @@ public enum ServiceMain {
                         "database.available",
                         everAvailable
                             ? [:]
-                            : ["waited_seconds": String(
-                                format: "%.1f", Double(waited.components.seconds) + Double(waited.components.attoseconds) / 1e18)])
+                            : ["waited_seconds": "\(waited.components.seconds)"])
                     lastFailure = ""
                 } else {
                     logger.error("database.unavailable")
