@@ -56,8 +56,8 @@ final class PipelinedConnection: EventLoopSource, @unchecked Sendable {
     /// Takes over an open connection (from ``PostgresConnection/detachHandle()``) on `loop`'s thread.
     /// Told when this connection's host stops answering or turns read-only.
     private let hostPreference: HostPreference?
-    private let host: String
-    private let port: String
+    let host: String
+    let port: String
 
     init(
         loop: EventLoop, handle: OpaquePointer, replyTimeoutNanoseconds: UInt64, hostPreference: HostPreference? = nil,
@@ -336,9 +336,12 @@ final class LoopConnections: @unchecked Sendable {
             busiestMoving.submit(query, completion: completion)
             return
         }
-        // Else an idle one; one closed by the server meanwhile leaves the list on this check.
+        // Else an idle one; one closed by the server meanwhile leaves the list on this check, as does one to a host
+        // that stopped answering on another connection (a frozen primary).
         while let idle = connections.first(where: { $0.inFlight == 0 }) {
-            if idle.isOpenAfterIdle() {
+            if hostPreference?.isSuspect(host: idle.host, port: idle.port, now: now) == true {
+                idle.close(PostgresError(.connectionFailed, "the database host stopped answering"))
+            } else if idle.isOpenAfterIdle() {
                 idle.submit(query, completion: completion)
                 return
             }

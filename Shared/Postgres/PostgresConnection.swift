@@ -36,27 +36,35 @@ public final class PostgresConnection {
         self.hostPreference = hostPreference
         // Keywords before `dbname` are defaults the URL may override: a URL naming several hosts (libpq
         // multi-host) reaches the one that takes writes unless it says otherwise.
-        var keywords = ["connect_timeout", "application_name", "target_session_attrs", "dbname"]
-        var values = [
+        let keywords = ["connect_timeout", "application_name", "target_session_attrs", "dbname"]
+        let values = [
             String(configuration.connectTimeoutSeconds), configuration.applicationName, "read-write", configuration.url,
         ]
-        if let hostPreference {
-            // After `dbname`: these override the URL's own lists.
-            let ordered = hostPreference.connectionHosts(now: monotonicNanoseconds())
-            keywords += ["host", "port"]
-            values += [ordered.host, ordered.port]
-        }
-        let connection = withCStringArray(keywords) { keywordPointers in
-            withCStringArray(values) { valuePointers in
-                PQconnectdbParams(keywordPointers, valuePointers, 1)
+        // With a host preference, one libpq attempt per list it gives, the `host` and `port` after `dbname`
+        // overriding the URL's own lists.
+        let attempts: [(host: String, port: String)?] =
+            hostPreference.map { $0.connectionAttempts(now: monotonicNanoseconds()) } ?? [nil]
+        var reason = ""
+        var opened: OpaquePointer?
+        for attempt in attempts {
+            let extraKeywords = attempt == nil ? [] : ["host", "port"]
+            let extraValues = attempt.map { [$0.host, $0.port] } ?? []
+            let connection = withCStringArray(keywords + extraKeywords) { keywordPointers in
+                withCStringArray(values + extraValues) { valuePointers in
+                    PQconnectdbParams(keywordPointers, valuePointers, 1)
+                }
             }
-        }
-        guard let connection else {
-            throw PostgresError(.connectionFailed, "out of memory opening a connection")
-        }
-        guard PQstatus(connection) == CONNECTION_OK else {
-            let reason = errorMessage(of: connection)
+            guard let connection else {
+                throw PostgresError(.connectionFailed, "out of memory opening a connection")
+            }
+            if PQstatus(connection) == CONNECTION_OK {
+                opened = connection
+                break
+            }
+            reason = errorMessage(of: connection)
             PQfinish(connection)
+        }
+        guard let connection = opened else {
             throw PostgresError(
                 .connectionFailed, "cannot connect to the database at \(configuration.redactedURL): \(reason)")
         }

@@ -80,7 +80,14 @@ public final class PostgresPool: Sendable {
         do {
             return try await workers.run { [self] connection in
                 let generation = generation.load(ordering: .acquiring)
-                if let current = connection, !current.isHealthy || current.generation != generation { connection = nil }
+                // A connection whose host stopped answering on another connection (a frozen primary) is replaced
+                // rather than left to wait out its reply timeout.
+                if let current = connection, !current.isHealthy || current.generation != generation
+                    || hostPreference?.isSuspect(host: current.host, port: current.port, now: monotonicNanoseconds())
+                        == true
+                {
+                    connection = nil
+                }
                 let current: PostgresConnection
                 if let existing = connection {
                     current = existing

@@ -172,9 +172,10 @@ class Cluster:
         except psycopg.Error:
             return None
 
-    def primaries(self) -> list[int]:
-        """Every node that answers as a primary (out of recovery)."""
-        return [node for node in NODES if self.in_recovery(node) is False]
+    def primaries(self, excluding: int | None = None) -> list[int]:
+        """Every node that answers as a primary (out of recovery), leaving out EXCLUDING (a frozen node would hold
+        each poll for the whole connect timeout)."""
+        return [node for node in NODES if node != excluding and self.in_recovery(node) is False]
 
     def rest(self, node: int, path: str, timeout: float = 2) -> tuple[int | None, dict | None]:
         try:

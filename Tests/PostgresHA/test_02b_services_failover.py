@@ -30,9 +30,10 @@ from services_load import ClusterStack, MixedLoad, SignInLoad, acknowledged, los
 RATE = int(os.environ.get("FAILOVER_RATE", "60"))
 LOAD_SECONDS = 22
 FAULT_AFTER = 5
-# How long after the fault failures may go on, and the first success must come. Patroni's ttl is 10 s
-# (deploy/postgres-ha/lib.sh): a frozen primary is replaced only once its leader key expires.
-WINDOW = {"sigkill": 10.0, "switchover": 10.0, "sigstop": 16.0}
+# How long after the fault failures may go on, and the first success must come: the 10-s goal for each. A frozen
+# primary is replaced only once its leader key expires (Patroni's ttl is 6 s, deploy/postgres-ha/lib.sh), and
+# Patroni's check of the old leader's REST API takes up to 2 s more.
+WINDOW = {"sigkill": 10.0, "switchover": 10.0, "sigstop": 10.0}
 
 
 @pytest.fixture(scope="module")
@@ -62,18 +63,14 @@ def fault(cluster, kind: str, primary: int):
 def wait_for_other_primary(cluster, old: int, timeout: float = 60) -> int:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        others = [node for node in cluster.primaries() if node != old]
+        others = cluster.primaries(excluding=old)
         if others:
             return others[0]
         time.sleep(0.2)
     raise AssertionError(f"no new primary within {timeout}s")
 
 
-# A frozen primary that wakes: Patroni 3.0 in synchronous_mode without strictness lets the woken node, which finds
-# no standby, relax synchronous replication for the moment before it demotes itself, and a write that reaches it
-# then can be acknowledged and lost (docs/operations.md). The services keep away from such a node, but the race is
-# Patroni's and not reliably closed here: the SIGSTOP case runs with PG_HA_FREEZE=1.
-KINDS = ["sigkill", "switchover"] + (["sigstop"] if os.environ.get("PG_HA_FREEZE") == "1" else [])
+KINDS = ["sigkill", "switchover", "sigstop"]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -90,6 +87,7 @@ def test_no_acknowledged_write_is_lost_and_failures_are_503s_inside_the_failover
     fault_at = time.time()
     after_failover = fault(cluster, kind, primary)
     new_primary = wait_for_other_primary(cluster, primary) if kind != "sigkill" else None
+    promoted_after = time.time() - fault_at
     if kind == "sigstop":
         # The frozen node wakes once the others have formed the cluster again (test_02_failover says why).
         cluster.wait_settled_without(primary, new_primary)
@@ -139,6 +137,8 @@ def test_no_acknowledged_write_is_lost_and_failures_are_503s_inside_the_failover
     FIGURES[f"services through {kind}"] = (
         f"{len(outcomes)} requests, {len(failures)} failed ({json.dumps(by_kind)}); last failure "
         + (f"{last_failure_after:.2f} s" if last_failure_after is not None else "none")
+        + (f" ({failures[-1][1]} {failures[-1][2]} {str(failures[-1][3])[:60]!r})" if failures else "")
+        + (f", new primary seen {promoted_after:.2f} s" if new_primary else "")
         + f" after the fault, every request from {resumed_after:.2f} s on succeeded; acknowledged and found "
         f"afterwards: {counts['sessions']} sessions, {counts['passkey accounts']} passkey accounts, "
         f"{counts['password accounts']} password accounts, none lost"

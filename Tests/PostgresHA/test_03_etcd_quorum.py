@@ -14,7 +14,7 @@ import pytest
 
 from conftest import FIGURES, NODES
 
-# ttl 10 + retry_timeout 4 + loop_wait 2, with room for a slow machine.
+# ttl 6 + retry_timeout 2.5 + loop_wait 1, with room for a slow machine.
 DEMOTION_DEADLINE = 40
 
 

@@ -4,7 +4,7 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/../local/common.sh"
 
-ha_packages=(postgresql-15 postgresql-client-15 etcd-server etcd-client patroni pgbackrest haproxy)
+ha_packages=(postgresql-15 postgresql-client-15 etcd-server etcd-client patroni python3-etcd pgbackrest haproxy)
 
 # The state directory holds everything: etcd's data, each node's data directory and Patroni configuration, the
 # pgBackRest repository, logs, pid files and the generated passwords.
@@ -274,7 +274,11 @@ restapi:
   listen: 127.0.0.1:$(rest_port "$n")
   connect_address: 127.0.0.1:$(rest_port "$n")
 
-etcd3:
+# etcd's v2 API, not etcd3: Patroni 3.0's etcd3 code renews an expired leader lease by writing the leader key
+# without comparing it, so a primary that was frozen past its TTL took the key back from the node promoted
+# meanwhile, which was then demoted and rewound, losing the commits it had acknowledged. Over v2 every renewal is
+# a compare-and-swap on the key's value (prevValue), and a woken primary finds the key taken and demotes itself.
+etcd:
   hosts: $(etcd_endpoints)
   protocol: http
 
@@ -282,9 +286,10 @@ bootstrap:
   # Written to the DCS once, when the cluster is first made; change it later with patronictl edit-config.
   dcs:
     # Leader key lifetime, HA loop period and DCS/Postgres retry budget: loop_wait + 2 * retry_timeout <= ttl.
-    ttl: 10
-    loop_wait: 2
-    retry_timeout: 4
+    # A frozen primary is replaced after ttl plus up to 2 s (Patroni's check of its REST API) plus a loop.
+    ttl: 6
+    loop_wait: 1
+    retry_timeout: 2.5
     # A crashed primary is failed over at once instead of being restarted in place: with synchronous
     # replication the sync standby has every acknowledged commit, so nothing is lost by not waiting.
     primary_start_timeout: 0
@@ -442,6 +447,7 @@ start_etcd_member() {
         --initial-cluster "$(IFS=,; echo "${peers[*]}")" \
         --initial-cluster-token "passkey-ha-$PG_HA_BASE_PORT" \
         --initial-cluster-state new \
+        --enable-v2=true \
         --heartbeat-interval 100 --election-timeout 1000 \
         --auto-compaction-mode periodic --auto-compaction-retention 1h \
         --logger zap --log-level warn
