@@ -77,7 +77,7 @@ let persistenceTargets: [Target] = [
     .testTarget(
         name: "PostgresTests", dependencies: ["NetworkIO", "Postgres", "PostgresTestSupport"], path: "Tests/PostgresTests"),
     .testTarget(
-        name: "PostgresStorageTests", dependencies: ["PostgresStorage", "Postgres", "Domain", "PostgresTestSupport"],
+        name: "PostgresStorageTests", dependencies: ["PostgresStorage", "Postgres", "Domain", "Observability", "PostgresTestSupport"],
         path: "Tests/PostgresStorageTests"),
 ]
 

@@ -40,6 +40,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var ceremonyRetention: Double
     /// Seconds a session is kept after it expired or was revoked.
     public var sessionRetention: Double
+    /// Seconds a stored audit event is kept.
+    public var auditRetention: Double
     /// Peers whose `X-Forwarded-For` is believed.
     public var trustedProxies: [String]
     /// nil: the run command starts a local Postgres and sets it.
@@ -153,6 +155,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         sweepBatchPause = try env.duration("PASSKEY_SWEEP_BATCH_PAUSE", default: "50ms", allowingZero: true)
         ceremonyRetention = try env.duration("PASSKEY_CEREMONY_RETENTION", default: "1m", allowingZero: true)
         sessionRetention = try env.duration("PASSKEY_SESSION_RETENTION", default: "7d", allowingZero: true)
+        auditRetention = try env.duration("PASSKEY_AUDIT_RETENTION", default: "365d")
         trustedProxies = env.list("PASSKEY_TRUSTED_PROXIES")
         databaseURL = env.raw("DATABASE_URL")
         databasePoolSize = try env.integer("DATABASE_POOL_SIZE", default: 8, range: 1...256)

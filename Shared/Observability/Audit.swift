@@ -39,13 +39,41 @@ public struct AuditContext: Sendable, Equatable {
 
     public var requestID: String?
     public var clientAddress: String?
+    /// Who asked for the change: the account's own user unless an operator or the system acts.
+    public var actor: AuditActor
 
-    public init(requestID: String?, clientAddress: String?) {
+    public init(requestID: String?, clientAddress: String?, actor: AuditActor = .user) {
         self.requestID = requestID
         self.clientAddress = clientAddress
+        self.actor = actor
     }
 
     @TaskLocal public static var current = AuditContext(requestID: nil, clientAddress: nil)
+}
+
+/// Who made a change, as the audit trail records it.
+public enum AuditActor: Sendable, Equatable {
+    /// The account's user, through the public API.
+    case user
+    /// An operator, through the admin API with the admin token of this ID.
+    case admin(tokenID: String)
+    /// The service itself: a sweep, an import.
+    case system
+
+    /// The `actor` column's value.
+    public var kind: String {
+        switch self {
+        case .user: "user"
+        case .admin: "admin"
+        case .system: "system"
+        }
+    }
+
+    /// The `actor_id` column's value: the admin token's ID, else none.
+    public var identifier: String? {
+        if case .admin(let tokenID) = self { return tokenID }
+        return nil
+    }
 }
 
 extension Logger {

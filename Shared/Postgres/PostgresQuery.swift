@@ -48,5 +48,31 @@ public struct PostgresQuery: Sendable, ExpressibleByStringInterpolation {
 
         /// Inserts raw SQL text. Only for text the program controls, never for input.
         public mutating func appendInterpolation(unsafeSQL text: String) { sql += text }
+
+        /// Inserts another query (a fragment such as a CTE body) with its binds, renumbered to follow this one's.
+        /// A fragment's text holds `$` only in its own placeholders.
+        public mutating func appendInterpolation(fragment: PostgresQuery) {
+            let offset = binds.count
+            binds.append(contentsOf: fragment.binds)
+            guard offset > 0 else {
+                sql += fragment.sql
+                return
+            }
+            var digits = ""
+            var inPlaceholder = false
+            for character in fragment.sql {
+                if inPlaceholder, character.isASCII, character.isNumber {
+                    digits.append(character)
+                    continue
+                }
+                if inPlaceholder {
+                    sql += digits.isEmpty ? "$" : "$\(Int(digits)! + offset)"
+                    inPlaceholder = false
+                    digits = ""
+                }
+                if character == "$" { inPlaceholder = true } else { sql.append(character) }
+            }
+            if inPlaceholder { sql += digits.isEmpty ? "$" : "$\(Int(digits)! + offset)" }
+        }
     }
 }

@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import Observability
 import Postgres
 
 /// `accounts`, and the account creations that span tables.
@@ -15,6 +16,9 @@ public struct PostgresAccountRepository: AccountRepository {
     public func createPasswordAccount(
         _ account: Account, email: AccountEmail, password: PasswordCredential, verification: EmailCodeDelivery?
     ) async throws {
+        // The audit rows are built here, in the call's task, where `AuditContext.current` is set.
+        let created = AuditTrail.row(.accountCreated, account: account.id, detail: ["method": "password"])
+        let sent = verification.map { _ in AuditTrail.row(.emailVerificationSent, account: account.id) }
         try await translatingErrors {
             try await pool.transaction { connection in
                 try insert(account, on: connection)
@@ -26,6 +30,8 @@ public struct PostgresAccountRepository: AccountRepository {
                     VALUES (\(password.accountID.rawValue), \(password.passwordHash), \(password.createdAt),
                             \(password.updatedAt))
                     """)
+                try connection.execute(created)
+                if let sent { try connection.execute(sent) }
             }
         }
     }
@@ -42,6 +48,12 @@ public struct PostgresAccountRepository: AccountRepository {
         _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
         completing registrationID: AccountRegistrationID, verification: EmailCodeDelivery?
     ) async throws {
+        let audit = [
+            AuditTrail.row(.accountCreated, account: account.id, detail: ["method": "passkey"]),
+            AuditTrail.row(
+                .passkeyRegistered, account: account.id,
+                detail: ["credential.id": PostgresPasskeyCredentialRepository.auditID(credential.credentialID)]),
+        ] + (verification.map { _ in [AuditTrail.row(.emailVerificationSent, account: account.id)] } ?? [])
         try await translatingErrors {
             try await pool.transaction { connection in
                 let completed = try connection.execute(
@@ -57,6 +69,7 @@ public struct PostgresAccountRepository: AccountRepository {
                 if let email { try insert(email, on: connection) }
                 try PostgresPasskeyCredentialRepository.insert(credential, on: connection)
                 if let verification { try PostgresAccountRecoveryRepository.insert(verification, on: connection) }
+                for event in audit { try connection.execute(event) }
             }
         }
     }
@@ -73,8 +86,11 @@ public struct PostgresAccountRepository: AccountRepository {
         try await translatingErrors {
             try await pool.query(
                 """
-                UPDATE accounts SET display_name = \(displayName) WHERE id = \(id.rawValue)
-                RETURNING id, display_name, user_handle, created_at
+                WITH renamed AS (
+                         UPDATE accounts SET display_name = \(displayName) WHERE id = \(id.rawValue)
+                         RETURNING id, id AS account_id, display_name, user_handle, created_at),
+                     audited AS (\(fragment: AuditTrail.rows(.accountRenamed, from: "renamed")))
+                SELECT id, display_name, user_handle, created_at FROM renamed
                 """
             ).first.map(Self.decodeAccount)
         }
@@ -257,7 +273,10 @@ public struct PostgresPasswordCredentialRepository: PasswordCredentialRepository
                                 \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt),
                                 \(session.revokedAt)
                          FROM verified v
-                         RETURNING account_id)
+                         RETURNING account_id),
+                     signed_in AS (\(fragment: AuditTrail.rows(
+                         .signInSucceeded, from: "added", detail: ["method": "password", "session.id": session.id.description]))),
+                     rehash_audited AS (\(fragment: AuditTrail.rows(.passwordRehashed, from: "rehashed")))
                 SELECT EXISTS (SELECT 1 FROM added) AS signed_in
                 """)
         }
@@ -265,6 +284,7 @@ public struct PostgresPasswordCredentialRepository: PasswordCredentialRepository
     }
 
     public func removePassword(of accountID: AccountID) async throws {
+        let audit = AuditTrail.row(.passwordRemoved, account: accountID)
         try await translatingErrors {
             try await pool.transaction { connection in
                 // The same account lock as passkey removal: a password and the last passkey removed concurrently
@@ -300,6 +320,7 @@ public struct PostgresPasswordCredentialRepository: PasswordCredentialRepository
                         reason: PasswordRemovalRefusal.passkeySignInRequired)
                 }
                 try connection.execute("DELETE FROM password_credentials WHERE account_id = \(accountID.rawValue)")
+                try connection.execute(audit)
             }
         }
     }

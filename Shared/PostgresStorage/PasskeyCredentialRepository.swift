@@ -1,5 +1,7 @@
 import Domain
+import Encoding
 import Foundation
+import Observability
 import Postgres
 
 /// `passkey_credentials`.
@@ -13,9 +15,19 @@ public struct PostgresPasskeyCredentialRepository: PasskeyCredentialRepository {
         """
 
     public func add(_ credential: PasskeyCredential) async throws {
+        let audit = AuditTrail.row(
+            .passkeyRegistered, account: credential.accountID, detail: ["credential.id": Self.auditID(credential.credentialID)])
         try await translatingErrors {
-            try await pool.withConnection { try Self.insert(credential, on: $0) }
+            try await pool.transaction { connection in
+                try Self.insert(credential, on: connection)
+                try connection.execute(audit)
+            }
         }
+    }
+
+    /// A credential ID as the audit trail names it: base64url, cut to what the detail holds.
+    static func auditID(_ credentialID: CredentialID) -> String {
+        String(Base64URL.encode(credentialID.bytes).prefix(200))
     }
 
     public func find(credentialID: CredentialID) async throws -> PasskeyCredentialWithOwner? {
@@ -63,6 +75,7 @@ public struct PostgresPasskeyCredentialRepository: PasskeyCredentialRepository {
     }
 
     public func remove(credentialID: CredentialID, of accountID: AccountID) async throws {
+        let audit = AuditTrail.row(.passkeyRemoved, account: accountID, detail: ["credential.id": Self.auditID(credentialID)])
         try await translatingErrors {
             try await pool.transaction { connection in
                 // Locking the account row serializes removals on one account, so two concurrent removals cannot
@@ -91,6 +104,7 @@ public struct PostgresPasskeyCredentialRepository: PasskeyCredentialRepository {
                     DELETE FROM passkey_credentials
                     WHERE account_id = \(accountID.rawValue) AND credential_id = \(PostgresBytes(credentialID.bytes))
                     """)
+                try connection.execute(audit)
             }
         }
     }

@@ -1,6 +1,7 @@
 import Domain
 import Encoding
 import Foundation
+import Observability
 import Postgres
 
 /// `passkey_authentication_challenges`, `passkey_credentials` and `authentication_sessions`: a verified sign-in's
@@ -28,6 +29,14 @@ public struct PostgresPasskeySignInRepository: PasskeySignInRepository {
         //   unchanged passkey's row gets no new version and no WAL), and only while the row still has the expected
         //   state: a concurrent sign-in that moved it first leaves this one with the challenge spent and nothing else;
         // - added: the session.
+        // - audited: the events of what committed (the sign-in; a clone warning only when one was found).
+        let cloneWarned: PostgresQuery =
+            usage.cloneWarning && durable
+            ? """
+            clone_warned AS (\(fragment: AuditTrail.rows(
+                .passkeyCloneWarning, from: "used",
+                detail: ["credential.id": PostgresPasskeyCredentialRepository.auditID(record.credentialID)]))),
+            """ : ""
         let rows = try await translatingErrors {
             try await pool.query(
                 """
@@ -55,7 +64,10 @@ public struct PostgresPasskeySignInRepository: PasskeySignInRepository {
                                 \(session.revokedAt)
                          FROM passkey
                          WHERE EXISTS (SELECT 1 FROM consumed) AND (NOT \(durable) OR EXISTS (SELECT 1 FROM used))
-                         RETURNING account_id)
+                         RETURNING account_id),
+                     \(fragment: cloneWarned)
+                     signed_in AS (\(fragment: AuditTrail.rows(
+                         .signInSucceeded, from: "added", detail: ["method": "passkey", "session.id": session.id.description])))
                 SELECT EXISTS (SELECT 1 FROM passkey) AS passkey_found, EXISTS (SELECT 1 FROM consumed) AS consumed,
                        (SELECT a.display_name FROM added JOIN accounts a ON a.id = added.account_id) AS display_name
                 """)

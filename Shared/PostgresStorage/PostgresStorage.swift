@@ -19,6 +19,7 @@ public struct PostgresStorage: Sendable {
     public let outbox: PostgresEmailOutboxRepository
     public let recoveryRegistrations: PostgresRecoveryRegistrationRepository
     public let signInMethodCounts: PostgresSignInMethodCountRepository
+    public let auditEvents: PostgresAuditEventRepository
 
     public init(pool: PostgresPool) {
         self.pool = pool
@@ -35,6 +36,7 @@ public struct PostgresStorage: Sendable {
         outbox = PostgresEmailOutboxRepository(pool: pool)
         recoveryRegistrations = PostgresRecoveryRegistrationRepository(pool: pool)
         signInMethodCounts = PostgresSignInMethodCountRepository(pool: pool)
+        auditEvents = PostgresAuditEventRepository(pool: pool)
     }
 
     /// Storage over a new pool of `poolSize` connections to `url`, opened as they are needed.

@@ -1,6 +1,7 @@
 import Domain
 import Encoding
 import Foundation
+import Observability
 import Postgres
 
 /// `email_codes`, `recovery_codes`, `account_emails.verified_at` and recovery sessions: what email verification and
@@ -38,8 +39,14 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
     }
 
     public func issue(_ delivery: EmailCodeDelivery) async throws {
+        let audit = AuditTrail.row(
+            delivery.code.purpose == .recovery ? .recoveryStarted : .emailVerificationSent,
+            account: delivery.code.accountID)
         try await translatingErrors {
-            try await pool.transaction { try Self.insert(delivery, on: $0) }
+            try await pool.transaction { connection in
+                try Self.insert(delivery, on: connection)
+                try connection.execute(audit)
+            }
         }
     }
 
@@ -73,13 +80,17 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
             try await pool.query(
                 """
                 WITH consumed AS (
-                    UPDATE email_codes SET consumed_at = now()
-                    WHERE id = \(codeID) AND purpose = 'verification' AND consumed_at IS NULL AND expires_at > now()
-                    RETURNING email_id)
-                UPDATE account_emails SET verified_at = COALESCE(verified_at, now())
-                WHERE id IN (SELECT email_id FROM consumed)
+                         UPDATE email_codes SET consumed_at = now()
+                         WHERE id = \(codeID) AND purpose = 'verification' AND consumed_at IS NULL AND expires_at > now()
+                         RETURNING email_id),
+                     verified AS (
+                         UPDATE account_emails SET verified_at = COALESCE(verified_at, now())
+                         WHERE id IN (SELECT email_id FROM consumed)
+                         RETURNING account_id),
+                     audited AS (\(fragment: AuditTrail.rows(.emailVerified, from: "verified")))
+                SELECT count(*) AS verified FROM verified
                 """
-            ).affectedRowCount == 1
+            ).first?.decode(Int.self, "verified") == 1
         }
     }
 
@@ -98,6 +109,7 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
     }
 
     public func replaceRecoveryCodes(of accountID: AccountID, digests: [[UInt8]], at now: Date) async throws {
+        let audit = AuditTrail.row(.recoveryCodesGenerated, account: accountID, detail: ["count": String(digests.count)])
         try await translatingErrors {
             try await pool.transaction { connection in
                 try connection.execute("DELETE FROM recovery_codes WHERE account_id = \(accountID.rawValue)")
@@ -108,6 +120,7 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
                         VALUES (\(UUID.randomV4()), \(accountID.rawValue), \(PostgresBytes(digest)), \(now))
                         """)
                 }
+                try connection.execute(audit)
             }
         }
     }
@@ -115,7 +128,15 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
     public func startRecoverySession(
         _ session: AuthenticationSession, consuming proof: RecoveryProof, revokingOtherSessions: Bool
     ) async throws -> Int? {
-        try await translatingErrors {
+        let proofKind: String
+        switch proof {
+        case .emailCode: proofKind = "email_code"
+        case .recoveryCode: proofKind = "recovery_code"
+        }
+        let audit = AuditTrail.row(
+            .recoverySessionIssued, account: session.accountID,
+            detail: ["proof": proofKind, "session.id": session.id.description])
+        return try await translatingErrors {
             try await pool.transaction { connection -> Int? in
                 let accountID = session.accountID.rawValue
                 let consumed: Int
@@ -152,6 +173,7 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
                             \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt),
                             \(session.revokedAt))
                     """)
+                try connection.execute(audit)
                 return revoked
             }
         }
@@ -301,7 +323,13 @@ public struct PostgresRecoveryRegistrationRepository: RecoveryRegistrationReposi
         _ credential: PasskeyCredential, endingRecoverySession recoverySessionID: SessionID,
         session: AuthenticationSession
     ) async throws -> String? {
-        try await translatingErrors {
+        let audit = [
+            AuditTrail.row(
+                .passkeyRegistered, account: credential.accountID,
+                detail: ["credential.id": PostgresPasskeyCredentialRepository.auditID(credential.credentialID)]),
+            AuditTrail.row(.recoveryCompleted, account: credential.accountID, detail: ["session.id": session.id.description]),
+        ]
+        return try await translatingErrors {
             try await pool.transaction { connection -> String? in
                 let ended = try connection.execute(
                     """
@@ -319,6 +347,7 @@ public struct PostgresRecoveryRegistrationRepository: RecoveryRegistrationReposi
                             \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt),
                             \(session.revokedAt))
                     """)
+                for event in audit { try connection.execute(event) }
                 return try row.decode(String.self, "display_name")
             }
         }

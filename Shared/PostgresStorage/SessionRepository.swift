@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import Observability
 import Postgres
 
 /// `authentication_sessions`.
@@ -48,11 +49,15 @@ public struct PostgresAuthenticationSessionRepository: AuthenticationSessionRepo
         try await translatingErrors {
             try await pool.query(
                 """
-                UPDATE authentication_sessions SET revoked_at = \(now)
-                WHERE id = \(id.rawValue) AND account_id = \(accountID.rawValue) AND revoked_at IS NULL
-                  AND expires_at > \(now)
+                WITH revoked AS (
+                         UPDATE authentication_sessions SET revoked_at = \(now)
+                         WHERE id = \(id.rawValue) AND account_id = \(accountID.rawValue) AND revoked_at IS NULL
+                           AND expires_at > \(now)
+                         RETURNING account_id),
+                     audited AS (\(fragment: AuditTrail.rows(.sessionRevoked, from: "revoked", detail: ["session.id": id.description])))
+                SELECT EXISTS (SELECT 1 FROM revoked) AS revoked
                 """
-            ).affectedRowCount == 1
+            ).first?.decode(Bool.self, "revoked") ?? false
         }
     }
 

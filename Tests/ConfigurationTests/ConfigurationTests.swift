@@ -103,6 +103,7 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(defaults.sweepBatchPause, 0.05)
         XCTAssertEqual(defaults.ceremonyRetention, 60)
         XCTAssertEqual(defaults.sessionRetention, 7 * 86_400)
+        XCTAssertEqual(defaults.auditRetention, 365 * 86_400)
 
         let configured = try ServerConfiguration(environment: [
             "PASSKEY_RATE_LIMIT_START_PER_ADDRESS": "0", "PASSKEY_RATE_LIMIT_START_GLOBAL": "300/s",

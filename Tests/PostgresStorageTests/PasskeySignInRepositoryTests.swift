@@ -9,36 +9,6 @@ import XCTest
 /// The sign-in's one write: the challenge consumed, a session only from a passkey row in the state the assertion was
 /// checked against, and the passkey's use in the same commit when it must be durable; all or nothing.
 final class PasskeySignInRepositoryTests: StorageTestCase {
-    func storedPasskey(signCount: UInt32 = 41, backedUp: Bool = true) async throws -> (Account, PasskeyCredential) {
-        let account = try await storedPasswordAccount(email: "signin-\(UUID().uuidString.prefix(8))@example.com")
-        var passkey = makePasskey(for: account)
-        passkey.signCount = signCount
-        passkey.backedUp = backedUp
-        try await storage.passkeyCredentials.add(passkey)
-        return (account, passkey)
-    }
-
-    /// A new unconsumed authentication challenge.
-    func issuedChallenge(lifetime: TimeInterval = 300) async throws -> AuthenticationChallenge {
-        // Issued 10 s ago, so a negative lifetime gives one that has expired.
-        let issuedAt = Date().addingTimeInterval(-10)
-        let challenge = AuthenticationChallenge(
-            id: .random(), challenge: randomBytes(32), createdAt: microsecondDate(issuedAt),
-            expiresAt: microsecondDate(Date().addingTimeInterval(lifetime)), consumedAt: nil)
-        try await storage.authenticationChallenges.add(challenge)
-        return challenge
-    }
-
-    func record(
-        _ passkey: PasskeyCredential, session: AuthenticationSession, challenge: AuthenticationChallenge,
-        usage: PasskeyUsage? = nil, expectedSignCount: UInt32? = nil, expectedBackedUp: Bool? = nil
-    ) -> PasskeySignInRecord {
-        PasskeySignInRecord(
-            challengeID: challenge.id, challenge: challenge.challenge, credentialID: passkey.credentialID,
-            expectedSignCount: expectedSignCount ?? passkey.signCount, expectedBackedUp: expectedBackedUp ?? passkey.backedUp,
-            usage: usage, session: session)
-    }
-
     func isConsumed(_ challenge: AuthenticationChallenge) async throws -> Bool {
         try await pool.query(
             "SELECT consumed_at IS NOT NULL AS consumed FROM passkey_authentication_challenges WHERE id = \(challenge.id.rawValue)"

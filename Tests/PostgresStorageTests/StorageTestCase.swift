@@ -64,6 +64,36 @@ class StorageTestCase: DatabaseTestCase {
         return account
     }
 
+    func storedPasskey(signCount: UInt32 = 41, backedUp: Bool = true) async throws -> (Account, PasskeyCredential) {
+        let account = try await storedPasswordAccount(email: "signin-\(UUID().uuidString.prefix(8))@example.com")
+        var passkey = makePasskey(for: account)
+        passkey.signCount = signCount
+        passkey.backedUp = backedUp
+        try await storage.passkeyCredentials.add(passkey)
+        return (account, passkey)
+    }
+
+    /// A new unconsumed authentication challenge.
+    func issuedChallenge(lifetime: TimeInterval = 300) async throws -> AuthenticationChallenge {
+        // Issued 10 s ago, so a negative lifetime gives one that has expired.
+        let issuedAt = Date().addingTimeInterval(-10)
+        let challenge = AuthenticationChallenge(
+            id: .random(), challenge: randomBytes(32), createdAt: microsecondDate(issuedAt),
+            expiresAt: microsecondDate(Date().addingTimeInterval(lifetime)), consumedAt: nil)
+        try await storage.authenticationChallenges.add(challenge)
+        return challenge
+    }
+
+    func record(
+        _ passkey: PasskeyCredential, session: AuthenticationSession, challenge: AuthenticationChallenge,
+        usage: PasskeyUsage? = nil, expectedSignCount: UInt32? = nil, expectedBackedUp: Bool? = nil
+    ) -> PasskeySignInRecord {
+        PasskeySignInRecord(
+            challengeID: challenge.id, challenge: challenge.challenge, credentialID: passkey.credentialID,
+            expectedSignCount: expectedSignCount ?? passkey.signCount, expectedBackedUp: expectedBackedUp ?? passkey.backedUp,
+            usage: usage, session: session)
+    }
+
     func assertDomainError<T>(
         _ code: DomainError.Code, file: StaticString = #filePath, line: UInt = #line, _ body: () async throws -> T
     ) async {

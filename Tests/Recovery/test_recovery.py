@@ -1,6 +1,8 @@
 """Email verification, recovery by email code and by recovery code, the recovery session's limits, and the outbox,
 against the real executables and a real SMTP server."""
 
+import ipaddress
+import json
 import time
 import uuid
 
@@ -304,3 +306,39 @@ def test_recovery_keeps_the_other_sessions_when_so_configured(mailbox):
         assert client.call("GET", "/v1/session", token=token).status == 200
     finally:
         stack.stop()
+
+
+def test_every_change_is_in_the_stored_audit_trail_with_its_request_and_client_address(stack, mailbox):
+    """audit_events holds one row per change, written by the service that made it in the change's own transaction:
+    the request ID the caller sent and the client address the gateway saw; a refused attempt leaves no row."""
+    client = Client(stack)
+    address, token = verified_account(stack, mailbox, client)
+    account_id = client.call("GET", "/v1/session", token=token).json()["accountID"]
+    # A wrong code changes nothing and is stored nowhere.
+    assert client.call("POST", "/v1/recovery", {"email": address}).status == 202
+    wrong = client.call("POST", "/v1/recovery/finish", {"email": address, "code": "00000000"})
+    assert wrong.status in (400, 401, 403, 410), wrong.body
+    code = mailbox.latest_code(address, count=2)
+    request_id = f"audit-{uuid.uuid4().hex[:12]}"
+    finished = stack.request("POST", "/v1/recovery/finish", {"email": address, "code": code},
+                             client_address=client.address, headers={"X-Request-ID": request_id})
+    assert finished.status == 200, finished.body
+    registered = client.register_passkey(finished.json()["accessToken"], "/v1/recovery/passkeys/finish")
+    assert registered.status == 200, registered.body
+
+    rows = psql(stack, f"""SELECT type, actor, coalesce(actor_id, ''), coalesce(request_id, ''),
+                                  coalesce(client_address, ''), detail::text
+                           FROM audit_events WHERE account_id = '{account_id}' ORDER BY id""")
+    types = [row[0] for row in rows]
+    assert types == ["audit.account.created", "audit.email.verification_sent", "audit.sign_in.succeeded",
+                     "audit.email.verified", "audit.recovery.started", "audit.recovery.session_issued",
+                     "audit.passkey.registered", "audit.recovery.completed"], types
+    assert all(row[1] == "user" and row[2] == "" for row in rows), rows
+    # The gateway stores the address in its canonical form.
+    assert [row for row in rows if row[4] != str(ipaddress.ip_address(client.address))] == []
+    assert all(row[3] for row in rows), "every change names the request that made it"
+    issued = rows[types.index("audit.recovery.session_issued")]
+    assert issued[3] == request_id
+    detail = json.loads(issued[5])
+    assert detail["proof"] == "email_code" and set(detail) == {"proof", "session.id"}
+    assert code not in "".join(row[5] for row in rows), "codes are never stored"

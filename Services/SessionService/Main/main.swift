@@ -23,6 +23,9 @@ await ServiceMain.run(
             SweptTable(
                 PostgresEmailOutboxRepository.table, retention: context.configuration.sessionRetention,
                 deleteBatch: context.storage.outbox.deleteEnded),
+            SweptTable(
+                PostgresAuditEventRepository.table, retention: context.configuration.auditRetention,
+                deleteBatch: context.storage.auditEvents.deleteEnded),
         ]
     },
     register: { server, context in
