@@ -43,9 +43,14 @@ let persistenceTargets: [Target] = [
         path: "Shared/Postgres",
         swiftSettings: hotPathSettings),
     .target(
-        name: "PostgresStorage", dependencies: ["Domain", "Encoding", "Observability", "Postgres"], path: "Shared/PostgresStorage",
+        name: "PostgresStorage", dependencies: ["AdminAccess", "Domain", "Encoding", "Observability", "Postgres"],
+        path: "Shared/PostgresStorage",
         resources: [.copy("Migrations")]),
     .executableTarget(name: "passkey-migrate", dependencies: ["Postgres", "PostgresStorage"], path: "Services/Migrate"),
+    .executableTarget(
+        name: "passkey-admin",
+        dependencies: ["AdminAccess", "Configuration", "Crypto", "JSON", "Observability", "Postgres", "PostgresStorage"],
+        path: "Services/AdminCLI"),
     .target(name: "PostgresTestSupport", dependencies: ["Postgres"], path: "Tests/PostgresTestSupport"),
     .target(
         name: "PasswordHashing", dependencies: ["CArgon2", "CXCrypt", "Crypto", "Encoding", "WorkerThreads"],
@@ -91,6 +96,9 @@ let recoveryTargets: [Target] = [
         name: "AccountRecoveryTests", dependencies: ["AccountRecovery", "Crypto", "Domain"],
         path: "Tests/AccountRecoveryTests"),
     .target(name: "MailDelivery", dependencies: ["CCurl"], path: "Shared/MailDelivery"),
+    // Admin tokens: their form, digest, scopes and the access decision (no I/O).
+    .target(name: "AdminAccess", dependencies: ["Crypto", "Encoding"], path: "Shared/AdminAccess"),
+    .testTarget(name: "AdminAccessTests", dependencies: ["AdminAccess", "Crypto"], path: "Tests/AdminAccessTests"),
     .target(
         name: "PasskeyProviders", dependencies: ["Encoding", "JSON"], path: "Shared/PasskeyProviders",
         resources: [.copy("Data")]),
@@ -323,7 +331,7 @@ let layers: [(name: String, modules: Set<String>)] = [
      ["Encoding", "JSON", "Protobuf", "HTTPMessages", "Observability", "Configuration", "RateLimiting", "WorkerThreads"]),
     ("domain and protocol logic, no I/O: accounts and ports, crypto, WebAuthn and its configured policy, sessions, passwords, HTTP/1.1 parsing, service identities",
      ["Domain", "Crypto", "WebAuthn", "PasskeyPolicy", "SessionIssuance", "PasswordHashing", "HTTP1", "ServiceIdentity",
-      "AccountRecovery", "AccountImport", "PasskeyProviders"]),
+      "AccountRecovery", "AccountImport", "PasskeyProviders", "AdminAccess"]),
     ("I/O: event loops, TLS, HTTP/2, gRPC and its transport security, discovery, the HTTP server, Postgres and the repositories",
      ["NetworkIO", "TLSChannels", "HTTP2", "GRPC", "GRPCHealth", "NameResolution", "HTTPServer", "Postgres",
       "PostgresStorage", "ServiceTransport", "MailDelivery", "AccountImportStorage", "RuntimeMetrics",
@@ -331,7 +339,8 @@ let layers: [(name: String, modules: Set<String>)] = [
     ("the services' contracts and their composition root", ["ServiceContracts", "ServiceRuntime"]),
     ("services: each one's core (use cases and handlers) and executable; the gateway; migrations",
      ["ChallengeServiceCore", "challenge-service", "VerificationServiceCore", "verification-service",
-      "SessionServiceCore", "session-service", "GatewayCore", "gateway", "passkey-migrate", "passkey-import"]),
+      "SessionServiceCore", "session-service", "GatewayCore", "gateway", "passkey-migrate", "passkey-import",
+      "passkey-admin"]),
     ("the app client library (Foundation only)", ["PasskeyClient"]),
 ]
 

@@ -67,7 +67,7 @@ public struct EnvironmentReader: Sendable {
         return Rate(count: count, perSeconds: period)
     }
 
-    static func parseDuration(_ text: String) -> Double? {
+    public static func parseDuration(_ text: String) -> Double? {
         let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86_400)]
         for (suffix, factor) in units where text.hasSuffix(suffix) {
             let number = text.dropLast(suffix.count)

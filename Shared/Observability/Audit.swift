@@ -26,6 +26,9 @@ public enum AuditEvent: String, CaseIterable, Sendable {
     /// The recovery session registered a passkey and ended; the user is signed in.
     case recoveryCompleted = "audit.recovery.completed"
     case recoveryCodesGenerated = "audit.recovery_codes.generated"
+    /// An admin token was made (by the CLI, or through the admin API by another token).
+    case adminTokenCreated = "audit.admin_token.created"
+    case adminTokenRevoked = "audit.admin_token.revoked"
 
     /// Events that want an operator's attention are warnings; the rest are info.
     public var level: LogLevel { self == .passkeyCloneWarning ? .warning : .info }
@@ -55,7 +58,8 @@ public struct AuditContext: Sendable, Equatable {
 public enum AuditActor: Sendable, Equatable {
     /// The account's user, through the public API.
     case user
-    /// An operator, through the admin API with the admin token of this ID.
+    /// An operator: through the admin API with the admin token of this ID, or at the database with
+    /// `passkey-admin` (`cli:<login>`).
     case admin(tokenID: String)
     /// The service itself: a sweep, an import.
     case system

@@ -20,6 +20,7 @@ public struct PostgresStorage: Sendable {
     public let recoveryRegistrations: PostgresRecoveryRegistrationRepository
     public let signInMethodCounts: PostgresSignInMethodCountRepository
     public let auditEvents: PostgresAuditEventRepository
+    public let adminTokens: PostgresAdminTokenRepository
 
     public init(pool: PostgresPool) {
         self.pool = pool
@@ -37,6 +38,7 @@ public struct PostgresStorage: Sendable {
         recoveryRegistrations = PostgresRecoveryRegistrationRepository(pool: pool)
         signInMethodCounts = PostgresSignInMethodCountRepository(pool: pool)
         auditEvents = PostgresAuditEventRepository(pool: pool)
+        adminTokens = PostgresAdminTokenRepository(pool: pool)
     }
 
     /// Storage over a new pool of `poolSize` connections to `url`, opened as they are needed.

@@ -10,7 +10,7 @@ final class MigrationTests: DatabaseTestCase {
         defer { pool.shutdown() }
         let storage = PostgresStorage(pool: pool)
         let all = try PostgresStorage.migrations().map(\.version)
-        XCTAssertEqual(all, [1, 2, 3, 4, 5, 7, 8, 9, 10, 11])
+        XCTAssertEqual(all, [1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12])
         await assertEqual(try await storage.migrate(), all)
         await assertEqual(try await storage.migrate(), [])
         let tables = try await pool.query(
@@ -19,7 +19,7 @@ final class MigrationTests: DatabaseTestCase {
         XCTAssertEqual(
             tables,
             [
-                "account_emails", "accounts", "audit_events", "authentication_sessions", "email_codes", "email_outbox",
+                "account_emails", "accounts", "admin_tokens", "audit_events", "authentication_sessions", "email_codes", "email_outbox",
                 "passkey_account_registrations",
                 "passkey_authentication_challenges", "passkey_credentials", "passkey_registration_challenges",
                 "password_credentials", "recovery_attempt_decoys", "recovery_codes", "schema_migrations",
