@@ -82,7 +82,7 @@ let persistenceTargets: [Target] = [
     .testTarget(
         name: "PostgresTests", dependencies: ["NetworkIO", "Postgres", "PostgresTestSupport"], path: "Tests/PostgresTests"),
     .testTarget(
-        name: "PostgresStorageTests", dependencies: ["PostgresStorage", "Postgres", "Domain", "Observability", "PostgresTestSupport"],
+        name: "PostgresStorageTests", dependencies: ["AdminAccess", "PostgresStorage", "Postgres", "Domain", "Observability", "PostgresTestSupport"],
         path: "Tests/PostgresStorageTests"),
 ]
 
@@ -96,8 +96,8 @@ let recoveryTargets: [Target] = [
         name: "AccountRecoveryTests", dependencies: ["AccountRecovery", "Crypto", "Domain"],
         path: "Tests/AccountRecoveryTests"),
     .target(name: "MailDelivery", dependencies: ["CCurl"], path: "Shared/MailDelivery"),
-    // Admin tokens: their form, digest, scopes and the access decision (no I/O).
-    .target(name: "AdminAccess", dependencies: ["Crypto", "Encoding"], path: "Shared/AdminAccess"),
+    // Admin tokens (their form, digest, scopes, the access decision) and the admin API's storage port; no I/O.
+    .target(name: "AdminAccess", dependencies: ["Crypto", "Domain", "Encoding"], path: "Shared/AdminAccess"),
     .testTarget(name: "AdminAccessTests", dependencies: ["AdminAccess", "Crypto"], path: "Tests/AdminAccessTests"),
     .target(
         name: "PasskeyProviders", dependencies: ["Encoding", "JSON"], path: "Shared/PasskeyProviders",
@@ -238,7 +238,7 @@ let serviceTargets: [Target] = [
     .target(
         name: "SessionServiceCore",
         dependencies: [
-            "AccountRecovery", "Crypto", "Domain", "Encoding", "GRPC", "Observability", "PasswordHashing",
+            "AccountRecovery", "AdminAccess", "Crypto", "Domain", "Encoding", "GRPC", "Observability", "PasswordHashing",
             "ServiceContracts", "ServiceIdentity", "SessionIssuance",
         ],
         path: "Services/SessionService/Core"),
@@ -264,9 +264,9 @@ let serviceTargets: [Target] = [
             "HTTPServer",
             "JSON", "NameResolution", "NetworkIO", "Observability", "PasskeyProviders", "Protobuf", "RateLimiting",
             "RuntimeMetrics", "ServiceContracts", "TraceExport",
-            "ServiceIdentity", "ServiceTransport", "TLSChannels", "WebAuthn", "PasskeyPolicy",
+            "ServiceIdentity", "ServiceTransport", "TLSChannels", "WebAuthn", "PasskeyPolicy", "AdminAccess",
         ],
-        path: "Services/Gateway/Core", resources: [.copy("Web"), .copy("openapi.json")]),
+        path: "Services/Gateway/Core", resources: [.copy("Web"), .copy("openapi.json"), .copy("openapi-admin.json")]),
     .executableTarget(
         name: "gateway", dependencies: ["GatewayCore", "Configuration", "Observability"], path: "Services/Gateway/Main"),
     .testTarget(

@@ -67,6 +67,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var serviceDiscoveryInterval: Double
     /// Where a service serves `/metrics` and `/healthz` over HTTP; nil for none.
     public var metricsListen: ServiceAddress?
+    /// Where the gateway serves the admin API (`ADMIN_LISTEN`); nil: no admin API.
+    public var adminListen: ServiceAddress?
+    /// Admin API calls per client address (`PASSKEY_RATE_LIMIT_ADMIN_PER_ADDRESS`).
+    public var adminRateLimitPerAddress: Rate?
     /// How gRPC between the gateway and the services is secured; nil when nothing says (which the executables
     /// refuse: see ``requireGRPCTransport()``).
     public var grpcTransport: GRPCTransportConfiguration?
@@ -176,6 +180,8 @@ public struct ServerConfiguration: Sendable, Equatable {
             "SESSION_SERVICE_ADDRESSES", default: [ServiceTarget(address: sessionServiceListen)])
         serviceDiscoveryInterval = try env.duration("SERVICE_DISCOVERY_INTERVAL", default: "1s")
         metricsListen = try env.raw("METRICS_LISTEN").map { _ in try env.address("METRICS_LISTEN", default: "") }
+        adminListen = try env.raw("ADMIN_LISTEN").map { _ in try env.address("ADMIN_LISTEN", default: "") }
+        adminRateLimitPerAddress = try env.rate("PASSKEY_RATE_LIMIT_ADMIN_PER_ADDRESS", default: "600/m")
         grpcTransport = try GRPCTransportConfiguration.read(env)
         grpcHealthListen = try env.raw("GRPC_HEALTH_LISTEN").map { _ in try env.address("GRPC_HEALTH_LISTEN", default: "") }
         gatewayTLSCertificate = env.raw("GATEWAY_TLS_CERTIFICATE")

@@ -29,6 +29,11 @@ public enum AuditEvent: String, CaseIterable, Sendable {
     /// An admin token was made (by the CLI, or through the admin API by another token).
     case adminTokenCreated = "audit.admin_token.created"
     case adminTokenRevoked = "audit.admin_token.revoked"
+    /// An operator searched accounts (the detail says by what, never the value) or opened one account's detail.
+    case adminAccountsSearched = "audit.admin.accounts_searched"
+    case adminAccountViewed = "audit.admin.account_viewed"
+    /// An operator read the audit trail (of one account, or all).
+    case adminAuditRead = "audit.admin.audit_read"
 
     /// Events that want an operator's attention are warnings; the rest are info.
     public var level: LogLevel { self == .passkeyCloneWarning ? .warning : .info }

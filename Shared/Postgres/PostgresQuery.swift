@@ -54,25 +54,34 @@ public struct PostgresQuery: Sendable, ExpressibleByStringInterpolation {
         public mutating func appendInterpolation(fragment: PostgresQuery) {
             let offset = binds.count
             binds.append(contentsOf: fragment.binds)
-            guard offset > 0 else {
+            guard offset > 0, fragment.sql.utf8.contains(UInt8(ascii: "$")) else {
                 sql += fragment.sql
                 return
             }
-            var digits = ""
+            // On the sign-in path: scanned as bytes, each `$n` rewritten as `$(n + offset)`.
+            var output: [UInt8] = []
+            output.reserveCapacity(fragment.sql.utf8.count + 16)
+            var number = 0
+            var digits = 0
             var inPlaceholder = false
-            for character in fragment.sql {
-                if inPlaceholder, character.isASCII, character.isNumber {
-                    digits.append(character)
+            func flush() {
+                if inPlaceholder, digits > 0 { output.append(contentsOf: "\(number + offset)".utf8) }
+                inPlaceholder = false
+                number = 0
+                digits = 0
+            }
+            for byte in fragment.sql.utf8 {
+                if inPlaceholder, (0x30...0x39).contains(byte), digits < 6 {
+                    number = number * 10 + Int(byte - 0x30)
+                    digits += 1
                     continue
                 }
-                if inPlaceholder {
-                    sql += digits.isEmpty ? "$" : "$\(Int(digits)! + offset)"
-                    inPlaceholder = false
-                    digits = ""
-                }
-                if character == "$" { inPlaceholder = true } else { sql.append(character) }
+                flush()
+                output.append(byte)
+                if byte == UInt8(ascii: "$") { inPlaceholder = true }
             }
-            if inPlaceholder { sql += digits.isEmpty ? "$" : "$\(Int(digits)! + offset)" }
+            flush()
+            sql += String(decoding: output, as: UTF8.self)
         }
     }
 }

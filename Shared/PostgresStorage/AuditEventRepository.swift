@@ -1,48 +1,7 @@
+import AdminAccess
 import Domain
 import Foundation
 import Postgres
-
-/// One stored audit event, as `audit_events` holds it.
-public struct StoredAuditEvent: Sendable, Equatable {
-    public var id: Int64
-    public var occurredAt: Date
-    public var type: String
-    public var accountID: AccountID?
-    /// `user`, `admin` or `system`.
-    public var actor: String
-    /// The admin token's ID when an operator acted.
-    public var actorID: String?
-    public var requestID: String?
-    public var clientAddress: String?
-    public var detail: [String: String]
-}
-
-/// What to read of the trail: an account's events, of some types, in a time range, a page at a time by ID.
-public struct AuditEventQuery: Sendable, Equatable {
-    /// The most events one page holds.
-    public static let pageLimit = 500
-
-    public var accountID: AccountID?
-    /// Event types (`audit.session.revoked`, …); empty for every type.
-    public var types: [String]
-    public var since: Date?
-    public var until: Date?
-    /// Events older than this ID (the previous page's last), newest first.
-    public var before: Int64?
-    public var limit: Int
-
-    public init(
-        accountID: AccountID? = nil, types: [String] = [], since: Date? = nil, until: Date? = nil,
-        before: Int64? = nil, limit: Int = 100
-    ) {
-        self.accountID = accountID
-        self.types = types
-        self.since = since
-        self.until = until
-        self.before = before
-        self.limit = min(max(1, limit), Self.pageLimit)
-    }
-}
 
 /// Reads and sweeps the stored audit trail (`audit_events`); the events themselves are written by the repositories
 /// whose changes they record (`AuditTrail`).

@@ -13,16 +13,18 @@ enum AuditTrail {
 
     /// `INSERT INTO audit_events … SELECT … FROM source`: one event for each row of `source` (a CTE or table
     /// whose `account_id` column names the account), for a data-modifying CTE of the change's statement.
-    static func rows(_ event: AuditEvent, from source: String, detail: KeyValuePairs<String, String> = [:])
-        -> PostgresQuery
-    {
+    /// `rowDetail`, when given, is a `jsonb` expression over the source's columns merged into each row's detail
+    /// (for example `jsonb_build_object('session.id', revoked.id::text)`): SQL the program wrote, never input.
+    static func rows(
+        _ event: AuditEvent, from source: String, detail: KeyValuePairs<String, String> = [:], rowDetail: String? = nil
+    ) -> PostgresQuery {
         let context = AuditContext.current
         let (keys, values) = detailArrays(detail)
         return """
             INSERT INTO audit_events (type, account_id, actor, actor_id, request_id, client_address, detail)
             SELECT \(event.rawValue), \(unsafeSQL: source).account_id, \(context.actor.kind), \(context.actor.identifier),
                    \(bounded(context.requestID, 128)), \(bounded(context.clientAddress, 64)),
-                   jsonb_object(\(keys)::text[], \(values)::text[])
+                   jsonb_object(\(keys)::text[], \(values)::text[]) \(unsafeSQL: rowDetail.map { "|| " + $0 } ?? "")
             FROM \(unsafeSQL: source)
             """
     }

@@ -78,35 +78,44 @@ public struct PostgresPasskeyCredentialRepository: PasskeyCredentialRepository {
         let audit = AuditTrail.row(.passkeyRemoved, account: accountID, detail: ["credential.id": Self.auditID(credentialID)])
         try await translatingErrors {
             try await pool.transaction { connection in
-                // Locking the account row serializes removals on one account, so two concurrent removals cannot
-                // each see the other's passkey as the remaining way to sign in.
-                let locked = try connection.execute(
-                    "SELECT id FROM accounts WHERE id = \(accountID.rawValue) FOR UPDATE")
-                guard !locked.isEmpty else { throw DomainError(.notFound, "no such passkey") }
-                let counts = try connection.execute(
-                    """
-                    SELECT EXISTS (SELECT 1 FROM passkey_credentials
-                                   WHERE account_id = \(accountID.rawValue)
-                                     AND credential_id = \(PostgresBytes(credentialID.bytes))) AS exists,
-                           EXISTS (SELECT 1 FROM password_credentials
-                                   WHERE account_id = \(accountID.rawValue)) AS has_password,
-                           (SELECT count(*) FROM passkey_credentials
-                            WHERE account_id = \(accountID.rawValue)) AS passkey_count
-                    """)
-                guard let row = counts.first, try row.decode(Bool.self, "exists") else {
-                    throw DomainError(.notFound, "no such passkey")
-                }
-                guard try row.decode(Bool.self, "has_password") || row.decode(Int.self, "passkey_count") > 1 else {
-                    throw DomainError(.lastSignInMethod, "this passkey is the account's only way to sign in")
-                }
-                try connection.execute(
-                    """
-                    DELETE FROM passkey_credentials
-                    WHERE account_id = \(accountID.rawValue) AND credential_id = \(PostgresBytes(credentialID.bytes))
-                    """)
+                try Self.delete(credentialID, of: accountID, keepingLastMethod: true, on: connection)
                 try connection.execute(audit)
             }
         }
+    }
+
+    /// Deletes the account's passkey inside a transaction; `keepingLastMethod` refuses to delete the account's last
+    /// way to sign in (`DomainError.lastSignInMethod`). `DomainError.notFound` when there is no such passkey.
+    static func delete(
+        _ credentialID: CredentialID, of accountID: AccountID, keepingLastMethod: Bool, on connection: PostgresConnection
+    ) throws {
+        // Locking the account row serializes removals on one account, so two concurrent removals cannot each see
+        // the other's passkey as the remaining way to sign in.
+        let locked = try connection.execute("SELECT id FROM accounts WHERE id = \(accountID.rawValue) FOR UPDATE")
+        guard !locked.isEmpty else { throw DomainError(.notFound, "no such passkey") }
+        let counts = try connection.execute(
+            """
+            SELECT EXISTS (SELECT 1 FROM passkey_credentials
+                           WHERE account_id = \(accountID.rawValue)
+                             AND credential_id = \(PostgresBytes(credentialID.bytes))) AS exists,
+                   EXISTS (SELECT 1 FROM password_credentials
+                           WHERE account_id = \(accountID.rawValue)) AS has_password,
+                   (SELECT count(*) FROM passkey_credentials
+                    WHERE account_id = \(accountID.rawValue)) AS passkey_count
+            """)
+        guard let row = counts.first, try row.decode(Bool.self, "exists") else {
+            throw DomainError(.notFound, "no such passkey")
+        }
+        if keepingLastMethod {
+            guard try row.decode(Bool.self, "has_password") || row.decode(Int.self, "passkey_count") > 1 else {
+                throw DomainError(.lastSignInMethod, "this passkey is the account's only way to sign in")
+            }
+        }
+        try connection.execute(
+            """
+            DELETE FROM passkey_credentials
+            WHERE account_id = \(accountID.rawValue) AND credential_id = \(PostgresBytes(credentialID.bytes))
+            """)
     }
 
     static func insert(_ credential: PasskeyCredential, on connection: PostgresConnection) throws {

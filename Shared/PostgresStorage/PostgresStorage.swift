@@ -21,6 +21,7 @@ public struct PostgresStorage: Sendable {
     public let signInMethodCounts: PostgresSignInMethodCountRepository
     public let auditEvents: PostgresAuditEventRepository
     public let adminTokens: PostgresAdminTokenRepository
+    public let admin: PostgresAdminRepository
 
     public init(pool: PostgresPool) {
         self.pool = pool
@@ -39,6 +40,7 @@ public struct PostgresStorage: Sendable {
         signInMethodCounts = PostgresSignInMethodCountRepository(pool: pool)
         auditEvents = PostgresAuditEventRepository(pool: pool)
         adminTokens = PostgresAdminTokenRepository(pool: pool)
+        admin = PostgresAdminRepository(pool: pool, tokens: adminTokens, auditTrail: auditEvents)
     }
 
     /// Storage over a new pool of `poolSize` connections to `url`, opened as they are needed.

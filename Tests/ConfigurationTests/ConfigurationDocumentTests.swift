@@ -34,7 +34,8 @@ final class ConfigurationDocumentTests: XCTestCase {
         // The scan found the reads there are: the whole configuration, and passkey-migrate's and passkey-import's own.
         XCTAssertGreaterThanOrEqual(read.count, 26)
         XCTAssertEqual(
-            reads.readers["DATABASE_URL"], reads.configurationReaders.union(["passkey-migrate", "passkey-import"]))
+            reads.readers["DATABASE_URL"],
+            reads.configurationReaders.union(["passkey-migrate", "passkey-import", "passkey-admin"]))
         XCTAssertEqual(reads.readers["PASSKEY_DATA_DIR"], ["passkey-import"])
         XCTAssertEqual(
             reads.configurationReaders, ["gateway", "challenge-service", "verification-service", "session-service"])

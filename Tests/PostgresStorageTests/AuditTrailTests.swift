@@ -1,3 +1,4 @@
+import AdminAccess
 import Domain
 import Foundation
 import Observability

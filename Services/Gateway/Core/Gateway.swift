@@ -21,6 +21,8 @@ public final class Gateway: Sendable {
     /// The routes; its ``GatewayApplication/metrics`` is what `/metrics` serves.
     public let application: GatewayApplication
     private let server: HTTPServer
+    /// The admin API's server, on `ADMIN_LISTEN` when it is set.
+    private let adminServer: HTTPServer?
     private let backends: GRPCServiceBackends?
     /// The services' connections' TLS, when the gateway made its own clients.
     private let transport: GRPCTransportSecurity?
@@ -81,6 +83,19 @@ public final class Gateway: Sendable {
             configuration: configuration, backends: chosen, logger: logger, metrics: metrics,
             tracer: exporter?.tracer(sampleRatio: configuration.tracing.sampleRatio) ?? .off, settings: settings)
         server = HTTPServer(configuration: serverConfiguration, responder: application)
+        if let adminListen = configuration.adminListen {
+            guard !AdminOpenAPIDocument.bytes.isEmpty else {
+                throw GatewayStartError("the openapi-admin.json resource is missing from the GatewayCore bundle")
+            }
+            // Plain HTTP on its own address (keep it on a private network or loopback); the public listener's TLS
+            // settings do not apply to it.
+            var adminConfiguration = HTTPServerConfiguration(
+                address: try AddressResolution.resolve(adminListen, variable: "ADMIN_LISTEN"))
+            adminConfiguration.threadCount = 1
+            adminServer = HTTPServer(configuration: adminConfiguration, responder: AdminApplication(gateway: application))
+        } else {
+            adminServer = nil
+        }
         probe = RuntimeProbe(service: "gateway", metrics: metrics)
         self.logger = logger
     }
@@ -89,6 +104,10 @@ public final class Gateway: Sendable {
     @discardableResult
     public func start() throws -> SocketAddress {
         let address = try server.start()
+        if let adminServer {
+            let adminAddress = try adminServer.start()
+            logger.log(.info, "gateway.admin_started", fields: [("address", adminAddress.description)])
+        }
         probe.start()
         exporter?.start()
         if let transport {
@@ -107,6 +126,7 @@ public final class Gateway: Sendable {
     public func shutdown() {
         logger.info("gateway.draining")
         server.shutdown()
+        adminServer?.shutdown()
         backends?.close()
         rotationWatcher.withLock { $0?.cancel() }
         probe.stop()

@@ -194,6 +194,11 @@ public final class GatewayApplication: HTTPResponder {
         return response
     }
 
+    /// The client address of `request` (see ``ClientAddressResolver``).
+    func clientAddress(of request: HTTPRequest) -> String {
+        addressResolver.clientAddress(peer: request.remoteAddress, forwardedFor: request.headers.values("x-forwarded-for"))
+    }
+
     public func refusal(status: Int, detail: String) -> HTTPResponse {
         metrics.increment(
             "gateway_http_requests_total", help: "HTTP requests by route and status.",

@@ -8,11 +8,19 @@ public enum OpenAPIDocument {
     /// to start).
     public static let bytes: [UInt8] = (try? load()) ?? []
 
-    /// Reads the document from the module's resources.
-    static func load() throws -> [UInt8] {
-        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json") else {
+    /// Reads a document (`openapi`, `openapi-admin`) from the module's resources.
+    static func load(_ name: String = "openapi") throws -> [UInt8] {
+        guard let url = Bundle.module.url(forResource: name, withExtension: "json") else {
             throw CocoaError(.fileNoSuchFile)
         }
         return Array(try Data(contentsOf: url))
     }
+}
+
+/// The OpenAPI 3.1 description of the admin API: `openapi-admin.json` among the module's resources, served on the
+/// admin listener at `/admin/v1/openapi.json` byte for byte.
+public enum AdminOpenAPIDocument {
+    /// The document's bytes; empty when the resource is missing (``Gateway`` then refuses to start an admin
+    /// listener).
+    public static let bytes: [UInt8] = (try? OpenAPIDocument.load("openapi-admin")) ?? []
 }

@@ -11,7 +11,7 @@ import ServiceRuntime
 import SessionServiceCore
 
 await ServiceMain.run(
-    name: "session-service", listen: \.sessionServiceListen, callers: SessionService.callers,
+    name: "session-service", listen: \.sessionServiceListen, callers: SessionService.callers + AdminService.callers,
     sweeping: { context in
         [
             SweptTable(
@@ -40,6 +40,8 @@ await ServiceMain.run(
             recovery: context.storage.recovery, random: SecureRandom(),
             revokesOtherSessions: configuration.recoveryRevokesSessions, logger: context.logger)
         SessionService(useCases: useCases, recovery: recovery).register(on: server, using: context)
+        AdminService(useCases: AdminUseCases(admin: context.storage.admin, logger: context.logger))
+            .register(on: server, using: context)
         let gauges = AdoptionGauges(
             counts: context.storage.signInMethodCounts, metrics: context.metrics, logger: context.logger)
         context.background { await gauges.run() }

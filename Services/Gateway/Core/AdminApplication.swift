@@ -1,0 +1,286 @@
+import AdminAccess
+import Configuration
+import Domain
+import Encoding
+import HTTPMessages
+import HTTPServer
+import JSON
+import Observability
+import RateLimiting
+import ServiceContracts
+
+/// The admin API, served only on `ADMIN_LISTEN` (never on the public listener): operators find accounts, read
+/// them and the audit trail, and revoke sessions and passkeys, each call authenticated by an admin token that
+/// session-service checks. Its document is `GET /admin/v1/openapi.json` on the same listener.
+public final class AdminApplication: HTTPResponder {
+    /// The gateway's bookkeeping: its calls to the services, metrics, logs and client addresses.
+    let gateway: GatewayApplication
+    /// Admin calls per client address; unknown and bad tokens count alike.
+    let perAddress: TokenBucketLimiter?
+
+    public init(gateway: GatewayApplication) {
+        self.gateway = gateway
+        perAddress = gateway.configuration.adminRateLimitPerAddress.map {
+            TokenBucketLimiter(
+                ratePerSecond: $0.perSecond, burst: $0.burst, maximumKeys: 10_000, clock: gateway.settings.limiterClock)
+        }
+    }
+
+    enum Endpoint: Sendable {
+        case findAccounts, accountDetail, revokeSessions, revokeSession, removePasskey, auditEvents, openAPI
+    }
+
+    static let router: Router<Endpoint> = {
+        var router = Router<Endpoint>()
+        router.add("GET", "/admin/v1/accounts", .findAccounts)
+        router.add("GET", "/admin/v1/accounts/{accountID}", .accountDetail)
+        router.add("DELETE", "/admin/v1/accounts/{accountID}/sessions", .revokeSessions)
+        router.add("DELETE", "/admin/v1/accounts/{accountID}/sessions/{sessionID}", .revokeSession)
+        router.add("DELETE", "/admin/v1/accounts/{accountID}/passkeys/{credentialID}", .removePasskey)
+        router.add("GET", "/admin/v1/audit-events", .auditEvents)
+        router.add("GET", "/admin/v1/openapi.json", .openAPI)
+        return router
+    }()
+
+    /// Every admin route as `METHOD pattern`.
+    public static var routeNames: [String] { router.routeNames }
+
+    public func respond(to request: HTTPRequest) async -> HTTPResponse {
+        let started = TokenBucketLimiter.monotonicSeconds()
+        let requestID = GatewayApplication.requestID(from: request.headers["x-request-id"])
+        let clientAddress = gateway.clientAddress(of: request)
+        var routeName = "unmatched"
+        var response: HTTPResponse
+        switch Self.router.match(method: request.method, path: request.path) {
+        case .notFound:
+            response = APIProblem.notFound.response
+        case .methodNotAllowed(let allowed):
+            response = APIProblem.methodNotAllowed(allowed: allowed).response
+        case .found(let endpoint, let route, let parameters):
+            routeName = route
+            let context = RequestContext(
+                request: request, route: route, parameters: parameters, requestID: requestID,
+                clientAddress: clientAddress)
+            do {
+                response = try await handle(endpoint, context)
+            } catch let problem as APIProblem {
+                response = problem.response
+            } catch {
+                gateway.logger.log(
+                    .error, "admin.request_failed",
+                    fields: [("request.id", requestID), ("route", route), ("error", String(describing: error))])
+                response = APIProblem.internalError.response
+            }
+        }
+        response.headers.set("x-request-id", requestID)
+        response.headers.set("x-content-type-options", "nosniff")
+        response.headers.set("cache-control", "no-store")
+        let status = String(response.status)
+        gateway.metrics.increment(
+            "gateway_admin_requests_total", help: "Admin API requests by route and status.",
+            labels: ["route": routeName, "status": status])
+        gateway.metrics.observe(
+            "gateway_admin_request_duration_seconds", help: "Admin API request latency by route and status.",
+            labels: ["route": routeName, "status": status], TokenBucketLimiter.monotonicSeconds() - started)
+        return response
+    }
+
+    public func refusal(status: Int, detail: String) -> HTTPResponse {
+        gateway.refusal(status: status, detail: detail)
+    }
+
+    private func handle(_ endpoint: Endpoint, _ context: RequestContext) async throws -> HTTPResponse {
+        if endpoint == .openAPI {
+            return GatewayApplication.jsonResponse(200, bytes: AdminOpenAPIDocument.bytes, cacheable: false)
+        }
+        try gateway.limit(perAddress, key: context.clientAddress, name: "admin_per_address", context)
+        guard context.request.body.isEmpty else { throw APIProblem.invalidRequest("Admin calls here take no body.") }
+        let token = try Self.adminToken(context)
+        let query = try AdminQuery(context.request.query)
+        let admin = AdminServiceClient(
+            BackendCaller(application: gateway, service: .session, context: context, ceremony: nil))
+        switch endpoint {
+        case .findAccounts:
+            try query.allowOnly(["email", "accountID", "credentialID"])
+            var request = FindAccountsRequest()
+            request.adminToken = token
+            request.email = try query.text("email", limit: 254) ?? ""
+            request.accountID = try query.text("accountID", limit: 36) ?? ""
+            if let credential = try query.text("credentialID", limit: 1400) {
+                guard let bytes = Base64URL.decode(credential), !bytes.isEmpty else {
+                    throw APIProblem.invalidRequest("credentialID must be base64url.")
+                }
+                request.credentialID = bytes
+            }
+            let found = try await admin.findAccounts(request)
+            return GatewayApplication.json(200, .object(["accounts": .array(found.accounts.map(Self.summary))]))
+        case .accountDetail:
+            try query.allowOnly([])
+            var request = AdminAccountRequest()
+            request.adminToken = token
+            request.accountID = try context.parameter("accountID")
+            return GatewayApplication.json(200, Self.detail(try await admin.getAccountDetail(request)))
+        case .revokeSessions, .revokeSession:
+            try query.allowOnly([])
+            var request = RevokeAccountSessionsRequest()
+            request.adminToken = token
+            request.accountID = try context.parameter("accountID")
+            if endpoint == .revokeSession { request.sessionID = try context.parameter("sessionID") }
+            let revoked = try await admin.revokeAccountSessions(request)
+            return GatewayApplication.json(200, .object(["revoked": .number(Double(revoked.revoked))]))
+        case .removePasskey:
+            try query.allowOnly(["override"])
+            var request = RemoveAccountPasskeyRequest()
+            request.adminToken = token
+            request.accountID = try context.parameter("accountID")
+            guard let bytes = Base64URL.decode(try context.parameter("credentialID")), !bytes.isEmpty else {
+                throw APIProblem.invalidRequest("credentialID must be base64url.")
+            }
+            request.credentialID = bytes
+            switch try query.text("override", limit: 32) {
+            case nil: break
+            case "lastSignInMethod": request.overrideLastMethod = true
+            default: throw APIProblem.invalidRequest("override may only be lastSignInMethod.")
+            }
+            _ = try await admin.removeAccountPasskey(request)
+            return GatewayApplication.noContent
+        case .auditEvents:
+            try query.allowOnly(["accountID", "type", "since", "until", "before", "limit"])
+            var request = ListAuditEventsRequest()
+            request.adminToken = token
+            request.accountID = try query.text("accountID", limit: 36) ?? ""
+            request.types = try query.all("type", limit: 64, count: 32)
+            request.sinceUnixMilliseconds = try query.integer("since", in: 0...253_402_300_799_999) ?? 0
+            request.untilUnixMilliseconds = try query.integer("until", in: 0...253_402_300_799_999) ?? 0
+            request.beforeID = try query.integer("before", in: 1...Int64.max) ?? 0
+            request.limit = Int32(try query.integer("limit", in: 1...Int64(AuditEventQuery.pageLimit)) ?? 100)
+            let events = try await admin.listAuditEvents(request).events
+            var page: [(String, JSONValue)] = [("events", .array(events.map(Self.event)))]
+            if events.count == Int(request.limit), let last = events.last { page.append(("nextBefore", .number(Double(last.id)))) }
+            return GatewayApplication.json(200, .object(JSONObject(page)))
+        case .openAPI:
+            return GatewayApplication.jsonResponse(200, bytes: AdminOpenAPIDocument.bytes, cacheable: false)
+        }
+    }
+
+    /// The admin token of `Authorization: Bearer`: 401 without one, or with text that cannot be one (no call is
+    /// made for it).
+    static func adminToken(_ context: RequestContext) throws -> String {
+        guard let bearer = GatewayApplication.bearerToken(context.request.headers["authorization"]),
+            AdminTokenSecret(presented: bearer) != nil
+        else { throw APIProblem.unauthenticated("A valid admin token is required.") }
+        return bearer
+    }
+
+    static func time(_ milliseconds: Int64) -> JSONValue {
+        milliseconds == 0 ? .null : .string(ResponseDocuments.timestamp(unixMilliseconds: milliseconds))
+    }
+
+    static func summary(_ account: AdminAccountSummary) -> JSONValue {
+        .object([
+            "accountID": .string(account.accountID), "displayName": .string(account.displayName),
+            "emails": .array(account.emails.map { .string($0) }), "createdAt": time(account.createdAtUnixMilliseconds),
+        ])
+    }
+
+    static func detail(_ detail: AdminAccountDetail) -> JSONValue {
+        var methods: [JSONValue] = []
+        if detail.hasPassword { methods.append(.string("password")) }
+        if !detail.passkeys.isEmpty { methods.append(.string("passkey")) }
+        return .object([
+            "accountID": .string(detail.accountID), "displayName": .string(detail.displayName),
+            "createdAt": time(detail.createdAtUnixMilliseconds),
+            "emails": .array(detail.emails.map { .object(["address": .string($0.address), "verified": .boolean($0.verified)]) }),
+            "signInMethods": .array(methods),
+            "passkeys": .array(detail.passkeys.map { passkey in
+                .object([
+                    "credentialID": .string(Base64URL.encode(passkey.credentialID)), "name": .string(passkey.name),
+                    "aaguid": .string(passkey.aaguid), "createdAt": time(passkey.createdAtUnixMilliseconds),
+                    "lastUsedAt": time(passkey.lastUsedAtUnixMilliseconds), "backupEligible": .boolean(passkey.backupEligible),
+                    "backedUp": .boolean(passkey.backedUp), "cloneWarning": .boolean(passkey.cloneWarning),
+                ])
+            }),
+            "sessions": .array(detail.sessions.map { session in
+                .object([
+                    "sessionID": .string(session.sessionID),
+                    "method": .string(session.authenticationMethod?.rawValue ?? "unknown"),
+                    "createdAt": time(session.createdAtUnixMilliseconds), "expiresAt": time(session.expiresAtUnixMilliseconds),
+                ])
+            }),
+            "recoveryCodesRemaining": .number(Double(detail.recoveryCodesRemaining)),
+        ])
+    }
+
+    static func event(_ event: AuditEventEntry) -> JSONValue {
+        var detail = JSONObject()
+        for (key, value) in zip(event.detailKeys, event.detailValues) { detail[key] = .string(value) }
+        func optional(_ text: String) -> JSONValue { text.isEmpty ? .null : .string(text) }
+        return .object([
+            "id": .number(Double(event.id)), "occurredAt": time(event.occurredAtUnixMilliseconds),
+            "type": .string(event.type), "accountID": optional(event.accountID), "actor": .string(event.actor),
+            "actorID": optional(event.actorID), "requestID": optional(event.requestID),
+            "clientAddress": optional(event.clientAddress), "detail": .object(detail),
+        ])
+    }
+}
+
+/// An admin call's query string: `name=value` pairs, percent-decoded, each name known to the route.
+struct AdminQuery {
+    static let byteLimit = 4096
+    var pairs: [(String, String)] = []
+
+    init(_ query: String?) throws {
+        guard let query, !query.isEmpty else { return }
+        guard query.utf8.count <= Self.byteLimit else { throw APIProblem.invalidRequest("The query is too long.") }
+        for part in query.split(separator: "&") {
+            let halves = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard halves.count == 2, let name = percentDecoded(halves[0]),
+                let value = percentDecoded(Substring(String(halves[1].map { $0 == "+" ? " " : $0 })))
+            else { throw APIProblem.invalidRequest("The query is malformed.") }
+            pairs.append((name, value))
+        }
+    }
+
+    func allowOnly(_ names: Set<String>) throws {
+        if let unknown = pairs.first(where: { !names.contains($0.0) }) {
+            throw APIProblem.invalidRequest("Unknown query parameter \(unknown.0.prefix(32)).")
+        }
+    }
+
+    /// The one value of `name`, at most `limit` bytes.
+    func text(_ name: String, limit: Int) throws -> String? {
+        let values = pairs.filter { $0.0 == name }.map(\.1)
+        guard values.count <= 1 else { throw APIProblem.invalidRequest("\(name) is given twice.") }
+        guard let value = values.first else { return nil }
+        guard !value.isEmpty, value.utf8.count <= limit else {
+            throw APIProblem.invalidRequest("\(name) must be 1 to \(limit) bytes.")
+        }
+        return value
+    }
+
+    func all(_ name: String, limit: Int, count: Int) throws -> [String] {
+        let values = pairs.filter { $0.0 == name }.map(\.1)
+        guard values.count <= count, values.allSatisfy({ !$0.isEmpty && $0.utf8.count <= limit }) else {
+            throw APIProblem.invalidRequest("\(name): at most \(count) values of 1 to \(limit) bytes.")
+        }
+        return values
+    }
+
+    func integer(_ name: String, in range: ClosedRange<Int64>) throws -> Int64? {
+        guard let text = try text(name, limit: 20) else { return nil }
+        guard text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let value = Int64(text), range.contains(value) else {
+            throw APIProblem.invalidRequest("\(name) must be an integer from \(range.lowerBound) to \(range.upperBound).")
+        }
+        return value
+    }
+}
+
+extension RequestContext {
+    /// A path parameter the route has.
+    func parameter(_ name: String) throws -> String {
+        guard let value = parameters[name], !value.isEmpty, value.utf8.count <= 1400 else {
+            throw APIProblem.invalidRequest("\(name) is missing or too long.")
+        }
+        return value
+    }
+}

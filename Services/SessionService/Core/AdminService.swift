@@ -1,0 +1,144 @@
+import AdminAccess
+import Domain
+import Foundation
+import GRPC
+import ServiceContracts
+import ServiceIdentity
+
+/// session-service's `passkey.v1.AdminService`: the admin API's operations, translated to `AdminUseCases` calls.
+public struct AdminService: AdminServiceHandler {
+    let useCases: AdminUseCases
+
+    public init(useCases: AdminUseCases) {
+        self.useCases = useCases
+    }
+
+    public func findAccounts(_ request: FindAccountsRequest, context: ServerContext) async throws -> FindAccountsResponse {
+        let given = [!request.email.isEmpty, !request.accountID.isEmpty, !request.credentialID.isEmpty]
+        guard given.filter({ $0 }).count == 1 else {
+            throw DomainError(.invalidRequest, "give exactly one of email, account_id and credential_id")
+        }
+        let lookup: AccountLookup
+        if !request.email.isEmpty {
+            guard let address = EmailAddress(request.email) else {
+                throw DomainError(.invalidRequest, "email is not an email address")
+            }
+            lookup = .email(normalized: address.normalized)
+        } else if !request.accountID.isEmpty {
+            lookup = .accountID(try RequestFields.accountID(request.accountID))
+        } else {
+            lookup = .credentialID(try RequestFields.credentialID(request.credentialID))
+        }
+        var response = FindAccountsResponse()
+        response.accounts = try await useCases.findAccounts(token: request.adminToken, lookup).map { record in
+            var summary = AdminAccountSummary()
+            summary.accountID = record.account.id.description
+            summary.displayName = record.account.displayName
+            summary.emails = record.emails
+            summary.createdAtUnixMilliseconds = record.account.createdAt.unixMilliseconds
+            return summary
+        }
+        return response
+    }
+
+    public func getAccountDetail(_ request: AdminAccountRequest, context: ServerContext) async throws
+        -> AdminAccountDetail
+    {
+        let record = try await useCases.accountDetail(
+            token: request.adminToken, try RequestFields.accountID(request.accountID))
+        var detail = AdminAccountDetail()
+        detail.accountID = record.account.id.description
+        detail.displayName = record.account.displayName
+        detail.createdAtUnixMilliseconds = record.account.createdAt.unixMilliseconds
+        detail.emails = record.emails.map { email in
+            var entry = AdminEmail()
+            entry.address = email.address
+            entry.verified = email.verified
+            return entry
+        }
+        detail.hasPassword = record.hasPassword
+        detail.passkeys = record.passkeys.map { passkey in
+            var entry = AdminPasskey()
+            entry.credentialID = passkey.credentialID.bytes
+            entry.name = passkey.name
+            entry.aaguid = passkey.aaguid.uuidString.lowercased()
+            entry.createdAtUnixMilliseconds = passkey.createdAt.unixMilliseconds
+            entry.lastUsedAtUnixMilliseconds = passkey.lastUsedAt?.unixMilliseconds ?? 0
+            entry.backupEligible = passkey.backupEligible
+            entry.backedUp = passkey.backedUp
+            entry.cloneWarning = passkey.cloneWarning
+            return entry
+        }
+        detail.sessions = record.sessions.map { session in
+            var entry = AdminSession()
+            entry.sessionID = session.id.description
+            entry.authenticationMethod = session.authenticationMethod
+            entry.createdAtUnixMilliseconds = session.createdAt.unixMilliseconds
+            entry.expiresAtUnixMilliseconds = session.expiresAt.unixMilliseconds
+            return entry
+        }
+        detail.recoveryCodesRemaining = Int32(clamping: record.recoveryCodesRemaining)
+        return detail
+    }
+
+    public func revokeAccountSessions(_ request: RevokeAccountSessionsRequest, context: ServerContext) async throws
+        -> RevokeAccountSessionsResponse
+    {
+        let sessionID = request.sessionID.isEmpty ? nil : try RequestFields.sessionID(request.sessionID)
+        var response = RevokeAccountSessionsResponse()
+        response.revoked = Int32(
+            clamping: try await useCases.revokeSessions(
+                token: request.adminToken, of: try RequestFields.accountID(request.accountID), sessionID: sessionID))
+        return response
+    }
+
+    public func removeAccountPasskey(_ request: RemoveAccountPasskeyRequest, context: ServerContext) async throws
+        -> RemoveAccountPasskeyResponse
+    {
+        try await useCases.removePasskey(
+            token: request.adminToken, try RequestFields.credentialID(request.credentialID),
+            of: try RequestFields.accountID(request.accountID), overridingLastMethod: request.overrideLastMethod)
+        return RemoveAccountPasskeyResponse()
+    }
+
+    public func listAuditEvents(_ request: ListAuditEventsRequest, context: ServerContext) async throws
+        -> ListAuditEventsResponse
+    {
+        guard request.types.count <= 32, request.types.allSatisfy({ (1...64).contains($0.utf8.count) }) else {
+            throw DomainError(.invalidRequest, "types: at most 32, each 1 to 64 bytes")
+        }
+        guard (0...AuditEventQuery.pageLimit).contains(Int(request.limit)), request.beforeID >= 0,
+            request.sinceUnixMilliseconds >= 0, request.untilUnixMilliseconds >= 0
+        else { throw DomainError(.invalidRequest, "limit is 1 to \(AuditEventQuery.pageLimit); times and IDs are positive") }
+        let query = AuditEventQuery(
+            accountID: request.accountID.isEmpty ? nil : try RequestFields.accountID(request.accountID),
+            types: request.types,
+            since: request.sinceUnixMilliseconds > 0 ? Date(unixMilliseconds: request.sinceUnixMilliseconds) : nil,
+            until: request.untilUnixMilliseconds > 0 ? Date(unixMilliseconds: request.untilUnixMilliseconds) : nil,
+            before: request.beforeID > 0 ? request.beforeID : nil, limit: request.limit > 0 ? Int(request.limit) : 100)
+        var response = ListAuditEventsResponse()
+        response.events = try await useCases.auditEvents(token: request.adminToken, query).map { event in
+            var entry = AuditEventEntry()
+            entry.id = event.id
+            entry.occurredAtUnixMilliseconds = event.occurredAt.unixMilliseconds
+            entry.type = event.type
+            entry.accountID = event.accountID?.description ?? ""
+            entry.actor = event.actor
+            entry.actorID = event.actorID ?? ""
+            entry.requestID = event.requestID ?? ""
+            entry.clientAddress = event.clientAddress ?? ""
+            let detail = event.detail.sorted { $0.key < $1.key }
+            entry.detailKeys = detail.map(\.key)
+            entry.detailValues = detail.map(\.value)
+            return entry
+        }
+        return response
+    }
+}
+
+extension AdminService {
+    /// Only the gateway, which serves the admin listener, may call it.
+    public static let callers: [CallerPolicy.Rule] = [
+        CallerPolicy.Rule(AdminServiceMethods.paths, callers: [ServiceIdentity.Name.gateway])
+    ]
+}

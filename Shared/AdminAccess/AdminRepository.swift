@@ -1,0 +1,126 @@
+import Domain
+import Foundation
+
+/// One stored audit event, as `audit_events` holds it.
+public struct StoredAuditEvent: Sendable, Equatable {
+    public var id: Int64
+    public var occurredAt: Date
+    public var type: String
+    public var accountID: AccountID?
+    /// `user`, `admin` or `system`.
+    public var actor: String
+    /// The admin token's ID when an operator acted.
+    public var actorID: String?
+    public var requestID: String?
+    public var clientAddress: String?
+    public var detail: [String: String]
+
+    public init(
+        id: Int64, occurredAt: Date, type: String, accountID: AccountID?, actor: String, actorID: String?,
+        requestID: String?, clientAddress: String?, detail: [String: String]
+    ) {
+        self.id = id
+        self.occurredAt = occurredAt
+        self.type = type
+        self.accountID = accountID
+        self.actor = actor
+        self.actorID = actorID
+        self.requestID = requestID
+        self.clientAddress = clientAddress
+        self.detail = detail
+    }
+}
+
+/// What to read of the trail: an account's events, of some types, in a time range, a page at a time by ID.
+public struct AuditEventQuery: Sendable, Equatable {
+    /// The most events one page holds.
+    public static let pageLimit = 500
+
+    public var accountID: AccountID?
+    /// Event types (`audit.session.revoked`, …); empty for every type.
+    public var types: [String]
+    public var since: Date?
+    public var until: Date?
+    /// Events older than this ID (the previous page's last), newest first.
+    public var before: Int64?
+    public var limit: Int
+
+    public init(
+        accountID: AccountID? = nil, types: [String] = [], since: Date? = nil, until: Date? = nil,
+        before: Int64? = nil, limit: Int = 100
+    ) {
+        self.accountID = accountID
+        self.types = types
+        self.since = since
+        self.until = until
+        self.before = before
+        self.limit = min(max(1, limit), Self.pageLimit)
+    }
+}
+
+/// How an operator finds an account: by one of its email addresses, its ID, or the ID of one of its passkeys.
+public enum AccountLookup: Sendable, Equatable {
+    case email(normalized: String)
+    case accountID(AccountID)
+    case credentialID(CredentialID)
+}
+
+/// An account as a search lists it.
+public struct AdminAccountSummaryRecord: Sendable, Equatable {
+    public var account: Account
+    public var emails: [String]
+
+    public init(account: Account, emails: [String]) {
+        self.account = account
+        self.emails = emails
+    }
+}
+
+/// Everything an operator sees of one account.
+public struct AdminAccountRecord: Sendable, Equatable {
+    public var account: Account
+    /// Each address, and whether it is verified.
+    public var emails: [(address: String, verified: Bool)]
+    public var hasPassword: Bool
+    public var passkeys: [PasskeyCredential]
+    /// The live sessions, newest first.
+    public var sessions: [AuthenticationSession]
+    public var recoveryCodesRemaining: Int
+
+    public init(
+        account: Account, emails: [(address: String, verified: Bool)], hasPassword: Bool, passkeys: [PasskeyCredential],
+        sessions: [AuthenticationSession], recoveryCodesRemaining: Int
+    ) {
+        self.account = account
+        self.emails = emails
+        self.hasPassword = hasPassword
+        self.passkeys = passkeys
+        self.sessions = sessions
+        self.recoveryCodesRemaining = recoveryCodesRemaining
+    }
+
+    public static func == (lhs: AdminAccountRecord, rhs: AdminAccountRecord) -> Bool {
+        lhs.account == rhs.account && lhs.emails.map(\.address) == rhs.emails.map(\.address)
+            && lhs.emails.map(\.verified) == rhs.emails.map(\.verified) && lhs.hasPassword == rhs.hasPassword
+            && lhs.passkeys == rhs.passkeys && lhs.sessions == rhs.sessions
+            && lhs.recoveryCodesRemaining == rhs.recoveryCodesRemaining
+    }
+}
+
+/// The admin API's storage port. Changes record their audit events in their own transactions, with the actor the
+/// call runs as.
+public protocol AdminRepository: Sendable {
+    /// The admin token whose secret has this digest, revoked and expired ones included.
+    func token(digest: [UInt8]) async throws -> AdminToken?
+    /// Notes that the token was used (at most about once a minute per token is written).
+    func recordUse(of tokenID: String, at now: Date) async throws
+    /// At most `limit` accounts that match.
+    func findAccounts(_ lookup: AccountLookup, limit: Int) async throws -> [AdminAccountSummaryRecord]
+    func accountDetail(_ accountID: AccountID, at now: Date) async throws -> AdminAccountRecord?
+    /// Revokes one live session of the account, or all of them when `sessionID` is nil; returns how many.
+    func revokeSessions(of accountID: AccountID, sessionID: SessionID?, at now: Date) async throws -> Int
+    /// Removes a passkey of the account. The last-sign-in-method rule applies (`DomainError.lastSignInMethod`)
+    /// unless `overridingLastMethod`; `DomainError.notFound` when the account has no such passkey.
+    func removePasskey(_ credentialID: CredentialID, of accountID: AccountID, overridingLastMethod: Bool) async throws
+    func auditEvents(_ query: AuditEventQuery) async throws -> [StoredAuditEvent]
+}

@@ -1,0 +1,151 @@
+import AdminAccess
+import Domain
+import Foundation
+import Observability
+import Postgres
+
+/// The admin API's storage (`AdminRepository`): lookups across the account's tables, and the operators' changes,
+/// each with its audit event in the same transaction. Reads that show an account are audit events too.
+public struct PostgresAdminRepository: AdminRepository {
+    let pool: PostgresPool
+    let tokens: PostgresAdminTokenRepository
+    let auditTrail: PostgresAuditEventRepository
+
+    public func token(digest: [UInt8]) async throws -> AdminToken? {
+        try await tokens.find(digest: digest)
+    }
+
+    public func recordUse(of tokenID: String, at now: Date) async throws {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                UPDATE admin_tokens SET last_used_at = \(now)
+                WHERE id = \(tokenID) AND (last_used_at IS NULL OR last_used_at < \(now.addingTimeInterval(-60)))
+                """)
+        }
+    }
+
+    public func findAccounts(_ lookup: AccountLookup, limit: Int) async throws -> [AdminAccountSummaryRecord] {
+        let matching: PostgresQuery
+        let by: String
+        switch lookup {
+        case .email(let normalized):
+            matching = "SELECT account_id FROM account_emails WHERE normalized_email = \(normalized)"
+            by = "email"
+        case .accountID(let id):
+            matching = "SELECT \(id.rawValue)::uuid"
+            by = "account_id"
+        case .credentialID(let id):
+            matching = "SELECT account_id FROM passkey_credentials WHERE credential_id = \(PostgresBytes(id.bytes))"
+            by = "credential_id"
+        }
+        let audit = AuditTrail.row(.adminAccountsSearched, account: nil, detail: ["by": by])
+        return try await translatingErrors {
+            try await pool.transaction { connection in
+                let rows = try connection.execute(
+                    """
+                    SELECT a.id, a.display_name, a.user_handle, a.created_at,
+                           ARRAY(SELECT e.email FROM account_emails e WHERE e.account_id = a.id
+                                 ORDER BY e.created_at, e.email)::text[] AS emails
+                    FROM accounts a WHERE a.id IN (\(fragment: matching))
+                    ORDER BY a.created_at, a.id LIMIT \(limit)
+                    """)
+                try connection.execute(audit)
+                return try rows.map { row in
+                    AdminAccountSummaryRecord(
+                        account: try PostgresAccountRepository.decodeAccount(row),
+                        emails: try row.decode(PostgresTextArray.self, "emails").elements)
+                }
+            }
+        }
+    }
+
+    public func accountDetail(_ accountID: AccountID, at now: Date) async throws -> AdminAccountRecord? {
+        let audit = AuditTrail.row(.adminAccountViewed, account: accountID)
+        return try await translatingErrors {
+            try await pool.transaction { connection -> AdminAccountRecord? in
+                // One snapshot for every table read below.
+                try connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ WRITE")
+                guard
+                    let accountRow = try connection.execute(
+                        "SELECT id, display_name, user_handle, created_at FROM accounts WHERE id = \(accountID.rawValue)"
+                    ).first
+                else { return nil }
+                let emails = try connection.execute(
+                    """
+                    SELECT email, verified_at IS NOT NULL AS verified FROM account_emails
+                    WHERE account_id = \(accountID.rawValue) ORDER BY created_at, email
+                    """
+                ).map { (address: try $0.decode(String.self, "email"), verified: try $0.decode(Bool.self, "verified")) }
+                let counts = try connection.execute(
+                    """
+                    SELECT EXISTS (SELECT 1 FROM password_credentials WHERE account_id = \(accountID.rawValue)) AS has_password,
+                           (SELECT count(*) FROM recovery_codes
+                            WHERE account_id = \(accountID.rawValue) AND used_at IS NULL) AS recovery_codes
+                    """
+                ).first
+                let passkeys = try connection.execute(
+                    """
+                    SELECT \(unsafeSQL: PostgresPasskeyCredentialRepository.columns) FROM passkey_credentials c
+                    WHERE c.account_id = \(accountID.rawValue) ORDER BY c.created_at, c.id
+                    """
+                ).map(PostgresPasskeyCredentialRepository.decode)
+                let sessions = try connection.execute(
+                    """
+                    SELECT \(unsafeSQL: PostgresAuthenticationSessionRepository.columns) FROM authentication_sessions
+                    WHERE account_id = \(accountID.rawValue) AND revoked_at IS NULL AND expires_at > \(now)
+                    ORDER BY created_at DESC, id LIMIT 1000
+                    """
+                ).map(PostgresAuthenticationSessionRepository.decode)
+                try connection.execute(audit)
+                return AdminAccountRecord(
+                    account: try PostgresAccountRepository.decodeAccount(accountRow), emails: emails,
+                    hasPassword: try counts?.decode(Bool.self, "has_password") ?? false, passkeys: passkeys,
+                    sessions: sessions, recoveryCodesRemaining: try counts?.decode(Int.self, "recovery_codes") ?? 0)
+            }
+        }
+    }
+
+    public func revokeSessions(of accountID: AccountID, sessionID: SessionID?, at now: Date) async throws -> Int {
+        let audit = AuditTrail.rows(
+            .sessionRevoked, from: "revoked", rowDetail: "jsonb_build_object('session.id', revoked.id::text)")
+        return try await translatingErrors {
+            try await pool.query(
+                """
+                WITH revoked AS (
+                         UPDATE authentication_sessions SET revoked_at = \(now)
+                         WHERE account_id = \(accountID.rawValue) AND revoked_at IS NULL AND expires_at > \(now)
+                           AND (\(sessionID?.rawValue)::uuid IS NULL OR id = \(sessionID?.rawValue))
+                         RETURNING id, account_id),
+                     audited AS (\(fragment: audit))
+                SELECT count(*) AS revoked FROM revoked
+                """
+            ).first?.decode(Int.self, "revoked") ?? 0
+        }
+    }
+
+    public func removePasskey(_ credentialID: CredentialID, of accountID: AccountID, overridingLastMethod: Bool)
+        async throws
+    {
+        let audit = AuditTrail.row(
+            .passkeyRemoved, account: accountID,
+            detail: overridingLastMethod
+                ? ["credential.id": PostgresPasskeyCredentialRepository.auditID(credentialID), "override": "last_sign_in_method"]
+                : ["credential.id": PostgresPasskeyCredentialRepository.auditID(credentialID)])
+        try await translatingErrors {
+            try await pool.transaction { connection in
+                try PostgresPasskeyCredentialRepository.delete(
+                    credentialID, of: accountID, keepingLastMethod: !overridingLastMethod, on: connection)
+                try connection.execute(audit)
+            }
+        }
+    }
+
+    public func auditEvents(_ query: AuditEventQuery) async throws -> [StoredAuditEvent] {
+        let events = try await auditTrail.events(query)
+        let audit = AuditTrail.row(
+            .adminAuditRead, account: query.accountID, detail: ["count": String(events.count)])
+        try await translatingErrors { try await pool.query(audit) }
+        return events
+    }
+}
