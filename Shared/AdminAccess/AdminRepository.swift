@@ -123,4 +123,8 @@ public protocol AdminRepository: Sendable {
     /// unless `overridingLastMethod`; `DomainError.notFound` when the account has no such passkey.
     func removePasskey(_ credentialID: CredentialID, of accountID: AccountID, overridingLastMethod: Bool) async throws
     func auditEvents(_ query: AuditEventQuery) async throws -> [StoredAuditEvent]
+    /// Deletes every row of the account, in one transaction: the account and what it owns, its registrations, the
+    /// mail queued to its addresses and its audit events, leaving one tombstone event. False when there is no such
+    /// account.
+    func eraseAccount(_ accountID: AccountID) async throws -> Bool
 }

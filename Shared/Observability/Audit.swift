@@ -29,6 +29,9 @@ public enum AuditEvent: String, CaseIterable, Sendable {
     /// An admin token was made (by the CLI, or through the admin API by another token).
     case adminTokenCreated = "audit.admin_token.created"
     case adminTokenRevoked = "audit.admin_token.revoked"
+    /// An operator erased an account: every row of it deleted, its earlier events too; this tombstone keeps only the
+    /// account's ID, when and by whom.
+    case accountErased = "audit.account.erased"
     /// An operator searched accounts (the detail says by what, never the value) or opened one account's detail.
     case adminAccountsSearched = "audit.admin.accounts_searched"
     case adminAccountViewed = "audit.admin.account_viewed"

@@ -141,6 +141,30 @@ public struct PostgresAdminRepository: AdminRepository {
         }
     }
 
+    public func eraseAccount(_ accountID: AccountID) async throws -> Bool {
+        let tombstone = AuditTrail.row(.accountErased, account: accountID)
+        return try await translatingErrors {
+            try await pool.transaction { connection -> Bool in
+                let emails = try connection.execute(
+                    "SELECT normalized_email FROM account_emails WHERE account_id = \(accountID.rawValue) FOR UPDATE"
+                ).map { try $0.decode(String.self, "normalized_email") }
+                // The account row's own delete cascades to its emails, password, passkeys, sessions, ceremonies and
+                // codes (migrations 0001, 0002, 0007).
+                let deleted = try connection.execute("DELETE FROM accounts WHERE id = \(accountID.rawValue)")
+                guard deleted.affectedRowCount == 1 else { return false }
+                try connection.execute(
+                    "DELETE FROM passkey_account_registrations WHERE prospective_account_id = \(accountID.rawValue)")
+                if !emails.isEmpty {
+                    try connection.execute(
+                        "DELETE FROM email_outbox WHERE lower(recipient) = ANY (\(PostgresTextArray(emails))::text[])")
+                }
+                try connection.execute("DELETE FROM audit_events WHERE account_id = \(accountID.rawValue)")
+                try connection.execute(tombstone)
+                return true
+            }
+        }
+    }
+
     public func auditEvents(_ query: AuditEventQuery) async throws -> [StoredAuditEvent] {
         let events = try await auditTrail.events(query)
         let audit = AuditTrail.row(

@@ -16,8 +16,10 @@ public enum AdminServiceMethods {
     public static let removeAccountPasskey = GRPCMethodDescriptor<RemoveAccountPasskeyRequest, RemoveAccountPasskeyResponse>(service: service, name: "RemoveAccountPasskey")
     /// `ListAuditEvents(ListAuditEventsRequest) returns (ListAuditEventsResponse)`.
     public static let listAuditEvents = GRPCMethodDescriptor<ListAuditEventsRequest, ListAuditEventsResponse>(service: service, name: "ListAuditEvents")
+    /// `EraseAccount(AdminAccountRequest) returns (EraseAccountResponse)`.
+    public static let eraseAccount = GRPCMethodDescriptor<AdminAccountRequest, EraseAccountResponse>(service: service, name: "EraseAccount")
     /// Every method's path.
-    public static let paths: [String] = [findAccounts.path, getAccountDetail.path, revokeAccountSessions.path, removeAccountPasskey.path, listAuditEvents.path]
+    public static let paths: [String] = [findAccounts.path, getAccountDetail.path, revokeAccountSessions.path, removeAccountPasskey.path, listAuditEvents.path, eraseAccount.path]
 }
 
 /// What serves `passkey.v1.AdminService`: one requirement per method.
@@ -27,6 +29,7 @@ public protocol AdminServiceHandler: Sendable {
     func revokeAccountSessions(_ request: RevokeAccountSessionsRequest, context: ServerContext) async throws -> RevokeAccountSessionsResponse
     func removeAccountPasskey(_ request: RemoveAccountPasskeyRequest, context: ServerContext) async throws -> RemoveAccountPasskeyResponse
     func listAuditEvents(_ request: ListAuditEventsRequest, context: ServerContext) async throws -> ListAuditEventsResponse
+    func eraseAccount(_ request: AdminAccountRequest, context: ServerContext) async throws -> EraseAccountResponse
 }
 
 extension AdminServiceHandler {
@@ -37,6 +40,7 @@ extension AdminServiceHandler {
         server.register(maker.unary(AdminServiceMethods.revokeAccountSessions) { try await self.revokeAccountSessions($0, context: $1) })
         server.register(maker.unary(AdminServiceMethods.removeAccountPasskey) { try await self.removeAccountPasskey($0, context: $1) })
         server.register(maker.unary(AdminServiceMethods.listAuditEvents) { try await self.listAuditEvents($0, context: $1) })
+        server.register(maker.unary(AdminServiceMethods.eraseAccount) { try await self.eraseAccount($0, context: $1) })
     }
 }
 
@@ -64,5 +68,9 @@ public struct AdminServiceClient<Caller: GRPCUnaryCaller>: Sendable {
 
     public func listAuditEvents(_ request: ListAuditEventsRequest, idempotent: Bool = false) async throws -> ListAuditEventsResponse {
         try await caller.call(AdminServiceMethods.listAuditEvents, request, idempotent: idempotent)
+    }
+
+    public func eraseAccount(_ request: AdminAccountRequest, idempotent: Bool = false) async throws -> EraseAccountResponse {
+        try await caller.call(AdminServiceMethods.eraseAccount, request, idempotent: idempotent)
     }
 }

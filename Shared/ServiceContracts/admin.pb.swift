@@ -3,6 +3,19 @@
 import Domain
 import Protobuf
 
+/// `passkey.v1.EraseAccountResponse`.
+public struct EraseAccountResponse: ProtobufMessage, Equatable {
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from _: inout ProtobufReader) throws -> Bool {
+        false
+    }
+
+    public func encode(to _: inout ProtobufWriter) {
+    }
+}
+
 /// `passkey.v1.FindAccountsRequest`.
 public struct FindAccountsRequest: ProtobufMessage, Equatable {
     public var adminToken: String = ""

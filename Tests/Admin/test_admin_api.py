@@ -253,3 +253,50 @@ def test_the_document_is_served_on_the_admin_listener(stack):
         "/admin/v1/accounts/{accountID}/sessions/{sessionID}",
         "/admin/v1/accounts/{accountID}/passkeys/{credentialID}", "/admin/v1/audit-events",
         "/admin/v1/openapi.json"}
+
+
+def rows_naming(stack, needles):
+    """Every row of every table of the stack's database whose text form contains one of `needles`, as
+    (table, row text)."""
+    import psycopg
+    found = []
+    with psycopg.connect(stack.url, autocommit=True) as connection:
+        tables = [name for (name,) in connection.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename")]
+        for table in tables:
+            for (text,) in connection.execute(f"SELECT t::text FROM {table} t"):
+                if any(needle.lower() in text.lower() for needle in needles):
+                    found.append((table, text))
+    return found
+
+
+def test_erase_leaves_no_row_that_names_the_account_but_its_tombstone(stack, tokens):
+    admin = stack.admin
+    address, account_id, sessions, credential_id = password_account(stack)
+    # Mail queued to its address, recovery codes and a recovery in flight: more rows that name it.
+    assert stack.request("POST", "/v1/account/recovery-codes", {}, token=sessions[1]).status == 200
+    assert stack.request("POST", "/v1/recovery", {"email": address}).status == 202
+    handle = stack.request("GET", "/v1/account", token=sessions[1]).json().get("userHandle")
+    credential_hex = __import__("base64").urlsafe_b64decode(credential_id + "==").hex()
+    needles = [account_id, address, credential_hex] + ([handle] if handle else [])
+    before = rows_naming(stack, needles)
+    assert {table for table, _ in before} >= {"accounts", "account_emails", "password_credentials",
+                                               "passkey_credentials", "authentication_sessions", "recovery_codes",
+                                               "email_outbox", "audit_events"}, before
+
+    # Only the erase scope may.
+    assert problem(admin.call("DELETE", f"/admin/v1/accounts/{account_id}", tokens["write"])) == (403, "forbidden")
+    status, _, body = admin.call("DELETE", f"/admin/v1/accounts/{account_id}", tokens["all"])
+    assert status == 204, body
+    left = rows_naming(stack, needles)
+    assert len(left) == 1 and left[0][0] == "audit_events", left
+    tombstone = admin.json("GET", f"/admin/v1/audit-events?accountID={account_id}", tokens["read"])["events"]
+    assert [(event["type"], event["actor"], event["actorID"]) for event in tombstone] == \
+        [("audit.account.erased", "admin", tokens["all"].split("_")[1])]
+    assert tombstone[0]["clientAddress"] is None or tombstone[0]["clientAddress"] == "127.0.0.1"
+    assert tombstone[0]["detail"] == {}
+    # Gone for every purpose: its sessions, its password, a second erase.
+    assert stack.request("GET", "/v1/session", token=sessions[1]).status == 401
+    assert stack.request("POST", "/v1/sessions/password", {"email": address, "password": PASSWORD}).status == 401
+    assert problem(admin.call("DELETE", f"/admin/v1/accounts/{account_id}", tokens["all"])) == (404, "not_found")
+    assert admin.call("GET", f"/admin/v1/accounts/{account_id}", tokens["read"])[0] == 404

@@ -27,13 +27,14 @@ public final class AdminApplication: HTTPResponder {
     }
 
     enum Endpoint: Sendable {
-        case findAccounts, accountDetail, revokeSessions, revokeSession, removePasskey, auditEvents, openAPI
+        case findAccounts, accountDetail, eraseAccount, revokeSessions, revokeSession, removePasskey, auditEvents, openAPI
     }
 
     static let router: Router<Endpoint> = {
         var router = Router<Endpoint>()
         router.add("GET", "/admin/v1/accounts", .findAccounts)
         router.add("GET", "/admin/v1/accounts/{accountID}", .accountDetail)
+        router.add("DELETE", "/admin/v1/accounts/{accountID}", .eraseAccount)
         router.add("DELETE", "/admin/v1/accounts/{accountID}/sessions", .revokeSessions)
         router.add("DELETE", "/admin/v1/accounts/{accountID}/sessions/{sessionID}", .revokeSession)
         router.add("DELETE", "/admin/v1/accounts/{accountID}/passkeys/{credentialID}", .removePasskey)
@@ -119,7 +120,15 @@ public final class AdminApplication: HTTPResponder {
             var request = AdminAccountRequest()
             request.adminToken = token
             request.accountID = try context.parameter("accountID")
-            return GatewayApplication.json(200, Self.detail(try await admin.getAccountDetail(request)))
+            return GatewayApplication.json(
+                200, Self.detail(try await admin.getAccountDetail(request), providers: gateway.providers))
+        case .eraseAccount:
+            try query.allowOnly([])
+            var request = AdminAccountRequest()
+            request.adminToken = token
+            request.accountID = try context.parameter("accountID")
+            _ = try await admin.eraseAccount(request)
+            return GatewayApplication.noContent
         case .revokeSessions, .revokeSession:
             try query.allowOnly([])
             var request = RevokeAccountSessionsRequest()
@@ -183,7 +192,7 @@ public final class AdminApplication: HTTPResponder {
         ])
     }
 
-    static func detail(_ detail: AdminAccountDetail) -> JSONValue {
+    static func detail(_ detail: AdminAccountDetail, providers: ProviderDirectory) -> JSONValue {
         var methods: [JSONValue] = []
         if detail.hasPassword { methods.append(.string("password")) }
         if !detail.passkeys.isEmpty { methods.append(.string("passkey")) }
@@ -195,7 +204,9 @@ public final class AdminApplication: HTTPResponder {
             "passkeys": .array(detail.passkeys.map { passkey in
                 .object([
                     "credentialID": .string(Base64URL.encode(passkey.credentialID)), "name": .string(passkey.name),
-                    "aaguid": .string(passkey.aaguid), "createdAt": time(passkey.createdAtUnixMilliseconds),
+                    "aaguid": .string(passkey.aaguid),
+                    "providerName": providers.fields(aaguid: passkey.aaguid).first { $0.0 == "providerName" }?.1 ?? .null,
+                    "createdAt": time(passkey.createdAtUnixMilliseconds),
                     "lastUsedAt": time(passkey.lastUsedAtUnixMilliseconds), "backupEligible": .boolean(passkey.backupEligible),
                     "backedUp": .boolean(passkey.backedUp), "cloneWarning": .boolean(passkey.cloneWarning),
                 ])

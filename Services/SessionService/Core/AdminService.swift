@@ -101,6 +101,13 @@ public struct AdminService: AdminServiceHandler {
         return RemoveAccountPasskeyResponse()
     }
 
+    public func eraseAccount(_ request: AdminAccountRequest, context: ServerContext) async throws
+        -> EraseAccountResponse
+    {
+        try await useCases.eraseAccount(token: request.adminToken, try RequestFields.accountID(request.accountID))
+        return EraseAccountResponse()
+    }
+
     public func listAuditEvents(_ request: ListAuditEventsRequest, context: ServerContext) async throws
         -> ListAuditEventsResponse
     {

@@ -87,6 +87,14 @@ public struct AdminUseCases: Sendable {
         }
     }
 
+    /// Erases the account (scope erase); `notFound` when there is none.
+    public func eraseAccount(token: String, _ accountID: AccountID) async throws {
+        try await authorized(token, .erase) {
+            guard try await admin.eraseAccount(accountID) else { throw DomainError(.notFound, "no such account") }
+            logger.audit(.accountErased, ["account.id": accountID.description])
+        }
+    }
+
     public func auditEvents(token: String, _ query: AuditEventQuery) async throws -> [StoredAuditEvent] {
         try await authorized(token, .read) { try await admin.auditEvents(query) }
     }
