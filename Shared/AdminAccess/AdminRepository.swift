@@ -86,10 +86,12 @@ public struct AdminAccountRecord: Sendable, Equatable {
     /// The live sessions, newest first.
     public var sessions: [AuthenticationSession]
     public var recoveryCodesRemaining: Int
+    /// When an operator disabled it; nil while it is enabled.
+    public var disabledAt: Date?
 
     public init(
         account: Account, emails: [(address: String, verified: Bool)], hasPassword: Bool, passkeys: [PasskeyCredential],
-        sessions: [AuthenticationSession], recoveryCodesRemaining: Int
+        sessions: [AuthenticationSession], recoveryCodesRemaining: Int, disabledAt: Date? = nil
     ) {
         self.account = account
         self.emails = emails
@@ -97,13 +99,14 @@ public struct AdminAccountRecord: Sendable, Equatable {
         self.passkeys = passkeys
         self.sessions = sessions
         self.recoveryCodesRemaining = recoveryCodesRemaining
+        self.disabledAt = disabledAt
     }
 
     public static func == (lhs: AdminAccountRecord, rhs: AdminAccountRecord) -> Bool {
         lhs.account == rhs.account && lhs.emails.map(\.address) == rhs.emails.map(\.address)
             && lhs.emails.map(\.verified) == rhs.emails.map(\.verified) && lhs.hasPassword == rhs.hasPassword
             && lhs.passkeys == rhs.passkeys && lhs.sessions == rhs.sessions
-            && lhs.recoveryCodesRemaining == rhs.recoveryCodesRemaining
+            && lhs.recoveryCodesRemaining == rhs.recoveryCodesRemaining && lhs.disabledAt == rhs.disabledAt
     }
 }
 
@@ -127,4 +130,8 @@ public protocol AdminRepository: Sendable {
     /// mail queued to its addresses and its audit events, leaving one tombstone event. False when there is no such
     /// account.
     func eraseAccount(_ accountID: AccountID) async throws -> Bool
+    /// Disables the account and revokes its live sessions in one transaction, or enables it again. Nil when there
+    /// is no such account; else whether anything changed (disabling a disabled account changes nothing), and how
+    /// many sessions were revoked.
+    func setDisabled(_ accountID: AccountID, disabled: Bool, at now: Date) async throws -> (changed: Bool, revoked: Int)?
 }

@@ -61,11 +61,14 @@ public struct PasswordSignInRecord: Hashable, Sendable {
     public var accountID: AccountID
     public var displayName: String
     public var passwordHash: String
+    /// An operator disabled the account: the sign-in is refused, once the password has been verified.
+    public var disabled: Bool
 
-    public init(accountID: AccountID, displayName: String, passwordHash: String) {
+    public init(accountID: AccountID, displayName: String, passwordHash: String, disabled: Bool = false) {
         self.accountID = accountID
         self.displayName = displayName
         self.passwordHash = passwordHash
+        self.disabled = disabled
     }
 }
 

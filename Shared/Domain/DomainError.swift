@@ -29,6 +29,8 @@ public struct DomainError: Error, Hashable, Sendable, CustomStringConvertible {
         case rateLimited = "rate_limited"
         /// A dependency (the database, another service) cannot be reached.
         case unavailable
+        /// An operator disabled the account: it cannot sign in by any method until it is enabled again.
+        case accountDisabled = "account_disabled"
     }
 
     public let code: Code

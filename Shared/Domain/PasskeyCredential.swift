@@ -128,4 +128,6 @@ public enum PasskeySignInOutcome: Hashable, Sendable {
     /// The challenge was consumed, but another sign-in moved the passkey's state at the same moment: nothing else
     /// was written.
     case concurrentUse
+    /// The challenge was consumed, but the account is disabled: nothing else was written.
+    case accountDisabled
 }

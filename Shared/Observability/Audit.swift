@@ -32,6 +32,9 @@ public enum AuditEvent: String, CaseIterable, Sendable {
     /// An operator erased an account: every row of it deleted, its earlier events too; this tombstone keeps only the
     /// account's ID, when and by whom.
     case accountErased = "audit.account.erased"
+    /// An operator disabled the account (its sessions revoked with it) or enabled it again.
+    case accountDisabled = "audit.account.disabled"
+    case accountEnabled = "audit.account.enabled"
     /// An operator searched accounts (the detail says by what, never the value) or opened one account's detail.
     case adminAccountsSearched = "audit.admin.accounts_searched"
     case adminAccountViewed = "audit.admin.account_viewed"

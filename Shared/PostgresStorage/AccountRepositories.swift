@@ -235,7 +235,7 @@ public struct PostgresPasswordCredentialRepository: PasswordCredentialRepository
         try await translatingErrors {
             try await pool.query(
                 """
-                SELECT a.id, a.display_name, p.password_hash
+                SELECT a.id, a.display_name, p.password_hash, a.disabled_at IS NOT NULL AS disabled
                 FROM account_emails e
                 JOIN accounts a ON a.id = e.account_id
                 JOIN password_credentials p ON p.account_id = a.id
@@ -245,7 +245,8 @@ public struct PostgresPasswordCredentialRepository: PasswordCredentialRepository
                 PasswordSignInRecord(
                     accountID: AccountID(try row.decode(UUID.self, "id")),
                     displayName: try row.decode(String.self, "display_name"),
-                    passwordHash: try row.decode(String.self, "password_hash"))
+                    passwordHash: try row.decode(String.self, "password_hash"),
+                    disabled: try row.decode(Bool.self, "disabled"))
             }
         }
     }
@@ -259,9 +260,10 @@ public struct PostgresPasswordCredentialRepository: PasswordCredentialRepository
             try await pool.query(
                 """
                 WITH verified AS (
-                         SELECT account_id FROM password_credentials
-                         WHERE account_id = \(session.accountID.rawValue) AND password_hash = \(verifiedHash)
-                         FOR UPDATE),
+                         SELECT p.account_id FROM password_credentials p
+                         JOIN accounts a ON a.id = p.account_id AND a.disabled_at IS NULL
+                         WHERE p.account_id = \(session.accountID.rawValue) AND p.password_hash = \(verifiedHash)
+                         FOR UPDATE OF p),
                      rehashed AS (
                          UPDATE password_credentials p SET password_hash = \(replacement ?? verifiedHash), updated_at = \(now)
                          FROM verified v

@@ -68,7 +68,10 @@ public struct PostgresAdminRepository: AdminRepository {
                 try connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ WRITE")
                 guard
                     let accountRow = try connection.execute(
-                        "SELECT id, display_name, user_handle, created_at FROM accounts WHERE id = \(accountID.rawValue)"
+                        """
+                        SELECT id, display_name, user_handle, created_at, disabled_at FROM accounts
+                        WHERE id = \(accountID.rawValue)
+                        """
                     ).first
                 else { return nil }
                 let emails = try connection.execute(
@@ -101,7 +104,8 @@ public struct PostgresAdminRepository: AdminRepository {
                 return AdminAccountRecord(
                     account: try PostgresAccountRepository.decodeAccount(accountRow), emails: emails,
                     hasPassword: try counts?.decode(Bool.self, "has_password") ?? false, passkeys: passkeys,
-                    sessions: sessions, recoveryCodesRemaining: try counts?.decode(Int.self, "recovery_codes") ?? 0)
+                    sessions: sessions, recoveryCodesRemaining: try counts?.decode(Int.self, "recovery_codes") ?? 0,
+                    disabledAt: try accountRow.decode(Date?.self, "disabled_at"))
             }
         }
     }
@@ -162,6 +166,43 @@ public struct PostgresAdminRepository: AdminRepository {
                 try connection.execute(tombstone)
                 return true
             }
+        }
+    }
+
+    public func setDisabled(_ accountID: AccountID, disabled: Bool, at now: Date) async throws
+        -> (changed: Bool, revoked: Int)?
+    {
+        let changeAudit = AuditTrail.rows(disabled ? .accountDisabled : .accountEnabled, from: "changed")
+        let revokeAudit = AuditTrail.rows(
+            .sessionRevoked, from: "revoked", rowDetail: "jsonb_build_object('session.id', revoked.id::text)")
+        // One statement: the state changes only from the other state; a disable revokes every live session with
+        // it, so no session issued before the disable outlives it (sign-ins check the state as they commit).
+        let revoking: PostgresQuery =
+            disabled
+            ? """
+            revoked AS (
+                UPDATE authentication_sessions SET revoked_at = \(now)
+                WHERE account_id = \(accountID.rawValue) AND revoked_at IS NULL AND expires_at > \(now)
+                  AND EXISTS (SELECT 1 FROM changed)
+                RETURNING id, account_id),
+            revoke_audited AS (\(fragment: revokeAudit)),
+            """
+            : "revoked AS (SELECT NULL::uuid AS id WHERE false),"
+        return try await translatingErrors {
+            let rows = try await pool.query(
+                """
+                WITH target AS (SELECT id FROM accounts WHERE id = \(accountID.rawValue)),
+                     changed AS (
+                         UPDATE accounts SET disabled_at = \(disabled ? now : nil)
+                         WHERE id = \(accountID.rawValue) AND (disabled_at IS NULL) = \(disabled)
+                         RETURNING id AS account_id),
+                     \(fragment: revoking)
+                     audited AS (\(fragment: changeAudit))
+                SELECT EXISTS (SELECT 1 FROM target) AS found, EXISTS (SELECT 1 FROM changed) AS changed,
+                       (SELECT count(*) FROM revoked) AS revoked
+                """)
+            guard let row = rows.first, try row.decode(Bool.self, "found") else { return nil }
+            return (try row.decode(Bool.self, "changed"), try row.decode(Int.self, "revoked"))
         }
     }
 

@@ -22,13 +22,14 @@ public struct PostgresPasskeySignInRepository: PasskeySignInRepository {
             signCount: record.expectedSignCount, backedUp: record.expectedBackedUp, cloneWarning: false,
             usedAt: session.createdAt)
         // Each step runs only if the one before it did:
-        // - passkey: the row, only in the state the assertion was checked against (read, not locked);
+        // - passkey: the row, only in the state the assertion was checked against (read, not locked), with its
+        //   account's name and whether an operator disabled it;
         // - consumed: the challenge's one atomic consumption, with the expiry rule and the signed challenge's bytes;
         //   racing finishes queue on its row lock and all but the first find it consumed;
         // - used: the use, only when it must be durable (the one-time filter on `durable` skips it otherwise, so an
         //   unchanged passkey's row gets no new version and no WAL), and only while the row still has the expected
         //   state: a concurrent sign-in that moved it first leaves this one with the challenge spent and nothing else;
-        // - added: the session.
+        // - added: the session, unless the account is disabled (the challenge is spent all the same).
         // - audited: the events of what committed (the sign-in; a clone warning only when one was found).
         let cloneWarned: PostgresQuery =
             usage.cloneWarning && durable
@@ -41,9 +42,11 @@ public struct PostgresPasskeySignInRepository: PasskeySignInRepository {
             try await pool.query(
                 """
                 WITH passkey AS (
-                         SELECT account_id FROM passkey_credentials
-                         WHERE credential_id = \(credentialID) AND account_id = \(session.accountID.rawValue)
-                           AND sign_count = \(Int64(record.expectedSignCount)) AND backed_up = \(record.expectedBackedUp)),
+                         SELECT c.account_id, a.display_name, a.disabled_at IS NOT NULL AS disabled
+                         FROM passkey_credentials c JOIN accounts a ON a.id = c.account_id
+                         WHERE c.credential_id = \(credentialID) AND c.account_id = \(session.accountID.rawValue)
+                           AND c.sign_count = \(Int64(record.expectedSignCount))
+                           AND c.backed_up = \(record.expectedBackedUp)),
                      consumed AS (
                          UPDATE passkey_authentication_challenges SET consumed_at = now()
                          WHERE id = \(record.challengeID.rawValue) AND challenge = \(PostgresBytes(record.challenge))
@@ -55,7 +58,7 @@ public struct PostgresPasskeySignInRepository: PasskeySignInRepository {
                              clone_warning = clone_warning OR \(usage.cloneWarning), last_used_at = \(usage.usedAt)
                          WHERE \(durable) AND credential_id = \(credentialID)
                            AND sign_count = \(Int64(record.expectedSignCount)) AND backed_up = \(record.expectedBackedUp)
-                           AND EXISTS (SELECT 1 FROM consumed)
+                           AND EXISTS (SELECT 1 FROM consumed) AND NOT (SELECT disabled FROM passkey)
                          RETURNING account_id),
                      added AS (
                          INSERT INTO authentication_sessions (\(unsafeSQL: PostgresAuthenticationSessionRepository.columns))
@@ -63,19 +66,22 @@ public struct PostgresPasskeySignInRepository: PasskeySignInRepository {
                                 \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt),
                                 \(session.revokedAt)
                          FROM passkey
-                         WHERE EXISTS (SELECT 1 FROM consumed) AND (NOT \(durable) OR EXISTS (SELECT 1 FROM used))
+                         WHERE EXISTS (SELECT 1 FROM consumed) AND NOT passkey.disabled
+                           AND (NOT \(durable) OR EXISTS (SELECT 1 FROM used))
                          RETURNING account_id),
                      \(fragment: cloneWarned)
                      signed_in AS (\(fragment: AuditTrail.rows(
                          .signInSucceeded, from: "added", detail: ["method": "passkey", "session.id": session.id.description])))
                 SELECT EXISTS (SELECT 1 FROM passkey) AS passkey_found, EXISTS (SELECT 1 FROM consumed) AS consumed,
-                       (SELECT a.display_name FROM added JOIN accounts a ON a.id = added.account_id) AS display_name
+                       (SELECT disabled FROM passkey) AS disabled,
+                       (SELECT passkey.display_name FROM added, passkey) AS display_name
                 """)
         }
         guard let row = rows.first else { throw PostgresError(.decoding, "the sign-in statement returned no row") }
         if let displayName = try row.decode(String?.self, "display_name") { return .signedIn(displayName: displayName) }
         guard try row.decode(Bool.self, "passkey_found") else { return .passkeyChanged }
         guard try row.decode(Bool.self, "consumed") else { return .challengeUnavailable }
+        if try row.decode(Bool?.self, "disabled") == true { return .accountDisabled }
         return .concurrentUse
     }
 

@@ -14,13 +14,14 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
 
     static let codeColumns = "id, account_id, email_id, purpose, salt, code_digest, attempts, created_at, expires_at"
 
+    /// A disabled account is no target: recovery answers for its address as for an unknown one, and sends nothing.
     public func target(normalizedEmail: String) async throws -> RecoveryTarget? {
         try await translatingErrors {
             try await pool.query(
                 """
                 SELECT e.id, e.account_id, e.email, e.verified_at IS NOT NULL AS verified, a.display_name
                 FROM account_emails e JOIN accounts a ON a.id = e.account_id
-                WHERE e.normalized_email = \(normalizedEmail)
+                WHERE e.normalized_email = \(normalizedEmail) AND a.disabled_at IS NULL
                 """
             ).first.map(Self.decodeTarget)
         }
@@ -158,6 +159,11 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
                     ).affectedRowCount
                 }
                 guard consumed == 1 else { return nil }
+                let disabled = try connection.execute(
+                    "SELECT 1 FROM accounts WHERE id = \(accountID) AND disabled_at IS NOT NULL")
+                guard disabled.isEmpty else {
+                    throw DomainError(.accountDisabled, "this account is disabled")
+                }
                 // An earlier recovery session always ends: only the newest recovery may register a passkey.
                 let revoked = try connection.execute(
                     """

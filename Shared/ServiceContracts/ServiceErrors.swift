@@ -19,7 +19,7 @@ public enum ServiceErrors {
         case .lastSignInMethod, .challengeUnavailable: .failedPrecondition
         case .notFound: .notFound
         case .unauthenticated, .invalidCredentials: .unauthenticated
-        case .forbidden: .permissionDenied
+        case .forbidden, .accountDisabled: .permissionDenied
         case .verificationFailed, .invalidCode: .invalidArgument
         case .rateLimited: .resourceExhausted
         case .unavailable: .unavailable

@@ -18,8 +18,10 @@ public enum AdminServiceMethods {
     public static let listAuditEvents = GRPCMethodDescriptor<ListAuditEventsRequest, ListAuditEventsResponse>(service: service, name: "ListAuditEvents")
     /// `EraseAccount(AdminAccountRequest) returns (EraseAccountResponse)`.
     public static let eraseAccount = GRPCMethodDescriptor<AdminAccountRequest, EraseAccountResponse>(service: service, name: "EraseAccount")
+    /// `SetAccountDisabled(SetAccountDisabledRequest) returns (SetAccountDisabledResponse)`.
+    public static let setAccountDisabled = GRPCMethodDescriptor<SetAccountDisabledRequest, SetAccountDisabledResponse>(service: service, name: "SetAccountDisabled")
     /// Every method's path.
-    public static let paths: [String] = [findAccounts.path, getAccountDetail.path, revokeAccountSessions.path, removeAccountPasskey.path, listAuditEvents.path, eraseAccount.path]
+    public static let paths: [String] = [findAccounts.path, getAccountDetail.path, revokeAccountSessions.path, removeAccountPasskey.path, listAuditEvents.path, eraseAccount.path, setAccountDisabled.path]
 }
 
 /// What serves `passkey.v1.AdminService`: one requirement per method.
@@ -30,6 +32,7 @@ public protocol AdminServiceHandler: Sendable {
     func removeAccountPasskey(_ request: RemoveAccountPasskeyRequest, context: ServerContext) async throws -> RemoveAccountPasskeyResponse
     func listAuditEvents(_ request: ListAuditEventsRequest, context: ServerContext) async throws -> ListAuditEventsResponse
     func eraseAccount(_ request: AdminAccountRequest, context: ServerContext) async throws -> EraseAccountResponse
+    func setAccountDisabled(_ request: SetAccountDisabledRequest, context: ServerContext) async throws -> SetAccountDisabledResponse
 }
 
 extension AdminServiceHandler {
@@ -41,6 +44,7 @@ extension AdminServiceHandler {
         server.register(maker.unary(AdminServiceMethods.removeAccountPasskey) { try await self.removeAccountPasskey($0, context: $1) })
         server.register(maker.unary(AdminServiceMethods.listAuditEvents) { try await self.listAuditEvents($0, context: $1) })
         server.register(maker.unary(AdminServiceMethods.eraseAccount) { try await self.eraseAccount($0, context: $1) })
+        server.register(maker.unary(AdminServiceMethods.setAccountDisabled) { try await self.setAccountDisabled($0, context: $1) })
     }
 }
 
@@ -72,5 +76,9 @@ public struct AdminServiceClient<Caller: GRPCUnaryCaller>: Sendable {
 
     public func eraseAccount(_ request: AdminAccountRequest, idempotent: Bool = false) async throws -> EraseAccountResponse {
         try await caller.call(AdminServiceMethods.eraseAccount, request, idempotent: idempotent)
+    }
+
+    public func setAccountDisabled(_ request: SetAccountDisabledRequest, idempotent: Bool = false) async throws -> SetAccountDisabledResponse {
+        try await caller.call(AdminServiceMethods.setAccountDisabled, request, idempotent: idempotent)
     }
 }

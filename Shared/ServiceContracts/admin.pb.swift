@@ -3,6 +3,53 @@
 import Domain
 import Protobuf
 
+/// `passkey.v1.SetAccountDisabledRequest`.
+public struct SetAccountDisabledRequest: ProtobufMessage, Equatable {
+    public var adminToken: String = ""
+    public var accountID: String = ""
+    public var disabled: Bool = false
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): adminToken = try reader.readString()
+        case (2, .lengthDelimited): accountID = try reader.readString()
+        case (3, .varint): disabled = try reader.readBool()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, adminToken)
+        writer.writeStringField(2, accountID)
+        writer.writeBoolField(3, disabled)
+    }
+}
+
+/// `passkey.v1.SetAccountDisabledResponse`.
+public struct SetAccountDisabledResponse: ProtobufMessage, Equatable {
+    public var changed: Bool = false
+    public var sessionsRevoked: Int32 = 0
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .varint): changed = try reader.readBool()
+        case (2, .varint): sessionsRevoked = try reader.readInt32()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeBoolField(1, changed)
+        writer.writeInt32Field(2, sessionsRevoked)
+    }
+}
+
 /// `passkey.v1.EraseAccountResponse`.
 public struct EraseAccountResponse: ProtobufMessage, Equatable {
 
@@ -213,6 +260,7 @@ public struct AdminAccountDetail: ProtobufMessage, Equatable {
     public var passkeys: [AdminPasskey] = []
     public var sessions: [AdminSession] = []
     public var recoveryCodesRemaining: Int32 = 0
+    public var disabledAtUnixMilliseconds: Int64 = 0
 
     public init() {}
 
@@ -226,6 +274,7 @@ public struct AdminAccountDetail: ProtobufMessage, Equatable {
         case (6, .lengthDelimited): passkeys.append(try reader.readMessage(AdminPasskey.self))
         case (7, .lengthDelimited): sessions.append(try reader.readMessage(AdminSession.self))
         case (8, .varint): recoveryCodesRemaining = try reader.readInt32()
+        case (9, .varint): disabledAtUnixMilliseconds = try reader.readInt64()
         default: return false
         }
         return true
@@ -240,6 +289,7 @@ public struct AdminAccountDetail: ProtobufMessage, Equatable {
         for element in passkeys { writer.writeMessageField(6, element) }
         for element in sessions { writer.writeMessageField(7, element) }
         writer.writeInt32Field(8, recoveryCodesRemaining)
+        writer.writeInt64Field(9, disabledAtUnixMilliseconds)
     }
 }
 

@@ -51,8 +51,13 @@ class Admin:
 @pytest.fixture(scope="module")
 def stack():
     admin_port = free_port()
-    the_stack = Stack("admin", environment={"ADMIN_LISTEN": f"127.0.0.1:{admin_port}",
-                                             "PASSKEY_TRUSTED_PROXIES": "127.0.0.1"}).start()
+    # The suite's many sign-ins come from one address: the public per-address limits are off (the admin one stays).
+    the_stack = Stack("admin", environment={
+        "ADMIN_LISTEN": f"127.0.0.1:{admin_port}", "PASSKEY_TRUSTED_PROXIES": "127.0.0.1",
+        "PASSKEY_RATE_LIMIT_PASSWORD_PER_ADDRESS": "0", "PASSKEY_RATE_LIMIT_PASSWORD_PER_EMAIL": "0",
+        "PASSKEY_RATE_LIMIT_PASSKEY_PER_ADDRESS": "0", "PASSKEY_RATE_LIMIT_START_PER_ADDRESS": "0",
+        "PASSKEY_RATE_LIMIT_SIGNUP_PER_ADDRESS": "0", "PASSKEY_RATE_LIMIT_RECOVERY_PER_ADDRESS": "0",
+        "PASSKEY_RATE_LIMIT_RECOVERY_PER_EMAIL": "0"}).start()
     the_stack.admin = Admin(admin_port)
     yield the_stack
     exited = the_stack.exited()
@@ -243,16 +248,18 @@ def test_audit_pages_and_filters(stack, tokens):
                       tokens["read"])["events"] == []
 
 
-def test_the_document_is_served_on_the_admin_listener(stack):
+def test_the_document_is_served_on_the_admin_listener_and_every_operation_in_it_is_routed(stack):
     status, headers, body = stack.admin.call("GET", "/admin/v1/openapi.json")
     assert status == 200
     document = json.loads(body)
     assert document["openapi"].startswith("3.1")
-    assert set(document["paths"]) == {
-        "/admin/v1/accounts", "/admin/v1/accounts/{accountID}", "/admin/v1/accounts/{accountID}/sessions",
-        "/admin/v1/accounts/{accountID}/sessions/{sessionID}",
-        "/admin/v1/accounts/{accountID}/passkeys/{credentialID}", "/admin/v1/audit-events",
-        "/admin/v1/openapi.json"}
+    operations = [(method.upper(), path) for path, item in document["paths"].items() for method in item]
+    assert len(operations) == 10
+    for method, path in operations:
+        concrete = path.replace("{accountID}", str(uuid.uuid4())).replace("{sessionID}", str(uuid.uuid4())) \
+            .replace("{credentialID}", "AAAA")
+        status, _, _ = stack.admin.call(method, concrete)
+        assert status == (200 if path.endswith("openapi.json") else 401), (method, path, status)
 
 
 def rows_naming(stack, needles):
@@ -300,3 +307,71 @@ def test_erase_leaves_no_row_that_names_the_account_but_its_tombstone(stack, tok
     assert stack.request("POST", "/v1/sessions/password", {"email": address, "password": PASSWORD}).status == 401
     assert problem(admin.call("DELETE", f"/admin/v1/accounts/{account_id}", tokens["all"])) == (404, "not_found")
     assert admin.call("GET", f"/admin/v1/accounts/{account_id}", tokens["read"])[0] == 404
+
+
+def test_disable_while_a_session_is_in_use_then_enable(stack, tokens, tmp_path):
+    from openssl_authenticator import Authenticator
+    admin = stack.admin
+    address, account_id, sessions, _ = password_account(stack, passkey=False)
+    # A passkey that really signs, for the passkey sign-in.
+    authenticator = Authenticator(tmp_path)
+    start = stack.request("POST", "/v1/passkeys/registrations", {}, token=sessions[0])
+    body = dict(authenticator.registration(start.json(), stack.origin), challengeID=start.json()["challengeID"])
+    assert stack.request("POST", "/v1/passkeys/registrations/finish", body, token=sessions[0]).status == 204
+
+    def passkey_sign_in():
+        begun = stack.request("POST", "/v1/passkeys/authentications", {})
+        assert begun.status == 200, begun.body
+        return stack.request("POST", "/v1/passkeys/authentications/finish",
+                             authenticator.assertion(begun.json(), stack.origin))
+
+    assert passkey_sign_in().status == 200
+    assert stack.request("GET", "/v1/account", token=sessions[0]).status == 200
+
+    assert problem(admin.call("POST", f"/admin/v1/accounts/{account_id}/disable", tokens["read"])) == \
+        (403, "forbidden")
+    disabled = admin.json("POST", f"/admin/v1/accounts/{account_id}/disable", tokens["write"])
+    assert disabled == {"disabled": True, "changed": True, "sessionsRevoked": 3}
+    # Every session ends at once, in use or not.
+    for token in sessions:
+        assert stack.request("GET", "/v1/account", token=token).status == 401
+    # No way in: the right password and a valid passkey are told why; a wrong password learns nothing.
+    refused = stack.request("POST", "/v1/sessions/password", {"email": address, "password": PASSWORD})
+    assert (refused.status, refused.json()["code"]) == (403, "account_disabled")
+    wrong = stack.request("POST", "/v1/sessions/password", {"email": address, "password": "not the password"})
+    assert (wrong.status, wrong.json()["code"]) == (401, "invalid_credentials")
+    by_passkey = passkey_sign_in()
+    assert (by_passkey.status, by_passkey.json()["code"]) == (403, "account_disabled")
+    # Recovery answers as for any address, and issues nothing.
+    assert stack.request("POST", "/v1/recovery", {"email": address}).status == 202
+    detail = admin.json("GET", f"/admin/v1/accounts/{account_id}", tokens["read"])
+    assert detail["disabledAt"] and detail["sessions"] == []
+    again = admin.json("POST", f"/admin/v1/accounts/{account_id}/disable", tokens["write"])
+    assert again == {"disabled": True, "changed": False, "sessionsRevoked": 0}
+
+    enabled = admin.json("POST", f"/admin/v1/accounts/{account_id}/enable", tokens["write"])
+    assert enabled == {"disabled": False, "changed": True, "sessionsRevoked": 0}
+    assert stack.request("POST", "/v1/sessions/password", {"email": address, "password": PASSWORD}).status == 200
+    assert passkey_sign_in().status == 200
+    assert admin.json("GET", f"/admin/v1/accounts/{account_id}", tokens["read"])["disabledAt"] is None
+    events = admin.json("GET", f"/admin/v1/audit-events?accountID={account_id}&type=audit.account.disabled"
+                        f"&type=audit.account.enabled", tokens["read"])["events"]
+    assert [event["type"] for event in reversed(events)] == ["audit.account.disabled", "audit.account.enabled"]
+    assert problem(admin.call("POST", f"/admin/v1/accounts/{uuid.uuid4()}/disable", tokens["write"])) == \
+        (404, "not_found")
+
+
+def test_admin_calls_are_limited_per_client_address(tokens):
+    admin_port = free_port()
+    limited = Stack("adminlimit", environment={"ADMIN_LISTEN": f"127.0.0.1:{admin_port}",
+                                               "PASSKEY_RATE_LIMIT_ADMIN_PER_ADDRESS": "3/m"}).start()
+    try:
+        admin = Admin(admin_port)
+        path = f"/admin/v1/accounts/{uuid.uuid4()}"
+        # A burst of 10 (the least any limit allows), then a call every 20 s.
+        statuses = [admin.call("GET", path, "pkadm_" + "0" * 16 + "_" + "A" * 43)[0] for _ in range(12)]
+        assert statuses[:10] == [401] * 10 and statuses[10:] == [429, 429], statuses
+        status, headers, _ = admin.call("GET", path)
+        assert status == 429 and "retry-after" in {name.lower() for name in headers}
+    finally:
+        limited.stop()

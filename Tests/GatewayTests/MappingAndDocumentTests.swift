@@ -16,7 +16,7 @@ final class ProblemMappingTests: XCTestCase {
             .invalidRequest: 400, .verificationFailed: 400, .unauthenticated: 401, .invalidCredentials: 401,
             .forbidden: 403, .notFound: 404, .emailTaken: 409, .credentialAlreadyRegistered: 409,
             .lastSignInMethod: 409, .challengeUnavailable: 410, .rateLimited: 429, .unavailable: 503,
-            .invalidCode: 400,
+            .invalidCode: 400, .accountDisabled: 403,
         ]
         for code in DomainError.Code.allCases {
             let problem = ProblemMapping.problem(for: DomainError(code, "m"))
@@ -458,5 +458,28 @@ final class RouterTests: XCTestCase {
             }
         }
         check(document)
+    }
+}
+
+final class AdminDocumentTests: XCTestCase {
+    /// openapi-admin.json and the admin listener's routes, both ways: every route documented with its scope, and
+    /// every documented operation routed.
+    func testTheAdminDocumentDescribesEveryAdminRouteAndNothingElse() throws {
+        let document = try JSONReader.parse(AdminOpenAPIDocument.bytes)
+        XCTAssertEqual(document["openapi"]?.stringValue?.hasPrefix("3.1"), true)
+        let paths = try XCTUnwrap(document["paths"]?.objectValue)
+        var documented: Set<String> = []
+        for (path, item) in paths {
+            for (method, operation) in try XCTUnwrap(item.objectValue) {
+                documented.insert("\(method.uppercased()) \(path)")
+                if !path.hasSuffix("openapi.json") {
+                    let scope = operation["x-admin-scope"]?.stringValue
+                    XCTAssertTrue(["read", "write", "erase"].contains(scope ?? ""), "\(method) \(path): scope")
+                    XCTAssertNotNil(operation["responses"]?["401"], "\(method) \(path): 401")
+                    XCTAssertNotNil(operation["responses"]?["403"], "\(method) \(path): 403")
+                }
+            }
+        }
+        XCTAssertEqual(documented, Set(AdminApplication.routeNames))
     }
 }

@@ -157,7 +157,7 @@ public enum ProblemMapping {
         case .verificationFailed: 400
         case .invalidCode: 400
         case .unauthenticated, .invalidCredentials: 401
-        case .forbidden: 403
+        case .forbidden, .accountDisabled: 403
         case .notFound: 404
         case .emailTaken, .credentialAlreadyRegistered, .lastSignInMethod: 409
         case .challengeUnavailable: 410
@@ -217,6 +217,7 @@ public enum ProblemMapping {
             "The code is wrong, expired, already used or was tried too often; request a new one and try again."
         case .rateLimited: "Too many attempts; try again later."
         case .unavailable: "A backend service cannot be reached."
+        case .accountDisabled: "This account is disabled; contact the service's support."
         }
     }
 }

@@ -27,7 +27,7 @@ public final class AdminApplication: HTTPResponder {
     }
 
     enum Endpoint: Sendable {
-        case findAccounts, accountDetail, eraseAccount, revokeSessions, revokeSession, removePasskey, auditEvents, openAPI
+        case findAccounts, accountDetail, eraseAccount, disableAccount, enableAccount, revokeSessions, revokeSession, removePasskey, auditEvents, openAPI
     }
 
     static let router: Router<Endpoint> = {
@@ -35,6 +35,8 @@ public final class AdminApplication: HTTPResponder {
         router.add("GET", "/admin/v1/accounts", .findAccounts)
         router.add("GET", "/admin/v1/accounts/{accountID}", .accountDetail)
         router.add("DELETE", "/admin/v1/accounts/{accountID}", .eraseAccount)
+        router.add("POST", "/admin/v1/accounts/{accountID}/disable", .disableAccount)
+        router.add("POST", "/admin/v1/accounts/{accountID}/enable", .enableAccount)
         router.add("DELETE", "/admin/v1/accounts/{accountID}/sessions", .revokeSessions)
         router.add("DELETE", "/admin/v1/accounts/{accountID}/sessions/{sessionID}", .revokeSession)
         router.add("DELETE", "/admin/v1/accounts/{accountID}/passkeys/{credentialID}", .removePasskey)
@@ -129,6 +131,19 @@ public final class AdminApplication: HTTPResponder {
             request.accountID = try context.parameter("accountID")
             _ = try await admin.eraseAccount(request)
             return GatewayApplication.noContent
+        case .disableAccount, .enableAccount:
+            try query.allowOnly([])
+            var request = SetAccountDisabledRequest()
+            request.adminToken = token
+            request.accountID = try context.parameter("accountID")
+            request.disabled = endpoint == .disableAccount
+            let outcome = try await admin.setAccountDisabled(request)
+            return GatewayApplication.json(
+                200,
+                .object([
+                    "disabled": .boolean(request.disabled), "changed": .boolean(outcome.changed),
+                    "sessionsRevoked": .number(Double(outcome.sessionsRevoked)),
+                ]))
         case .revokeSessions, .revokeSession:
             try query.allowOnly([])
             var request = RevokeAccountSessionsRequest()
@@ -219,6 +234,7 @@ public final class AdminApplication: HTTPResponder {
                 ])
             }),
             "recoveryCodesRemaining": .number(Double(detail.recoveryCodesRemaining)),
+            "disabledAt": time(detail.disabledAtUnixMilliseconds),
         ])
     }
 

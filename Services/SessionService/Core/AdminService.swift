@@ -78,6 +78,7 @@ public struct AdminService: AdminServiceHandler {
             return entry
         }
         detail.recoveryCodesRemaining = Int32(clamping: record.recoveryCodesRemaining)
+        detail.disabledAtUnixMilliseconds = record.disabledAt?.unixMilliseconds ?? 0
         return detail
     }
 
@@ -99,6 +100,17 @@ public struct AdminService: AdminServiceHandler {
             token: request.adminToken, try RequestFields.credentialID(request.credentialID),
             of: try RequestFields.accountID(request.accountID), overridingLastMethod: request.overrideLastMethod)
         return RemoveAccountPasskeyResponse()
+    }
+
+    public func setAccountDisabled(_ request: SetAccountDisabledRequest, context: ServerContext) async throws
+        -> SetAccountDisabledResponse
+    {
+        let outcome = try await useCases.setDisabled(
+            token: request.adminToken, try RequestFields.accountID(request.accountID), disabled: request.disabled)
+        var response = SetAccountDisabledResponse()
+        response.changed = outcome.changed
+        response.sessionsRevoked = Int32(clamping: outcome.revoked)
+        return response
     }
 
     public func eraseAccount(_ request: AdminAccountRequest, context: ServerContext) async throws

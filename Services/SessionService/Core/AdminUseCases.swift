@@ -87,6 +87,22 @@ public struct AdminUseCases: Sendable {
         }
     }
 
+    /// Disables the account, revoking its sessions at once, or enables it again (scope write); `notFound` when there
+    /// is none. Doing it twice changes nothing the second time.
+    public func setDisabled(token: String, _ accountID: AccountID, disabled: Bool) async throws -> (changed: Bool, revoked: Int) {
+        try await authorized(token, .write) {
+            guard let outcome = try await admin.setDisabled(accountID, disabled: disabled, at: clock()) else {
+                throw DomainError(.notFound, "no such account")
+            }
+            if outcome.changed {
+                logger.audit(
+                    disabled ? .accountDisabled : .accountEnabled,
+                    ["account.id": accountID.description, "sessions_revoked": String(outcome.revoked)])
+            }
+            return outcome
+        }
+    }
+
     /// Erases the account (scope erase); `notFound` when there is none.
     public func eraseAccount(token: String, _ accountID: AccountID) async throws {
         try await authorized(token, .erase) {

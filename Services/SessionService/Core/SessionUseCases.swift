@@ -98,6 +98,12 @@ public struct SessionUseCases: Sendable {
                 ["method": "password", "reason": "invalid_credentials", "account.id": record.accountID.description])
             throw failure
         }
+        // Only someone who knows the password learns that the account is disabled.
+        guard !record.disabled else {
+            logger.audit(.signInFailed,
+                ["method": "password", "reason": "account_disabled", "account.id": record.accountID.description])
+            throw DomainError(.accountDisabled, "this account is disabled")
+        }
         // A legacy or weaker hash is replaced in the sign-in's own transaction. When the hashing threads are too
         // busy to make the new one, the sign-in goes ahead on the old hash and a later sign-in upgrades it.
         var replacement: String?

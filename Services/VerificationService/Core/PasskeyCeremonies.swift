@@ -287,6 +287,10 @@ public struct PasskeyCeremonies: Sendable {
             case .concurrentUse:
                 credentials.remove(credentialID)
                 throw signInFailed("concurrent_use", accountID: accountID)
+            case .accountDisabled:
+                logger.audit(
+                    .signInFailed, ["method": "passkey", "reason": "account_disabled", "account.id": accountID.description])
+                throw DomainError(.accountDisabled, "this account is disabled")
             }
         }
         credentials.remove(credentialID)

@@ -36,6 +36,9 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
         /// An email verification or recovery code is wrong, expired, used or was tried too often; the same for any
         /// address (400). Ask for a new code.
         public static let invalidCode = Code(rawValue: "invalid_code")
+        /// An operator disabled the account: sign-in is refused until it is enabled again (403). Told only after
+        /// the password or the passkey was verified.
+        public static let accountDisabled = Code(rawValue: "account_disabled")
         /// The body is over 64 KiB (413).
         public static let payloadTooLarge = Code(rawValue: "payload_too_large")
         /// The body is not JSON (415).
@@ -77,7 +80,7 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
             .invalidRequest, .verificationFailed, .unauthenticated, .invalidCredentials, .forbidden, .notFound,
             .emailTaken, .credentialAlreadyRegistered, .lastSignInMethod, .challengeUnavailable, .payloadTooLarge,
             .unsupportedMediaType, .rateLimited, .unavailable, .methodNotAllowed, .headerFieldsTooLarge,
-            .requestTimeout, .notImplemented, .internalError, .invalidCode,
+            .requestTimeout, .notImplemented, .internalError, .invalidCode, .accountDisabled,
         ]
 
         /// The codes the client produces itself, never sent by the gateway.
