@@ -133,6 +133,9 @@ DEPLOYMENT_VARIABLES = [
     "PASSKEY_MDS_BLOB",
     "PASSKEY_MDS_ROOT",
     "PASSKEY_MDS_RELOAD_INTERVAL",
+    # The stored audit trail and the admin API (issue 27).
+    "PASSKEY_AUDIT_RETENTION",
+    "PASSKEY_RATE_LIMIT_ADMIN_PER_ADDRESS",
 ]
 # The README's further variables that the manifests set.
 RUNTIME_VARIABLES = ["METRICS_LISTEN", "EVENT_LOOP_THREADS", "DATABASE_POOL_SIZE", "SERVICE_DISCOVERY_INTERVAL"]
@@ -144,6 +147,8 @@ UNSET_VARIABLES += ["SMTP_PASSWORD"]
 UNSET_VARIABLES += ["PASSKEY_DATA_DIR"]
 # Unset, a pod waits for its database as long as it takes: readiness holds traffic back, nothing crash-loops.
 UNSET_VARIABLES += ["DATABASE_WAIT_TIMEOUT"]
+# The admin API is off unless an operator turns it on, on a listener no public Service reaches (docs/admin.md).
+UNSET_VARIABLES += ["ADMIN_LISTEN"]
 # Trace export names the cluster's collector (docs/observability.md): unset, nothing is exported; the rest default.
 UNSET_VARIABLES += [
     "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_TRACES_SAMPLER_ARG",
