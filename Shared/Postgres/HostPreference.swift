@@ -40,14 +40,17 @@ public final class HostPreference: Sendable {
 
     /// The host indexes in the order a new connection should try them.
     public func order(now: UInt64) -> [Int] {
-        state.withLock { state in
-            let suspect = Set(state.suspectUntil.filter { $0.value > now }.keys)
-            var order: [Int] = []
-            if let preferred = state.preferred, !suspect.contains(preferred) { order.append(preferred) }
-            order += hosts.indices.filter { !order.contains($0) && !suspect.contains($0) }
-            order += hosts.indices.filter { suspect.contains($0) }
-            return order
-        }
+        let (trusted, suspect) = state.withLock { partition($0, now: now) }
+        return trusted + suspect
+    }
+
+    /// The hosts not suspect (the one that last took writes first, then as listed), and the suspect ones.
+    private func partition(_ state: State, now: UInt64) -> (trusted: [Int], suspect: [Int]) {
+        let suspect = hosts.indices.filter { (state.suspectUntil[$0] ?? 0) > now }
+        var trusted: [Int] = []
+        if let preferred = state.preferred, !suspect.contains(preferred) { trusted.append(preferred) }
+        trusted += hosts.indices.filter { !trusted.contains($0) && !suspect.contains($0) }
+        return (trusted, suspect)
     }
 
     /// The `host` and `port` lists a new connection tries, one libpq connection attempt each, in turn: the hosts
@@ -56,10 +59,7 @@ public final class HostPreference: Sendable {
     /// `probeSeconds`.
     public func connectionAttempts(now: UInt64) -> [(host: String, port: String)] {
         let (trusted, suspect, probe) = state.withLock { state in
-            let suspect = hosts.indices.filter { (state.suspectUntil[$0] ?? 0) > now }
-            var trusted: [Int] = []
-            if let preferred = state.preferred, !suspect.contains(preferred) { trusted.append(preferred) }
-            trusted += hosts.indices.filter { !trusted.contains($0) && !suspect.contains($0) }
+            let (trusted, suspect) = partition(state, now: now)
             let probe = !trusted.isEmpty && !suspect.isEmpty && now >= state.probeAllowedAt
             if probe { state.probeAllowedAt = now &+ probeNanoseconds }
             return (trusted, suspect, probe)

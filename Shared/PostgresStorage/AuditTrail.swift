@@ -55,6 +55,9 @@ enum AuditTrail {
     /// gateway sent is bounded there already, and a stored event never fails its change over odd input.
     static func bounded(_ text: String?, _ limit: Int) -> String? {
         guard let text else { return nil }
+        // Every sign-in passes its request ID and address through here: text within the limit in bytes is within
+        // it in code points, and is kept as it is unless it holds a NUL.
+        if text.utf8.count <= limit, !text.utf8.contains(0) { return text }
         var scalars = String.UnicodeScalarView()
         for scalar in text.unicodeScalars where scalar.value != 0 {
             guard scalars.count < limit else { break }

@@ -64,15 +64,8 @@ public final class AdminApplication: HTTPResponder {
             let context = RequestContext(
                 request: request, route: route, parameters: parameters, requestID: requestID,
                 clientAddress: clientAddress)
-            do {
-                response = try await handle(endpoint, context)
-            } catch let problem as APIProblem {
-                response = problem.response
-            } catch {
-                gateway.logger.log(
-                    .error, "admin.request_failed",
-                    fields: [("request.id", requestID), ("route", route), ("error", String(describing: error))])
-                response = APIProblem.internalError.response
+            response = await gateway.answer(context, failureEvent: "admin.request_failed") {
+                try await handle(endpoint, context)
             }
         }
         response.headers.set("x-request-id", requestID)
@@ -220,7 +213,7 @@ public final class AdminApplication: HTTPResponder {
                 .object([
                     "credentialID": .string(Base64URL.encode(passkey.credentialID)), "name": .string(passkey.name),
                     "aaguid": .string(passkey.aaguid),
-                    "providerName": providers.fields(aaguid: passkey.aaguid).first { $0.0 == "providerName" }?.1 ?? .null,
+                    "providerName": providers.name(aaguid: passkey.aaguid).map { .string($0) } ?? .null,
                     "createdAt": time(passkey.createdAtUnixMilliseconds),
                     "lastUsedAt": time(passkey.lastUsedAtUnixMilliseconds), "backupEligible": .boolean(passkey.backupEligible),
                     "backedUp": .boolean(passkey.backedUp), "cloneWarning": .boolean(passkey.cloneWarning),

@@ -160,19 +160,7 @@ public final class GatewayApplication: HTTPResponder {
             let context = RequestContext(
                 request: request, route: route, parameters: parameters, requestID: requestID,
                 clientAddress: clientAddress)
-            do {
-                response = try await handle(endpoint, context)
-            } catch let problem as APIProblem {
-                response = problem.response
-            } catch is CancellationError {
-                // Nobody reads this: the client reset the stream. 499 (as nginx logs it) keeps it apart in metrics.
-                response = HTTPResponse(status: 499)
-            } catch {
-                logger.log(
-                    .error, "request.failed",
-                    fields: [("request.id", requestID), ("route", route), ("error", String(describing: error))])
-                response = APIProblem.internalError.response
-            }
+            response = await answer(context, failureEvent: "request.failed") { try await handle(endpoint, context) }
         }
         response.headers.set("x-request-id", requestID)
         response.headers.set("x-content-type-options", "nosniff")
@@ -192,6 +180,26 @@ public final class GatewayApplication: HTTPResponder {
                 ("client.address", clientAddress), ("duration.ms", String(Int(elapsed * 1000))),
             ])
         return response
+    }
+
+    /// A route handler's response, or the one its failure maps to: its problem, 499 when the client went away, a
+    /// logged 500 for anything else.
+    func answer(
+        _ context: RequestContext, failureEvent: String, _ handler: () async throws -> HTTPResponse
+    ) async -> HTTPResponse {
+        do {
+            return try await handler()
+        } catch let problem as APIProblem {
+            return problem.response
+        } catch is CancellationError {
+            // Nobody reads this: the client reset the stream. 499 (as nginx logs it) keeps it apart in metrics.
+            return HTTPResponse(status: 499)
+        } catch {
+            logger.log(
+                .error, failureEvent,
+                fields: [("request.id", context.requestID), ("route", context.route), ("error", String(describing: error))])
+            return APIProblem.internalError.response
+        }
     }
 
     /// The client address of `request` (see ``ClientAddressResolver``).

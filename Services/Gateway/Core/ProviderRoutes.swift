@@ -46,6 +46,11 @@ struct ProviderDirectory: Sendable {
         "/v1/passkey-providers/\(aaguid)/icons/\(variant.rawValue)"
     }
 
+    /// The provider's name for this AAGUID, when the list has it.
+    func name(aaguid: String) -> String? {
+        catalog.provider(forText: aaguid.lowercased())?.name
+    }
+
     /// The provider fields of one passkey in `GET /v1/passkeys`: `providerName`, `providerIconLight` and
     /// `providerIconDark`, each null when the AAGUID is not listed or the list has no such icon.
     func fields(aaguid: String) -> [(String, JSONValue)] {
