@@ -74,7 +74,7 @@ final class BoundedTablesTests: XCTestCase {
 
     func testTablesStayBoundedUnderAFloodOfStartRequests() async throws {
         let stack = try await Stack(environment: Self.environment)
-        defer { Task { await stack.tearDown() } }
+        addTeardownBlock { await stack.tearDown() }
         let flows = Flows(stack)
         let user = try await flows.passwordUser()
         let flood = Record()

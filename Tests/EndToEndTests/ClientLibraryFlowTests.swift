@@ -196,7 +196,7 @@ final class ClientLibraryFlowTests: XCTestCase {
     func testTheRateLimitComesBackTypedAndIsNotRetried() async throws {
         // Ten at once, then one every six minutes: the eleventh finish is refused however slowly the test runs.
         let stack = try await Stack(environment: ["PASSKEY_RATE_LIMIT_PASSKEY_PER_ADDRESS": "10/h"])
-        defer { Task { await stack.tearDown() } }
+        addTeardownBlock { await stack.tearDown() }
         let flows = Flows(stack)
         let counting = CountingTransport(Flows.transport)
         let app = PasskeyAPIClient(baseURL: stack.gatewayURL, transport: counting)

@@ -61,7 +61,7 @@ final class MetadataBLOBFlowTests: XCTestCase {
         let stack = try await Stack(environment: [
             "PASSKEY_MDS_BLOB": blobURL.path, "PASSKEY_MDS_ROOT": rootURL.path, "PASSKEY_MDS_RELOAD_INTERVAL": "300ms",
         ])
-        defer { Task { await stack.tearDown() } }
+        addTeardownBlock { await stack.tearDown() }
         let flows = Flows(stack)
         let user = try await flows.passwordUser()
         for model in [Self.revoked, Self.compromised] {

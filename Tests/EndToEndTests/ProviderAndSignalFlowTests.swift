@@ -216,7 +216,7 @@ final class ProviderAndSignalFlowTests: XCTestCase {
         let stack = try await Stack(environment: [
             "PASSKEY_ENROLL_PAGE": "https://accounts.example.com/passkeys/new", "PASSKEY_MANAGE_PAGE": "/settings/passkeys",
         ])
-        defer { Task { await stack.tearDown() } }
+        addTeardownBlock { await stack.tearDown() }
         let endpoints = try await Flows(stack).outcome(PasskeyEndpointsOperation()).get()
         XCTAssertEqual(endpoints.enroll?.absoluteString, "https://accounts.example.com/passkeys/new")
         XCTAssertEqual(endpoints.manage?.absoluteString, Stack.origin + "/settings/passkeys")

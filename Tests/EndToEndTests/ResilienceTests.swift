@@ -8,7 +8,7 @@ import XCTest
 final class ResilienceTests: XCTestCase {
     func testAKilledServiceGivesAQuick503AndRecoversWithoutRestartingTheGateway() async throws {
         let stack = try await Stack()
-        defer { Task { await stack.tearDown() } }
+        addTeardownBlock { await stack.tearDown() }
         let flows = Flows(stack)
         let email = flows.uniqueEmail()
         _ = try await flows.signUpWithPassword(email: email)
@@ -36,7 +36,7 @@ final class ResilienceTests: XCTestCase {
 
     func testTwoVerificationReplicasBothTakeTraffic() async throws {
         let stack = try await Stack(verificationReplicas: 2)
-        defer { Task { await stack.tearDown() } }
+        addTeardownBlock { await stack.tearDown() }
         let flows = Flows(stack)
         var authenticator = SoftwareAuthenticator(keepsZeroCounter: true)
         let created = try await flows.createPasskeyAccount(authenticator: &authenticator, email: flows.uniqueEmail())
@@ -50,7 +50,7 @@ final class ResilienceTests: XCTestCase {
     /// Each replica keeps the credentials it used; a stale one must never decide a sign-in.
     func testReplicasWithStaleCredentialCachesStillEnforceCountersAndRemoval() async throws {
         let stack = try await Stack(verificationReplicas: 2)
-        defer { Task { await stack.tearDown() } }
+        addTeardownBlock { await stack.tearDown() }
         let flows = Flows(stack)
         var authenticator = SoftwareAuthenticator(keepsZeroCounter: false)
         let created = try await flows.createPasskeyAccount(authenticator: &authenticator, email: flows.uniqueEmail())
@@ -83,7 +83,7 @@ final class ResilienceTests: XCTestCase {
 
     func testPasswordSignInIsRateLimitedPerEmail() async throws {
         let stack = try await Stack(environment: ["PASSKEY_RATE_LIMIT_PASSWORD_PER_EMAIL": "10/m"])
-        defer { Task { await stack.tearDown() } }
+        addTeardownBlock { await stack.tearDown() }
         let flows = Flows(stack)
         let email = flows.uniqueEmail()
         var statuses: [Int?] = []
@@ -106,7 +106,7 @@ final class ResilienceTests: XCTestCase {
     func testTheSameFlowOverHTTP2() async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") else { throw XCTSkip("curl is missing") }
         let stack = try await Stack()
-        defer { Task { await stack.tearDown() } }
+        addTeardownBlock { await stack.tearDown() }
         let email = "h2-\(UUID().uuidString.prefix(8))@example.com"
         func curl(_ method: String, _ path: String, _ body: String?, bearer: String? = nil) throws -> (Int, Data) {
             let process = Process()

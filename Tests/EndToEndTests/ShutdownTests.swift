@@ -9,7 +9,7 @@ import XCTest
 final class ShutdownTests: XCTestCase {
     func testEveryServiceExitsZeroAfterSIGTERMHavingServedSignIns() async throws {
         let stack = try await Stack(verificationReplicas: 2)
-        defer { Task { await stack.tearDown() } }
+        addTeardownBlock { await stack.tearDown() }
         let flows = Flows(stack)
         var authenticator = SoftwareAuthenticator(keepsZeroCounter: false)
         let created = try await flows.createPasskeyAccount(authenticator: &authenticator, email: flows.uniqueEmail())

@@ -38,7 +38,7 @@ final class SignInOutcomeTests: XCTestCase {
 
     func testASignInThatCannotBeRecordedIssuesNothingAndTellsTheClientToStartAgain() async throws {
         let stack = try await Stack()
-        defer { Task { await stack.tearDown() } }
+        addTeardownBlock { await stack.tearDown() }
         let flows = Flows(stack)
         for zeroCounter in [false, true] {
             var authenticator = try await passkeyUser(flows, zeroCounter: zeroCounter)
@@ -84,7 +84,7 @@ final class SignInOutcomeTests: XCTestCase {
 
     func testARemovedSyncedPasskeyIsRefusedByEveryReplicaThatCachedIt() async throws {
         let stack = try await Stack(verificationReplicas: 2)
-        defer { Task { await stack.tearDown() } }
+        addTeardownBlock { await stack.tearDown() }
         let flows = Flows(stack)
         var authenticator = try await passkeyUser(flows, zeroCounter: true)
         // Calls alternate between the replicas: both now hold the passkey in their caches.
@@ -117,7 +117,7 @@ final class SignInOutcomeTests: XCTestCase {
 
     func testTheLastUseOfAnUnchangedPasskeyIsWrittenWithinSecondsAndBeforeAReplicaStops() async throws {
         let stack = try await Stack()
-        defer { Task { await stack.tearDown() } }
+        addTeardownBlock { await stack.tearDown() }
         let flows = Flows(stack)
         var authenticator = try await passkeyUser(flows, zeroCounter: true)
         let initial = try await stored(authenticator, in: stack)
@@ -146,7 +146,7 @@ final class SignInOutcomeTests: XCTestCase {
 
     func testEachAuditEventIsLoggedOnceByTheServiceThatDecidesItWithTheRequestsOrigin() async throws {
         let stack = try await Stack()
-        defer { Task { await stack.tearDown() } }
+        addTeardownBlock { await stack.tearDown() }
         let flows = Flows(stack)
         var authenticator = try await passkeyUser(flows, zeroCounter: true)
         let signedIn = try await flows.signInWithPasskey(&authenticator)
