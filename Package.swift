@@ -43,7 +43,8 @@ let persistenceTargets: [Target] = [
         path: "Shared/Postgres",
         swiftSettings: hotPathSettings),
     .target(
-        name: "PostgresStorage", dependencies: ["AdminAccess", "Domain", "Encoding", "Observability", "Postgres"],
+        name: "PostgresStorage",
+        dependencies: ["AdminAccess", "Domain", "Encoding", "Observability", "Postgres", "Webhooks"],
         path: "Shared/PostgresStorage",
         resources: [.copy("Migrations")]),
     .executableTarget(name: "passkey-migrate", dependencies: ["Postgres", "PostgresStorage"], path: "Services/Migrate"),
@@ -95,7 +96,17 @@ let recoveryTargets: [Target] = [
     .testTarget(
         name: "AccountRecoveryTests", dependencies: ["AccountRecovery", "Crypto", "Domain"],
         path: "Tests/AccountRecoveryTests"),
-    .target(name: "MailDelivery", dependencies: ["CCurl"], path: "Shared/MailDelivery"),
+    // libcurl behind one module: the SMTP client of the mail outbox and the HTTP client of webhook deliveries.
+    .target(name: "CurlTransport", dependencies: ["CCurl"], path: "Shared/CurlTransport"),
+    // Webhooks: Standard Webhooks secrets and signatures, endpoint URLs, the destination policy against SSRF,
+    // backoff, and the endpoints' storage port; no I/O.
+    .target(name: "Webhooks", dependencies: ["Crypto", "Encoding"], path: "Shared/Webhooks"),
+    .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Crypto", "Encoding"], path: "Tests/WebhooksTests"),
+    // Webhook deliveries: each endpoint's name resolved and checked against the policy, then one signed POST
+    // pinned to the checked addresses.
+    .target(
+        name: "WebhookDelivery", dependencies: ["Configuration", "CurlTransport", "NameResolution", "NetworkIO", "Webhooks", "WorkerThreads"],
+        path: "Shared/WebhookDelivery"),
     // Admin tokens (their form, digest, scopes, the access decision) and the admin API's storage port; no I/O.
     .target(name: "AdminAccess", dependencies: ["Crypto", "Domain", "Encoding"], path: "Shared/AdminAccess"),
     .testTarget(name: "AdminAccessTests", dependencies: ["AdminAccess", "Crypto"], path: "Tests/AdminAccessTests"),
@@ -239,15 +250,14 @@ let serviceTargets: [Target] = [
         name: "SessionServiceCore",
         dependencies: [
             "AccountRecovery", "AdminAccess", "Crypto", "Domain", "Encoding", "GRPC", "Observability", "PasswordHashing",
-            "ServiceContracts", "ServiceIdentity", "SessionIssuance",
+            "ServiceContracts", "ServiceIdentity", "SessionIssuance", "Webhooks",
         ],
         path: "Services/SessionService/Core"),
     .executableTarget(
         name: "session-service",
         dependencies: [
-            "AccountRecovery", "Crypto", "MailDelivery", "Observability", "PasswordHashing", "PostgresStorage",
-            "ServiceRuntime",
-            "SessionIssuance", "SessionServiceCore",
+            "AccountRecovery", "Configuration", "Crypto", "CurlTransport", "Observability", "PasswordHashing",
+            "PostgresStorage", "ServiceRuntime", "SessionIssuance", "SessionServiceCore", "WebhookDelivery", "Webhooks",
         ],
         path: "Services/SessionService/Main"),
     .target(name: "JSON", path: "Shared/JSON", swiftSettings: hotPathSettings),
@@ -331,10 +341,10 @@ let layers: [(name: String, modules: Set<String>)] = [
      ["Encoding", "JSON", "Protobuf", "HTTPMessages", "Observability", "Configuration", "RateLimiting", "WorkerThreads"]),
     ("domain and protocol logic, no I/O: accounts and ports, crypto, WebAuthn and its configured policy, sessions, passwords, HTTP/1.1 parsing, service identities",
      ["Domain", "Crypto", "WebAuthn", "PasskeyPolicy", "SessionIssuance", "PasswordHashing", "HTTP1", "ServiceIdentity",
-      "AccountRecovery", "AccountImport", "PasskeyProviders", "AdminAccess"]),
+      "AccountRecovery", "AccountImport", "PasskeyProviders", "AdminAccess", "Webhooks"]),
     ("I/O: event loops, TLS, HTTP/2, gRPC and its transport security, discovery, the HTTP server, Postgres and the repositories",
      ["NetworkIO", "TLSChannels", "HTTP2", "GRPC", "GRPCHealth", "NameResolution", "HTTPServer", "Postgres",
-      "PostgresStorage", "ServiceTransport", "MailDelivery", "AccountImportStorage", "RuntimeMetrics",
+      "PostgresStorage", "ServiceTransport", "CurlTransport", "WebhookDelivery", "AccountImportStorage", "RuntimeMetrics",
       "TraceExport"]),
     ("the services' contracts and their composition root", ["ServiceContracts", "ServiceRuntime"]),
     ("services: each one's core (use cases and handlers) and executable; the gateway; migrations",

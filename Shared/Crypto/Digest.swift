@@ -56,3 +56,19 @@ public final class DigestAlgorithm: @unchecked Sendable {
 public func sha256<Bytes: Collection>(_ data: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
     DigestAlgorithm.sha256.hash(data)
 }
+
+/// HMAC-SHA256 of `data` under `key` (RFC 2104), through OpenSSL 3's one-shot `EVP_Q_mac`.
+public func hmacSHA256(key: [UInt8], data: [UInt8]) -> [UInt8] {
+    var output = [UInt8](repeating: 0, count: 32)
+    var length = 0
+    let result = key.withUnsafeBytes { keyBytes in
+        data.withUnsafeBufferPointer { dataBytes in
+            EVP_Q_mac(
+                nil, "HMAC", nil, "SHA256", nil, keyBytes.baseAddress, keyBytes.count, dataBytes.baseAddress,
+                dataBytes.count, &output, output.count, &length)
+        }
+    }
+    // HMAC with SHA-256 is in every default provider; it fails only on allocation failure.
+    precondition(result != nil && length == 32, "EVP_Q_mac failed: \(CryptoError.drainErrorQueue())")
+    return output
+}

@@ -40,9 +40,15 @@ public enum AuditEvent: String, CaseIterable, Sendable {
     case adminAccountViewed = "audit.admin.account_viewed"
     /// An operator read the audit trail (of one account, or all).
     case adminAuditRead = "audit.admin.audit_read"
+    /// An operator registered, deleted or enabled a webhook endpoint.
+    case webhookCreated = "audit.webhook.created"
+    case webhookDeleted = "audit.webhook.deleted"
+    case webhookEnabled = "audit.webhook.enabled"
+    /// The system disabled an endpoint that had failed for longer than `PASSKEY_WEBHOOK_DISABLE_AFTER`.
+    case webhookDisabled = "audit.webhook.disabled"
 
     /// Events that want an operator's attention are warnings; the rest are info.
-    public var level: LogLevel { self == .passkeyCloneWarning ? .warning : .info }
+    public var level: LogLevel { self == .passkeyCloneWarning || self == .webhookDisabled ? .warning : .info }
 }
 
 /// Where the request being served came from, as the gateway told the service (gRPC metadata `x-request-id` and

@@ -22,6 +22,7 @@ public struct PostgresStorage: Sendable {
     public let auditEvents: PostgresAuditEventRepository
     public let adminTokens: PostgresAdminTokenRepository
     public let admin: PostgresAdminRepository
+    public let webhooks: PostgresWebhookRepository
 
     public init(pool: PostgresPool) {
         self.pool = pool
@@ -41,6 +42,7 @@ public struct PostgresStorage: Sendable {
         auditEvents = PostgresAuditEventRepository(pool: pool)
         adminTokens = PostgresAdminTokenRepository(pool: pool)
         admin = PostgresAdminRepository(pool: pool, tokens: adminTokens, auditTrail: auditEvents)
+        webhooks = PostgresWebhookRepository(pool: pool)
     }
 
     /// Storage over a new pool of `poolSize` connections to `url`, opened as they are needed.

@@ -20,8 +20,18 @@ public enum AdminServiceMethods {
     public static let eraseAccount = GRPCMethodDescriptor<AdminAccountRequest, EraseAccountResponse>(service: service, name: "EraseAccount")
     /// `SetAccountDisabled(SetAccountDisabledRequest) returns (SetAccountDisabledResponse)`.
     public static let setAccountDisabled = GRPCMethodDescriptor<SetAccountDisabledRequest, SetAccountDisabledResponse>(service: service, name: "SetAccountDisabled")
+    /// `CreateWebhook(CreateWebhookRequest) returns (CreateWebhookResponse)`.
+    public static let createWebhook = GRPCMethodDescriptor<CreateWebhookRequest, CreateWebhookResponse>(service: service, name: "CreateWebhook")
+    /// `ListWebhooks(ListWebhooksRequest) returns (ListWebhooksResponse)`.
+    public static let listWebhooks = GRPCMethodDescriptor<ListWebhooksRequest, ListWebhooksResponse>(service: service, name: "ListWebhooks")
+    /// `GetWebhook(WebhookRequest) returns (WebhookEntry)`.
+    public static let getWebhook = GRPCMethodDescriptor<WebhookRequest, WebhookEntry>(service: service, name: "GetWebhook")
+    /// `DeleteWebhook(WebhookRequest) returns (DeleteWebhookResponse)`.
+    public static let deleteWebhook = GRPCMethodDescriptor<WebhookRequest, DeleteWebhookResponse>(service: service, name: "DeleteWebhook")
+    /// `EnableWebhook(WebhookRequest) returns (EnableWebhookResponse)`.
+    public static let enableWebhook = GRPCMethodDescriptor<WebhookRequest, EnableWebhookResponse>(service: service, name: "EnableWebhook")
     /// Every method's path.
-    public static let paths: [String] = [findAccounts.path, getAccountDetail.path, revokeAccountSessions.path, removeAccountPasskey.path, listAuditEvents.path, eraseAccount.path, setAccountDisabled.path]
+    public static let paths: [String] = [findAccounts.path, getAccountDetail.path, revokeAccountSessions.path, removeAccountPasskey.path, listAuditEvents.path, eraseAccount.path, setAccountDisabled.path, createWebhook.path, listWebhooks.path, getWebhook.path, deleteWebhook.path, enableWebhook.path]
 }
 
 /// What serves `passkey.v1.AdminService`: one requirement per method.
@@ -33,6 +43,11 @@ public protocol AdminServiceHandler: Sendable {
     func listAuditEvents(_ request: ListAuditEventsRequest, context: ServerContext) async throws -> ListAuditEventsResponse
     func eraseAccount(_ request: AdminAccountRequest, context: ServerContext) async throws -> EraseAccountResponse
     func setAccountDisabled(_ request: SetAccountDisabledRequest, context: ServerContext) async throws -> SetAccountDisabledResponse
+    func createWebhook(_ request: CreateWebhookRequest, context: ServerContext) async throws -> CreateWebhookResponse
+    func listWebhooks(_ request: ListWebhooksRequest, context: ServerContext) async throws -> ListWebhooksResponse
+    func getWebhook(_ request: WebhookRequest, context: ServerContext) async throws -> WebhookEntry
+    func deleteWebhook(_ request: WebhookRequest, context: ServerContext) async throws -> DeleteWebhookResponse
+    func enableWebhook(_ request: WebhookRequest, context: ServerContext) async throws -> EnableWebhookResponse
 }
 
 extension AdminServiceHandler {
@@ -45,6 +60,11 @@ extension AdminServiceHandler {
         server.register(maker.unary(AdminServiceMethods.listAuditEvents) { try await self.listAuditEvents($0, context: $1) })
         server.register(maker.unary(AdminServiceMethods.eraseAccount) { try await self.eraseAccount($0, context: $1) })
         server.register(maker.unary(AdminServiceMethods.setAccountDisabled) { try await self.setAccountDisabled($0, context: $1) })
+        server.register(maker.unary(AdminServiceMethods.createWebhook) { try await self.createWebhook($0, context: $1) })
+        server.register(maker.unary(AdminServiceMethods.listWebhooks) { try await self.listWebhooks($0, context: $1) })
+        server.register(maker.unary(AdminServiceMethods.getWebhook) { try await self.getWebhook($0, context: $1) })
+        server.register(maker.unary(AdminServiceMethods.deleteWebhook) { try await self.deleteWebhook($0, context: $1) })
+        server.register(maker.unary(AdminServiceMethods.enableWebhook) { try await self.enableWebhook($0, context: $1) })
     }
 }
 
@@ -80,5 +100,25 @@ public struct AdminServiceClient<Caller: GRPCUnaryCaller>: Sendable {
 
     public func setAccountDisabled(_ request: SetAccountDisabledRequest, idempotent: Bool = false) async throws -> SetAccountDisabledResponse {
         try await caller.call(AdminServiceMethods.setAccountDisabled, request, idempotent: idempotent)
+    }
+
+    public func createWebhook(_ request: CreateWebhookRequest, idempotent: Bool = false) async throws -> CreateWebhookResponse {
+        try await caller.call(AdminServiceMethods.createWebhook, request, idempotent: idempotent)
+    }
+
+    public func listWebhooks(_ request: ListWebhooksRequest, idempotent: Bool = false) async throws -> ListWebhooksResponse {
+        try await caller.call(AdminServiceMethods.listWebhooks, request, idempotent: idempotent)
+    }
+
+    public func getWebhook(_ request: WebhookRequest, idempotent: Bool = false) async throws -> WebhookEntry {
+        try await caller.call(AdminServiceMethods.getWebhook, request, idempotent: idempotent)
+    }
+
+    public func deleteWebhook(_ request: WebhookRequest, idempotent: Bool = false) async throws -> DeleteWebhookResponse {
+        try await caller.call(AdminServiceMethods.deleteWebhook, request, idempotent: idempotent)
+    }
+
+    public func enableWebhook(_ request: WebhookRequest, idempotent: Bool = false) async throws -> EnableWebhookResponse {
+        try await caller.call(AdminServiceMethods.enableWebhook, request, idempotent: idempotent)
     }
 }

@@ -3,6 +3,194 @@
 import Domain
 import Protobuf
 
+/// `passkey.v1.CreateWebhookRequest`.
+public struct CreateWebhookRequest: ProtobufMessage, Equatable {
+    public var adminToken: String = ""
+    public var url: String = ""
+    public var eventTypes: [String] = []
+    public var description: String = ""
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): adminToken = try reader.readString()
+        case (2, .lengthDelimited): url = try reader.readString()
+        case (3, .lengthDelimited): eventTypes.append(try reader.readString())
+        case (4, .lengthDelimited): description = try reader.readString()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, adminToken)
+        writer.writeStringField(2, url)
+        for element in eventTypes { writer.writeLengthDelimitedElement(3, Array(element.utf8)) }
+        writer.writeStringField(4, description)
+    }
+}
+
+/// `passkey.v1.WebhookEntry`.
+public struct WebhookEntry: ProtobufMessage, Equatable {
+    public var webhookID: String = ""
+    public var url: String = ""
+    public var eventTypes: [String] = []
+    public var description: String = ""
+    public var createdAtUnixMilliseconds: Int64 = 0
+    public var createdBy: String = ""
+    public var disabledAtUnixMilliseconds: Int64 = 0
+    public var disabledReason: String = ""
+    public var failingSinceUnixMilliseconds: Int64 = 0
+    public var pendingDeliveries: Int64 = 0
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): webhookID = try reader.readString()
+        case (2, .lengthDelimited): url = try reader.readString()
+        case (3, .lengthDelimited): eventTypes.append(try reader.readString())
+        case (4, .lengthDelimited): description = try reader.readString()
+        case (5, .varint): createdAtUnixMilliseconds = try reader.readInt64()
+        case (6, .lengthDelimited): createdBy = try reader.readString()
+        case (7, .varint): disabledAtUnixMilliseconds = try reader.readInt64()
+        case (8, .lengthDelimited): disabledReason = try reader.readString()
+        case (9, .varint): failingSinceUnixMilliseconds = try reader.readInt64()
+        case (10, .varint): pendingDeliveries = try reader.readInt64()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, webhookID)
+        writer.writeStringField(2, url)
+        for element in eventTypes { writer.writeLengthDelimitedElement(3, Array(element.utf8)) }
+        writer.writeStringField(4, description)
+        writer.writeInt64Field(5, createdAtUnixMilliseconds)
+        writer.writeStringField(6, createdBy)
+        writer.writeInt64Field(7, disabledAtUnixMilliseconds)
+        writer.writeStringField(8, disabledReason)
+        writer.writeInt64Field(9, failingSinceUnixMilliseconds)
+        writer.writeInt64Field(10, pendingDeliveries)
+    }
+}
+
+/// `passkey.v1.CreateWebhookResponse`.
+public struct CreateWebhookResponse: ProtobufMessage, Equatable {
+    public var webhook: WebhookEntry?
+    public var secret: String = ""
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): webhook = try reader.readMessage(WebhookEntry.self)
+        case (2, .lengthDelimited): secret = try reader.readString()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        if let webhook { writer.writeMessageField(1, webhook) }
+        writer.writeStringField(2, secret)
+    }
+}
+
+/// `passkey.v1.ListWebhooksRequest`.
+public struct ListWebhooksRequest: ProtobufMessage, Equatable {
+    public var adminToken: String = ""
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): adminToken = try reader.readString()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, adminToken)
+    }
+}
+
+/// `passkey.v1.ListWebhooksResponse`.
+public struct ListWebhooksResponse: ProtobufMessage, Equatable {
+    public var webhooks: [WebhookEntry] = []
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): webhooks.append(try reader.readMessage(WebhookEntry.self))
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        for element in webhooks { writer.writeMessageField(1, element) }
+    }
+}
+
+/// `passkey.v1.WebhookRequest`.
+public struct WebhookRequest: ProtobufMessage, Equatable {
+    public var adminToken: String = ""
+    public var webhookID: String = ""
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): adminToken = try reader.readString()
+        case (2, .lengthDelimited): webhookID = try reader.readString()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, adminToken)
+        writer.writeStringField(2, webhookID)
+    }
+}
+
+/// `passkey.v1.DeleteWebhookResponse`.
+public struct DeleteWebhookResponse: ProtobufMessage, Equatable {
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from _: inout ProtobufReader) throws -> Bool {
+        false
+    }
+
+    public func encode(to _: inout ProtobufWriter) {
+    }
+}
+
+/// `passkey.v1.EnableWebhookResponse`.
+public struct EnableWebhookResponse: ProtobufMessage, Equatable {
+    public var changed: Bool = false
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .varint): changed = try reader.readBool()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeBoolField(1, changed)
+    }
+}
+
 /// `passkey.v1.SetAccountDisabledRequest`.
 public struct SetAccountDisabledRequest: ProtobufMessage, Equatable {
     public var adminToken: String = ""

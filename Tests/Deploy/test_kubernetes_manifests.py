@@ -136,6 +136,13 @@ DEPLOYMENT_VARIABLES = [
     # The stored audit trail and the admin API (issue 27).
     "PASSKEY_AUDIT_RETENTION",
     "PASSKEY_RATE_LIMIT_ADMIN_PER_ADDRESS",
+    # Webhook deliveries.
+    "PASSKEY_WEBHOOK_ALLOW_HTTP",
+    "PASSKEY_WEBHOOK_TIMEOUT",
+    "PASSKEY_WEBHOOK_MAX_RETRY_DELAY",
+    "PASSKEY_WEBHOOK_DISABLE_AFTER",
+    "PASSKEY_WEBHOOK_CONCURRENCY",
+    "PASSKEY_WEBHOOK_RETENTION",
 ]
 # The README's further variables that the manifests set.
 RUNTIME_VARIABLES = ["METRICS_LISTEN", "EVENT_LOOP_THREADS", "DATABASE_POOL_SIZE", "SERVICE_DISCOVERY_INTERVAL"]
@@ -149,6 +156,9 @@ UNSET_VARIABLES += ["PASSKEY_DATA_DIR"]
 UNSET_VARIABLES += ["DATABASE_WAIT_TIMEOUT"]
 # The admin API is off unless an operator turns it on, on a listener no public Service reaches (docs/admin.md).
 UNSET_VARIABLES += ["ADMIN_LISTEN"]
+# Webhooks go to public HTTPS receivers checked against the system's CAs; an operator opens internal blocks or names
+# another CA file deliberately.
+UNSET_VARIABLES += ["PASSKEY_WEBHOOK_ALLOWED_NETWORKS", "PASSKEY_WEBHOOK_CA_FILE"]
 # Trace export names the cluster's collector (docs/observability.md): unset, nothing is exported; the rest default.
 UNSET_VARIABLES += [
     "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_TRACES_SAMPLER_ARG",

@@ -28,7 +28,11 @@ public final class AdminApplication: HTTPResponder {
 
     enum Endpoint: Sendable {
         case findAccounts, accountDetail, eraseAccount, disableAccount, enableAccount, revokeSessions, revokeSession, removePasskey, auditEvents, openAPI
+        case createWebhook, listWebhooks, webhook, deleteWebhook, enableWebhook
     }
+
+    /// The largest body an admin call takes (a webhook's registration).
+    static let bodyLimit = 8192
 
     static let router: Router<Endpoint> = {
         var router = Router<Endpoint>()
@@ -41,6 +45,11 @@ public final class AdminApplication: HTTPResponder {
         router.add("DELETE", "/admin/v1/accounts/{accountID}/sessions/{sessionID}", .revokeSession)
         router.add("DELETE", "/admin/v1/accounts/{accountID}/passkeys/{credentialID}", .removePasskey)
         router.add("GET", "/admin/v1/audit-events", .auditEvents)
+        router.add("POST", "/admin/v1/webhooks", .createWebhook)
+        router.add("GET", "/admin/v1/webhooks", .listWebhooks)
+        router.add("GET", "/admin/v1/webhooks/{webhookID}", .webhook)
+        router.add("DELETE", "/admin/v1/webhooks/{webhookID}", .deleteWebhook)
+        router.add("POST", "/admin/v1/webhooks/{webhookID}/enable", .enableWebhook)
         router.add("GET", "/admin/v1/openapi.json", .openAPI)
         return router
     }()
@@ -90,7 +99,16 @@ public final class AdminApplication: HTTPResponder {
             return GatewayApplication.jsonResponse(200, bytes: AdminOpenAPIDocument.bytes, cacheable: false)
         }
         try gateway.limit(perAddress, key: context.clientAddress, name: "admin_per_address", context)
-        guard context.request.body.isEmpty else { throw APIProblem.invalidRequest("Admin calls here take no body.") }
+        if endpoint == .createWebhook {
+            guard context.request.headers["content-type"]?.lowercased().hasPrefix("application/json") == true else {
+                throw APIProblem.unsupportedMediaType
+            }
+            guard context.request.body.count <= Self.bodyLimit else {
+                throw APIProblem.invalidRequest("The body is over \(Self.bodyLimit) bytes.")
+            }
+        } else {
+            guard context.request.body.isEmpty else { throw APIProblem.invalidRequest("Admin calls here take no body.") }
+        }
         let token = try Self.adminToken(context)
         let query = try AdminQuery(context.request.query)
         let admin = AdminServiceClient(
@@ -175,9 +193,65 @@ public final class AdminApplication: HTTPResponder {
             var page: [(String, JSONValue)] = [("events", .array(events.map(Self.event)))]
             if events.count == Int(request.limit), let last = events.last { page.append(("nextBefore", .number(Double(last.id)))) }
             return GatewayApplication.json(200, .object(JSONObject(page)))
+        case .createWebhook:
+            try query.allowOnly([])
+            let body = try JSONBody(bytes: context.request.body)
+            if let unknown = body.object.keys.first(where: { !["url", "eventTypes", "description"].contains($0) }) {
+                throw APIProblem.invalidRequest("Unknown member \(unknown.prefix(32)).")
+            }
+            var request = CreateWebhookRequest()
+            request.adminToken = token
+            request.url = try body.string("url")
+            guard case .array(let types)? = body.object["eventTypes"] else {
+                throw APIProblem.invalidRequest("eventTypes must be an array of event types.")
+            }
+            request.eventTypes = try types.map { type in
+                guard case .string(let text) = type, (1...64).contains(text.utf8.count) else {
+                    throw APIProblem.invalidRequest("eventTypes must hold strings of 1 to 64 bytes.")
+                }
+                return text
+            }
+            request.description = try body.optionalString("description") ?? ""
+            let created = try await admin.createWebhook(request)
+            return GatewayApplication.json(201, Self.webhook(created.webhook ?? WebhookEntry(), secret: created.secret))
+        case .listWebhooks:
+            try query.allowOnly([])
+            var request = ListWebhooksRequest()
+            request.adminToken = token
+            let listed = try await admin.listWebhooks(request)
+            return GatewayApplication.json(200, .object(["webhooks": .array(listed.webhooks.map { Self.webhook($0) })]))
+        case .webhook, .deleteWebhook, .enableWebhook:
+            try query.allowOnly([])
+            var request = WebhookRequest()
+            request.adminToken = token
+            request.webhookID = try context.parameter("webhookID")
+            switch endpoint {
+            case .webhook: return GatewayApplication.json(200, Self.webhook(try await admin.getWebhook(request)))
+            case .deleteWebhook:
+                _ = try await admin.deleteWebhook(request)
+                return GatewayApplication.noContent
+            default:
+                let enabled = try await admin.enableWebhook(request)
+                return GatewayApplication.json(200, .object(["changed": .boolean(enabled.changed)]))
+            }
         case .openAPI:
             return GatewayApplication.jsonResponse(200, bytes: AdminOpenAPIDocument.bytes, cacheable: false)
         }
+    }
+
+    /// An endpoint as the admin API shows it; `secret` only in the answer to its registration.
+    static func webhook(_ entry: WebhookEntry, secret: String? = nil) -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("webhookID", .string(entry.webhookID)), ("url", .string(entry.url)),
+            ("eventTypes", .array(entry.eventTypes.map { .string($0) })), ("description", .string(entry.description)),
+            ("createdAt", time(entry.createdAtUnixMilliseconds)), ("createdBy", .string(entry.createdBy)),
+            ("disabledAt", time(entry.disabledAtUnixMilliseconds)),
+            ("disabledReason", entry.disabledReason.isEmpty ? .null : .string(entry.disabledReason)),
+            ("failingSince", time(entry.failingSinceUnixMilliseconds)),
+            ("pendingDeliveries", .number(Double(entry.pendingDeliveries))),
+        ]
+        if let secret { members.append(("secret", .string(secret))) }
+        return .object(JSONObject(members))
     }
 
     /// The admin token of `Authorization: Bearer`: 401 without one, or with text that cannot be one (no call is

@@ -4,13 +4,16 @@ import Foundation
 import GRPC
 import ServiceContracts
 import ServiceIdentity
+import Webhooks
 
 /// session-service's `passkey.v1.AdminService`: the admin API's operations, translated to `AdminUseCases` calls.
 public struct AdminService: AdminServiceHandler {
     let useCases: AdminUseCases
+    let webhooks: WebhookAdministration
 
-    public init(useCases: AdminUseCases) {
+    public init(useCases: AdminUseCases, webhooks: WebhookAdministration) {
         self.useCases = useCases
+        self.webhooks = webhooks
     }
 
     public func findAccounts(_ request: FindAccountsRequest, context: ServerContext) async throws -> FindAccountsResponse {
@@ -152,6 +155,64 @@ public struct AdminService: AdminServiceHandler {
             return entry
         }
         return response
+    }
+}
+
+// MARK: - Webhooks
+
+extension AdminService {
+    public func createWebhook(_ request: CreateWebhookRequest, context: ServerContext) async throws
+        -> CreateWebhookResponse
+    {
+        let created = try await webhooks.create(
+            token: request.adminToken, url: request.url, eventTypes: request.eventTypes, description: request.description)
+        var response = CreateWebhookResponse()
+        response.webhook = Self.entry(created.endpoint)
+        response.secret = created.secret.text
+        return response
+    }
+
+    public func listWebhooks(_ request: ListWebhooksRequest, context: ServerContext) async throws -> ListWebhooksResponse {
+        var response = ListWebhooksResponse()
+        response.webhooks = try await webhooks.list(token: request.adminToken).map(Self.entry)
+        return response
+    }
+
+    public func getWebhook(_ request: WebhookRequest, context: ServerContext) async throws -> WebhookEntry {
+        Self.entry(try await webhooks.endpoint(token: request.adminToken, id: try Self.webhookID(request.webhookID)))
+    }
+
+    public func deleteWebhook(_ request: WebhookRequest, context: ServerContext) async throws -> DeleteWebhookResponse {
+        try await webhooks.delete(token: request.adminToken, id: try Self.webhookID(request.webhookID))
+        return DeleteWebhookResponse()
+    }
+
+    public func enableWebhook(_ request: WebhookRequest, context: ServerContext) async throws -> EnableWebhookResponse {
+        var response = EnableWebhookResponse()
+        response.changed = try await webhooks.enable(token: request.adminToken, id: try Self.webhookID(request.webhookID))
+        return response
+    }
+
+    static func webhookID(_ text: String) throws -> UUID {
+        guard text.utf8.count == 36, let id = UUID(uuidString: text) else {
+            throw DomainError(.invalidRequest, "webhookID is not a UUID")
+        }
+        return id
+    }
+
+    static func entry(_ endpoint: WebhookEndpoint) -> WebhookEntry {
+        var entry = WebhookEntry()
+        entry.webhookID = endpoint.id.uuidString.lowercased()
+        entry.url = endpoint.url
+        entry.eventTypes = endpoint.eventTypes
+        entry.description = endpoint.description
+        entry.createdAtUnixMilliseconds = endpoint.createdAt.unixMilliseconds
+        entry.createdBy = endpoint.createdBy
+        entry.disabledAtUnixMilliseconds = endpoint.disabledAt?.unixMilliseconds ?? 0
+        entry.disabledReason = endpoint.disabledReason ?? ""
+        entry.failingSinceUnixMilliseconds = endpoint.failingSince?.unixMilliseconds ?? 0
+        entry.pendingDeliveries = Int64(endpoint.pending)
+        return entry
     }
 }
 

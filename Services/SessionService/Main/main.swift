@@ -2,13 +2,17 @@ import AccountRecovery
 import Configuration
 import Crypto
 import Foundation
-import MailDelivery
+import CurlTransport
 import Observability
 import PasswordHashing
 import PostgresStorage
 import ServiceContracts
 import ServiceRuntime
 import SessionServiceCore
+import WebhookDelivery
+
+/// The webhook settings, read once; a bad value stops the start (in `register`) as any configuration error does.
+let webhookSettings = Result { try WebhookSettings(environment: ProcessInfo.processInfo.environment) }
 
 await ServiceMain.run(
     name: "session-service", listen: \.sessionServiceListen, callers: SessionService.callers + AdminService.callers,
@@ -26,6 +30,10 @@ await ServiceMain.run(
             SweptTable(
                 PostgresAuditEventRepository.table, retention: context.configuration.auditRetention,
                 deleteBatch: context.storage.auditEvents.deleteEnded),
+            SweptTable(
+                PostgresWebhookRepository.deliveriesTable,
+                retention: (try? webhookSettings.get())?.retention ?? 7 * 86_400,
+                deleteBatch: context.storage.webhooks.deleteDelivered),
         ]
     },
     register: { server, context in
@@ -40,8 +48,18 @@ await ServiceMain.run(
             recovery: context.storage.recovery, random: SecureRandom(),
             revokesOtherSessions: configuration.recoveryRevokesSessions, logger: context.logger)
         SessionService(useCases: useCases, recovery: recovery).register(on: server, using: context)
-        AdminService(useCases: AdminUseCases(admin: context.storage.admin, logger: context.logger))
-            .register(on: server, using: context)
+        // Webhooks: endpoints registered through the admin API; the worker sends what the audit trail queued.
+        let webhooks = try webhookSettings.get()
+        let sender = WebhookSender(settings: webhooks.sender, threadCount: webhooks.lanes)
+        let admin = AdminUseCases(admin: context.storage.admin, logger: context.logger)
+        AdminService(
+            useCases: admin,
+            webhooks: WebhookAdministration(admin: admin, webhooks: context.storage.webhooks, transport: sender)
+        ).register(on: server, using: context)
+        let webhookWorker = WebhookWorker(
+            webhooks: context.storage.webhooks, transport: sender, retry: webhooks.retry, lanes: webhooks.lanes,
+            attemptTimeout: webhooks.sender.timeout, metrics: context.metrics, logger: context.logger)
+        context.background { await webhookWorker.run() }
         let gauges = AdoptionGauges(
             counts: context.storage.signInMethodCounts, metrics: context.metrics, logger: context.logger)
         context.background { await gauges.run() }

@@ -97,7 +97,7 @@ final class MessageBody {
 }
 
 /// libcurl's read callback: copies the next part of the message into its buffer; 0 at the end.
-private let readMessage: ccurl_read_callback = { buffer, size, count, context in
+let readMessage: ccurl_read_callback = { buffer, size, count, context in
     guard let buffer, let context else { return 0 }
     let body = Unmanaged<MessageBody>.fromOpaque(context).takeUnretainedValue()
     let length = min(size * count, body.bytes.count - body.offset)

@@ -1,0 +1,239 @@
+import Foundation
+import Observability
+import Postgres
+import Webhooks
+
+/// `webhook_endpoints` and `webhook_deliveries` (migration 0014). Deliveries are made by the database's trigger on
+/// `audit_events`; this repository registers endpoints and serves the delivery worker: leases, outcomes, backoff
+/// and disabling an endpoint that keeps failing, each change with its audit event in the same statement.
+public struct PostgresWebhookRepository: WebhookRepository {
+    public static let deliveriesTable = "webhook_deliveries"
+    static let endpointColumns = """
+        e.id, e.url, e.event_types, e.description, e.created_at, e.created_by, e.disabled_at, e.disabled_reason,
+        e.failing_since
+        """
+    let pool: PostgresPool
+
+    public func createEndpoint(url: String, eventTypes: [String], description: String, secret: WebhookSecret)
+        async throws -> WebhookEndpoint?
+    {
+        let id = UUID()
+        let creator = AuditContext.current.actor.identifier.map { "admin:" + $0 } ?? AuditContext.current.actor.kind
+        let audit = AuditTrail.rows(
+            .webhookCreated, from: "created",
+            detail: ["webhook.id": id.uuidString.lowercased(), "event_types": eventTypes.joined(separator: ",")])
+        return try await translatingErrors {
+            try await pool.transaction { connection in
+                // One registration at a time, so the count below holds until commit.
+                try connection.execute("LOCK TABLE webhook_endpoints IN SHARE ROW EXCLUSIVE MODE")
+                let count = try connection.execute("SELECT count(*)::bigint AS n FROM webhook_endpoints")
+                    .first?.decode(Int.self, "n") ?? 0
+                guard count < WebhookEndpoint.countLimit else { return nil }
+                let rows = try connection.execute(
+                    """
+                    WITH created AS (
+                             INSERT INTO webhook_endpoints (id, url, event_types, description, secret, created_by)
+                             VALUES (\(id), \(url), \(PostgresTextArray(eventTypes))::text[], \(description),
+                                     \(PostgresBytes(secret.bytes)), \(creator))
+                             RETURNING *, NULL::uuid AS account_id),
+                         audited AS (\(fragment: audit))
+                    SELECT \(unsafeSQL: Self.endpointColumns), 0::bigint AS pending FROM created e
+                    """)
+                return try rows.first.map(Self.decode)
+            }
+        }
+    }
+
+    public func endpoints() async throws -> [WebhookEndpoint] {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                SELECT \(unsafeSQL: Self.endpointColumns),
+                       (SELECT count(*) FROM webhook_deliveries d
+                        WHERE d.endpoint_id = e.id AND d.delivered_at IS NULL)::bigint AS pending
+                FROM webhook_endpoints e ORDER BY e.created_at, e.id
+                """
+            ).map(Self.decode)
+        }
+    }
+
+    public func endpoint(_ id: UUID) async throws -> WebhookEndpoint? {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                SELECT \(unsafeSQL: Self.endpointColumns),
+                       (SELECT count(*) FROM webhook_deliveries d
+                        WHERE d.endpoint_id = e.id AND d.delivered_at IS NULL)::bigint AS pending
+                FROM webhook_endpoints e WHERE e.id = \(id)
+                """
+            ).first.map(Self.decode)
+        }
+    }
+
+    public func deleteEndpoint(_ id: UUID) async throws -> Bool {
+        let audit = AuditTrail.rows(.webhookDeleted, from: "deleted", detail: ["webhook.id": id.uuidString.lowercased()])
+        return try await translatingErrors {
+            try await pool.query(
+                """
+                WITH deleted AS (
+                         DELETE FROM webhook_endpoints WHERE id = \(id) RETURNING NULL::uuid AS account_id),
+                     audited AS (\(fragment: audit))
+                SELECT count(*)::bigint AS deleted FROM deleted
+                """
+            ).first?.decode(Int.self, "deleted") == 1
+        }
+    }
+
+    public func enableEndpoint(_ id: UUID) async throws -> Bool? {
+        let audit = AuditTrail.rows(.webhookEnabled, from: "enabled", detail: ["webhook.id": id.uuidString.lowercased()])
+        return try await translatingErrors {
+            let row = try await pool.query(
+                """
+                WITH enabled AS (
+                         UPDATE webhook_endpoints
+                         SET disabled_at = NULL, disabled_reason = NULL, failures = 0, failing_since = NULL,
+                             retry_at = NULL
+                         WHERE id = \(id) AND disabled_at IS NOT NULL
+                         RETURNING NULL::uuid AS account_id),
+                     audited AS (\(fragment: audit))
+                SELECT (SELECT count(*) FROM enabled)::bigint AS enabled,
+                       EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = \(id)) AS found
+                """
+            ).first
+            guard let row, try row.decode(Bool.self, "found") else { return nil }
+            return try row.decode(Int.self, "enabled") == 1
+        }
+    }
+
+    public func lease(endpoints: Int, batch: Int, lease seconds: TimeInterval) async throws -> [WebhookBatch] {
+        let lease = UUID()
+        return try await translatingErrors {
+            let rows = try await pool.query(
+                """
+                WITH due AS (
+                         SELECT e.id FROM webhook_endpoints e
+                         WHERE e.disabled_at IS NULL
+                           AND (e.retry_at IS NULL OR e.retry_at <= now())
+                           AND (e.leased_until IS NULL OR e.leased_until <= now())
+                           AND EXISTS (SELECT 1 FROM webhook_deliveries d
+                                       WHERE d.endpoint_id = e.id AND d.delivered_at IS NULL)
+                         ORDER BY e.retry_at NULLS FIRST, e.id
+                         LIMIT \(endpoints)
+                         FOR UPDATE SKIP LOCKED),
+                     leased AS (
+                         UPDATE webhook_endpoints e
+                         SET lease = \(lease), leased_until = now() + \(Int(seconds * 1000)) * interval '1 millisecond'
+                         FROM due WHERE e.id = due.id
+                         RETURNING e.id, e.url, e.secret, e.failures)
+                SELECT l.id AS endpoint_id, l.url, l.secret, l.failures, d.id, d.event_type, d.payload, d.attempts
+                FROM leased l
+                CROSS JOIN LATERAL (
+                    SELECT id, event_type, payload, attempts FROM webhook_deliveries
+                    WHERE endpoint_id = l.id AND delivered_at IS NULL
+                    ORDER BY event_id LIMIT \(batch)) d
+                ORDER BY l.id
+                """)
+            var batches: [WebhookBatch] = []
+            for row in rows {
+                let endpointID = try row.decode(UUID.self, "endpoint_id")
+                let delivery = WebhookDelivery(
+                    id: try row.decode(UUID.self, "id"), endpointID: endpointID,
+                    eventType: try row.decode(String.self, "event_type"),
+                    payload: Array(try row.decode(String.self, "payload").utf8),
+                    attempts: try row.decode(Int.self, "attempts"))
+                if batches.last?.endpointID == endpointID {
+                    batches[batches.count - 1].deliveries.append(delivery)
+                } else {
+                    batches.append(
+                        WebhookBatch(
+                            endpointID: endpointID, url: try row.decode(String.self, "url"),
+                            secret: WebhookSecret(bytes: try row.decode(PostgresBytes.self, "secret").bytes),
+                            lease: lease, failures: try row.decode(Int.self, "failures"), deliveries: [delivery]))
+                }
+            }
+            return batches
+        }
+    }
+
+    public func recordDelivered(_ delivery: WebhookDelivery, lease: UUID, extendingBy seconds: TimeInterval)
+        async throws
+    {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                WITH delivered AS (
+                         UPDATE webhook_deliveries
+                         SET delivered_at = now(), attempts = attempts + 1, last_error = NULL
+                         WHERE id = \(delivery.id) AND delivered_at IS NULL)
+                UPDATE webhook_endpoints
+                SET failures = 0, failing_since = NULL, retry_at = NULL,
+                    leased_until = now() + \(Int(seconds * 1000)) * interval '1 millisecond'
+                WHERE id = \(delivery.endpointID) AND lease = \(lease)
+                """)
+        }
+    }
+
+    public func recordFailure(
+        _ delivery: WebhookDelivery, lease: UUID, error: String, retryAfter: TimeInterval, disableAfter: TimeInterval
+    ) async throws -> Bool {
+        let message = String(error.prefix(512))
+        var context = AuditContext.current
+        context.actor = .system
+        let audit = AuditContext.$current.withValue(context) {
+            AuditTrail.rows(
+                .webhookDisabled, from: "disabled",
+                detail: ["webhook.id": delivery.endpointID.uuidString.lowercased(), "error": message])
+        }
+        return try await translatingErrors {
+            try await pool.query(
+                """
+                WITH attempted AS (
+                         UPDATE webhook_deliveries SET attempts = attempts + 1, last_error = \(message)
+                         WHERE id = \(delivery.id) AND delivered_at IS NULL),
+                     failed AS (
+                         UPDATE webhook_endpoints
+                         SET failures = failures + 1, failing_since = COALESCE(failing_since, now()),
+                             retry_at = now() + \(Int(retryAfter * 1000)) * interval '1 millisecond',
+                             lease = NULL, leased_until = NULL,
+                             disabled_at = CASE
+                                 WHEN COALESCE(failing_since, now())
+                                      <= now() - \(Int(disableAfter * 1000)) * interval '1 millisecond' THEN now() END,
+                             disabled_reason = CASE
+                                 WHEN COALESCE(failing_since, now())
+                                      <= now() - \(Int(disableAfter * 1000)) * interval '1 millisecond'
+                                 THEN 'failing since ' || COALESCE(failing_since, now())::text || ': ' || \(message) END
+                         WHERE id = \(delivery.endpointID) AND lease = \(lease) AND disabled_at IS NULL
+                         RETURNING disabled_at IS NOT NULL AS disabled),
+                     disabled AS (SELECT NULL::uuid AS account_id FROM failed WHERE disabled),
+                     audited AS (\(fragment: audit))
+                SELECT COALESCE((SELECT disabled FROM failed), false) AS disabled
+                """
+            ).first?.decode(Bool.self, "disabled") ?? false
+        }
+    }
+
+    public func release(endpoint: UUID, lease: UUID) async throws {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                UPDATE webhook_endpoints SET lease = NULL, leased_until = NULL
+                WHERE id = \(endpoint) AND lease = \(lease)
+                """)
+        }
+    }
+
+    public func deleteDelivered(before cutoff: Date, limit: Int) async throws -> Int {
+        try await EndedRowDeletion(pool: pool, table: Self.deliveriesTable, endColumns: ["delivered_at"])
+            .delete(before: cutoff, limit: limit)
+    }
+
+    static func decode(_ row: PostgresRow) throws -> WebhookEndpoint {
+        WebhookEndpoint(
+            id: try row.decode(UUID.self, "id"), url: try row.decode(String.self, "url"),
+            eventTypes: try row.decode(PostgresTextArray.self, "event_types").elements,
+            description: try row.decode(String.self, "description"), createdAt: try row.decode(Date.self, "created_at"),
+            createdBy: try row.decode(String.self, "created_by"), disabledAt: try row.decode(Date?.self, "disabled_at"),
+            disabledReason: try row.decode(String?.self, "disabled_reason"),
+            failingSince: try row.decode(Date?.self, "failing_since"), pending: try row.decode(Int.self, "pending"))
+    }
+}

@@ -1,0 +1,40 @@
+import Crypto
+import Encoding
+
+/// An endpoint's signing secret in the Standard Webhooks form: `whsec_` and the base64 of 32 random bytes. It is
+/// shown once, when the endpoint is registered; the receiver verifies each delivery's signature with it.
+public struct WebhookSecret: Sendable, Equatable {
+    public static let prefix = "whsec_"
+    public static let byteCount = 32
+
+    public let bytes: [UInt8]
+
+    public init(bytes: [UInt8]) { self.bytes = bytes }
+
+    public init(random: any RandomSource) { bytes = random.bytes(count: Self.byteCount) }
+
+    /// `whsec_` and the standard base64 of the key, as receivers' libraries take it.
+    public var text: String { Self.prefix + Base64URL.encodeStandard(bytes) }
+}
+
+/// Standard Webhooks signatures (https://www.standardwebhooks.com): the receiver recomputes HMAC-SHA256 over
+/// `id.timestamp.body` with the endpoint's secret and compares it with `webhook-signature`, and refuses a timestamp
+/// too far from its clock, so a captured delivery cannot be replayed later.
+public enum WebhookSignature {
+    /// The three headers of one delivery attempt: `webhook-id` (the same on every attempt, for the receiver to drop
+    /// repeats), `webhook-timestamp` (seconds since 1970, this attempt's) and `webhook-signature` (`v1,` and the
+    /// base64 HMAC).
+    public static func headers(
+        messageID: String, timestamp: Int64, payload: [UInt8], secret: WebhookSecret
+    ) -> [(name: String, value: String)] {
+        [
+            ("webhook-id", messageID), ("webhook-timestamp", String(timestamp)),
+            ("webhook-signature", signature(messageID: messageID, timestamp: timestamp, payload: payload, secret: secret)),
+        ]
+    }
+
+    public static func signature(messageID: String, timestamp: Int64, payload: [UInt8], secret: WebhookSecret) -> String {
+        let signed = Array("\(messageID).\(timestamp).".utf8) + payload
+        return "v1," + Base64URL.encodeStandard(hmacSHA256(key: secret.bytes, data: signed))
+    }
+}
