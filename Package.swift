@@ -49,7 +49,7 @@ let persistenceTargets: [Target] = [
     .executableTarget(name: "passkey-migrate", dependencies: ["Postgres", "PostgresStorage"], path: "Services/Migrate"),
     .executableTarget(
         name: "passkey-admin",
-        dependencies: ["AdminAccess", "Configuration", "Crypto", "JSON", "Observability", "Postgres", "PostgresStorage"],
+        dependencies: ["AdminAccess", "Configuration", "Crypto", "Encoding", "JSON", "Observability", "Postgres", "PostgresStorage"],
         path: "Services/AdminCLI"),
     .target(name: "PostgresTestSupport", dependencies: ["Postgres"], path: "Tests/PostgresTestSupport"),
     .target(
