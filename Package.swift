@@ -266,7 +266,9 @@ let serviceTargets: [Target] = [
             "RuntimeMetrics", "ServiceContracts", "TraceExport",
             "ServiceIdentity", "ServiceTransport", "TLSChannels", "WebAuthn", "PasskeyPolicy", "AdminAccess",
         ],
-        path: "Services/Gateway/Core", resources: [.copy("Web"), .copy("openapi.json"), .copy("openapi-admin.json")]),
+        path: "Services/Gateway/Core", resources: [
+            .copy("Web"), .copy("openapi.json"), .copy("openapi-admin.json"), .copy("admin-page.html"),
+        ]),
     .executableTarget(
         name: "gateway", dependencies: ["GatewayCore", "Configuration", "Observability"], path: "Services/Gateway/Main"),
     .testTarget(
