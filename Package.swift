@@ -51,6 +51,7 @@ let persistenceTargets: [Target] = [
         name: "passkey-admin",
         dependencies: ["AdminAccess", "Configuration", "Crypto", "Encoding", "JSON", "Observability", "Postgres", "PostgresStorage"],
         path: "Services/AdminCLI"),
+    .testTarget(name: "AdminCLITests", dependencies: ["passkey-admin"], path: "Tests/AdminCLITests"),
     .target(name: "PostgresTestSupport", dependencies: ["Postgres"], path: "Tests/PostgresTestSupport"),
     .target(
         name: "PasswordHashing", dependencies: ["CArgon2", "CXCrypt", "Crypto", "Encoding", "WorkerThreads"],
