@@ -50,8 +50,9 @@ let persistenceTargets: [Target] = [
     .executableTarget(name: "passkey-migrate", dependencies: ["Postgres", "PostgresStorage"], path: "Services/Migrate"),
     .executableTarget(
         name: "passkey-admin",
-        dependencies: ["AdminAccess", "Configuration", "Crypto", "JSON", "Observability", "Postgres", "PostgresStorage"],
+        dependencies: ["AdminAccess", "Configuration", "Crypto", "Encoding", "JSON", "Observability", "Postgres", "PostgresStorage"],
         path: "Services/AdminCLI"),
+    .testTarget(name: "AdminCLITests", dependencies: ["passkey-admin"], path: "Tests/AdminCLITests"),
     .target(name: "PostgresTestSupport", dependencies: ["Postgres"], path: "Tests/PostgresTestSupport"),
     .target(
         name: "PasswordHashing", dependencies: ["CArgon2", "CXCrypt", "Crypto", "Encoding", "WorkerThreads"],
@@ -276,7 +277,9 @@ let serviceTargets: [Target] = [
             "RuntimeMetrics", "ServiceContracts", "TraceExport",
             "ServiceIdentity", "ServiceTransport", "TLSChannels", "WebAuthn", "PasskeyPolicy", "AdminAccess",
         ],
-        path: "Services/Gateway/Core", resources: [.copy("Web"), .copy("openapi.json"), .copy("openapi-admin.json")]),
+        path: "Services/Gateway/Core", resources: [
+            .copy("Web"), .copy("openapi.json"), .copy("openapi-admin.json"), .copy("admin-page.html"),
+        ]),
     .executableTarget(
         name: "gateway", dependencies: ["GatewayCore", "Configuration", "Observability"], path: "Services/Gateway/Main"),
     .testTarget(

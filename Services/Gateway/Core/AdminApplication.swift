@@ -17,6 +17,8 @@ public final class AdminApplication: HTTPResponder {
     let gateway: GatewayApplication
     /// Admin calls per client address; unknown and bad tokens count alike.
     let perAddress: TokenBucketLimiter?
+    /// The operators' page at `/admin/`.
+    let page = AdminPage()
 
     public init(gateway: GatewayApplication) {
         self.gateway = gateway
@@ -65,7 +67,14 @@ public final class AdminApplication: HTTPResponder {
         var response: HTTPResponse
         switch Self.router.match(method: request.method, path: request.path) {
         case .notFound:
-            response = APIProblem.notFound.response
+            if let page = page.response(method: request.method, path: request.path) {
+                routeName = "page"
+                response = page
+                break
+            }
+            response =
+                request.path == AdminPage.path
+                ? APIProblem.methodNotAllowed(allowed: ["GET", "HEAD"]).response : APIProblem.notFound.response
         case .methodNotAllowed(let allowed):
             response = APIProblem.methodNotAllowed(allowed: allowed).response
         case .found(let endpoint, let route, let parameters):
