@@ -30,13 +30,13 @@ struct AdminAPI {
 
     /// The answer to `method path?query` when it is a success; any other answer, or none, ends the process with its
     /// exit status and one line on stderr.
-    func call(_ method: String, _ path: String, query: [(String, String)] = []) -> AdminHTTPResponse {
+    func call(_ method: String, _ path: String, query: [(String, String)] = [], body: [UInt8] = []) -> AdminHTTPResponse {
         let target =
             query.isEmpty
             ? path : path + "?" + query.map { "\(Self.escaped($0.0))=\(Self.escaped($0.1))" }.joined(separator: "&")
         let response: AdminHTTPResponse
         do {
-            response = try AdminHTTPClient.send(method: method, target: target, bearer: token, to: address)
+            response = try AdminHTTPClient.send(method: method, target: target, bearer: token, body: body, to: address)
         } catch { finish(.failed, "the admin API at \(address.authority) (PASSKEY_ADMIN_URL): \(error.description)") }
         guard (200..<300).contains(response.status) else { Self.refuse(response) }
         return response
@@ -103,7 +103,7 @@ extension String {
 /// `passkey remove` and `audit events`. Every argument is checked before the environment is read and before any
 /// request is made.
 enum AdminAPICommands {
-    static let words: Set<String> = ["accounts", "account", "sessions", "passkey", "audit"]
+    static let words: Set<String> = ["accounts", "account", "sessions", "passkey", "audit", "webhooks", "webhook"]
 
     static func run(_ arguments: [String]) {
         guard arguments.count >= 2 else { finish(.usage, usage) }
@@ -117,6 +117,10 @@ enum AdminAPICommands {
         case "sessions revoke": revokeSessions(rest)
         case "passkey remove": removePasskey(rest)
         case "audit events": auditEvents(rest)
+        case "webhooks list": listWebhooks(rest)
+        case "webhook create": createWebhook(rest)
+        case "webhook show": showWebhook(rest)
+        case "webhook delete", "webhook enable": changeWebhook(rest, verb: arguments[1])
         default: finish(.usage, "unknown command \(Printable.clip(command, 60))\n\(usage)")
         }
     }
@@ -245,5 +249,61 @@ enum AdminAPICommands {
         let api = AdminAPI.fromEnvironment()
         emit(
             api, api.call("GET", "/admin/v1/audit-events", query: query), json: options.json, table: AdminTables.events)
+    }
+
+    static func listWebhooks(_ arguments: ArraySlice<String>) {
+        let options = Options(arguments, valued: [], flags: ["--json"])
+        _ = options.positional(0...0, "webhooks list takes no arguments")
+        let api = AdminAPI.fromEnvironment()
+        emit(api, api.call("GET", "/admin/v1/webhooks"), json: options.json, table: AdminTables.webhooks)
+    }
+
+    /// Registers an endpoint; the secret is printed once, alone on the last line (or in the JSON).
+    static func createWebhook(_ arguments: ArraySlice<String>) {
+        let options = Options(arguments, valued: ["--url", "--description"], repeatable: ["--type"], flags: ["--json"])
+        _ = options.positional(0...0, "webhook create takes no arguments")
+        guard let url = options.values["--url"], !url.isEmpty, url.utf8.count <= 2048 else {
+            finish(.usage, "webhook create needs --url of 1 to 2048 bytes\n\(usage)")
+        }
+        let types = (options.repeated["--type"] ?? []).flatMap { $0.split(separator: ",").map(String.init) }
+        guard (1...64).contains(types.count) else { finish(.usage, "webhook create needs 1 to 64 --type values (or *)") }
+        for type in types where type != "*" { _ = ArgumentCheck.eventType(type) }
+        let description = options.values["--description"] ?? ""
+        guard description.count <= 256 else { finish(.usage, "--description: at most 256 characters") }
+        let body = JSONWriter.string(
+            .object(
+                JSONObject([
+                    ("url", .string(url)), ("eventTypes", .array(types.map { .string($0) })),
+                    ("description", .string(description)),
+                ])))
+        let api = AdminAPI.fromEnvironment()
+        emit(api, api.call("POST", "/admin/v1/webhooks", body: Array(body.utf8)), json: options.json) { document in
+            AdminTables.webhooks(.object(["webhooks": .array([document])]))
+                + "\nthe signing secret, shown once:\n\(AdminTables.cell(document["secret"]))"
+        }
+    }
+
+    static func showWebhook(_ arguments: ArraySlice<String>) {
+        let options = Options(arguments, valued: [], flags: ["--json"])
+        let id = ArgumentCheck.uuid(options.positional(1...1, "webhook show needs one webhook ID")[0], "WEBHOOK")
+        let api = AdminAPI.fromEnvironment()
+        emit(api, api.call("GET", "/admin/v1/webhooks/\(id)"), json: options.json) { document in
+            AdminTables.webhooks(.object(["webhooks": .array([document])]))
+                + (document["disabledReason"]?.stringValue.map { "\ndisabled: \(Printable.text($0))" } ?? "")
+        }
+    }
+
+    static func changeWebhook(_ arguments: ArraySlice<String>, verb: String) {
+        let options = Options(arguments, valued: [], flags: ["--json"])
+        let id = ArgumentCheck.uuid(options.positional(1...1, "webhook \(verb) needs one webhook ID")[0], "WEBHOOK")
+        let api = AdminAPI.fromEnvironment()
+        if verb == "delete" {
+            _ = api.call("DELETE", "/admin/v1/webhooks/\(id)")
+            print(options.json ? JSONWriter.string(.object(JSONObject([("deleted", .string(id))]))) : "deleted webhook \(id)")
+        } else {
+            emit(api, api.call("POST", "/admin/v1/webhooks/\(id)/enable"), json: options.json) { document in
+                document["changed"]?.boolValue == true ? "enabled webhook \(id)" : "webhook \(id) was already enabled"
+            }
+        }
     }
 }

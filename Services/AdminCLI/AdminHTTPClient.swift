@@ -92,16 +92,17 @@ enum AdminHTTPClient {
     static let bodyLimit = 8 * 1024 * 1024
 
     static func send(
-        method: String, target: String, bearer: String, to address: AdminAPIAddress, timeoutSeconds: Int = 30
+        method: String, target: String, bearer: String, body: [UInt8] = [], to address: AdminAPIAddress,
+        timeoutSeconds: Int = 30
     ) throws(AdminHTTPFailure) -> AdminHTTPResponse {
         let deadline = monotonicMilliseconds() + Int64(timeoutSeconds) * 1000
         let socket = try connect(to: address, until: deadline)
         defer { close(socket) }
         let head =
             "\(method) \(target) HTTP/1.1\r\nHost: \(address.authority)\r\nUser-Agent: passkey-admin\r\n"
-            + "Accept: application/json\r\nAuthorization: Bearer \(bearer)\r\nContent-Length: 0\r\n"
-            + "Connection: close\r\n\r\n"
-        try write(Array(head.utf8), to: socket, until: deadline)
+            + "Accept: application/json\r\nAuthorization: Bearer \(bearer)\r\nContent-Length: \(body.count)\r\n"
+            + (body.isEmpty ? "" : "Content-Type: application/json\r\n") + "Connection: close\r\n\r\n"
+        try write(Array(head.utf8) + body, to: socket, until: deadline)
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {

@@ -102,4 +102,21 @@ enum AdminTables {
         if let next = document["nextBefore"], !next.isNull { text += "\nmore: --before \(cell(next))" }
         return text
     }
+
+    /// `GET /admin/v1/webhooks`: one row per endpoint.
+    static func webhooks(_ document: JSONValue) -> String {
+        let hooks = document["webhooks"]?.arrayValue ?? []
+        if hooks.isEmpty { return "no webhook endpoint" }
+        return table(
+            ["WEBHOOK ID", "STATE", "PENDING", "EVENT TYPES", "URL"],
+            hooks.map { hook in
+                let state =
+                    hook["disabledAt"]?.stringValue != nil
+                    ? "disabled" : hook["failingSince"]?.stringValue != nil ? "failing" : "enabled"
+                return [
+                    cell(hook["webhookID"]), state, cell(hook["pendingDeliveries"]), cell(hook["eventTypes"]),
+                    cell(hook["url"]),
+                ]
+            })
+    }
 }

@@ -14,13 +14,17 @@ let usage = """
            passkey-admin passkey remove ACCOUNT CREDENTIAL [--override-last-sign-in-method] [--json]
            passkey-admin audit events [--account ACCOUNT] [--type TYPE]... [--since TIME] [--until TIME]
                                       [--before ID] [--limit 1-500] [--json]
+           passkey-admin webhooks list [--json]
+           passkey-admin webhook create --url URL --type TYPE... [--description TEXT] [--json]
+           passkey-admin webhook show|delete|enable WEBHOOK [--json]
 
     The token commands use DATABASE_URL; a new token is printed once, alone on the last line. SCOPES is a
     comma-separated list of read, write and erase; DURATION is like 90s, 12h or 30d.
     The other commands call the admin API at PASSKEY_ADMIN_URL (default http://127.0.0.1:8081) with the admin
-    token in PASSKEY_ADMIN_TOKEN. ACCOUNT and SESSION are UUIDs, CREDENTIAL a credential ID in base64url. TIME is
+    token in PASSKEY_ADMIN_TOKEN. ACCOUNT, SESSION and WEBHOOK are UUIDs, CREDENTIAL a credential ID in base64url. TIME is
     an RFC 3339 time (2025-01-31T12:00:00Z), a date (2025-01-31, midnight UTC), a time before now (90m, 24h, 7d)
-    or Unix milliseconds. Output is a table, or with --json the API's JSON.
+    or Unix milliseconds. A webhook's TYPE is an audit event type or *; its signing secret is printed once.
+    Output is a table, or with --json the API's JSON.
 
     Exit statuses: 0 done; 1 failed (the database or the admin API unreachable, a 5xx, too many calls);
     2 usage (an unknown command or option, a value out of bounds, a variable unset or malformed, or a call the API

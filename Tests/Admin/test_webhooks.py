@@ -362,3 +362,41 @@ def test_the_destination_guard_refuses_internal_addresses_by_default(stack):
         assert answer[0] == 400 and "https://" in json.loads(answer[2])["detail"], answer
     finally:
         strict.stop()
+
+
+def test_passkey_admin_manages_webhooks_over_the_api(stack):
+    import os
+    import subprocess
+    from passkey_stack import BIN
+
+    def cli(*arguments):
+        environment = {**os.environ, "PASSKEY_ADMIN_URL": stack.admin.base, "PASSKEY_ADMIN_TOKEN": stack.token}
+        return subprocess.run([BIN / "passkey-admin", *arguments], env=environment, capture_output=True, text=True,
+                              timeout=30)
+
+    receiver = Receiver().start()
+    try:
+        created = cli("webhook", "create", "--url", receiver.url, "--type", "audit.sign_in.succeeded,audit.account.created",
+                      "--description", "cli receiver")
+        assert created.returncode == 0, created.stderr
+        secret = created.stdout.strip().splitlines()[-1]
+        assert secret.startswith("whsec_")
+        hook = [w for w in stack.admin.json("GET", "/admin/v1/webhooks", stack.token)["webhooks"]
+                if w["url"] == receiver.url][0]
+        listed = cli("webhooks", "list")
+        assert listed.returncode == 0 and hook["webhookID"] in listed.stdout and "enabled" in listed.stdout
+        shown = cli("webhook", "show", hook["webhookID"], "--json")
+        assert shown.returncode == 0 and json.loads(shown.stdout)["webhookID"] == hook["webhookID"]
+        assert "secret" not in json.loads(shown.stdout)
+        account_id, _ = new_account(stack)
+        wait_for(lambda: any(e["data"]["accountId"] == account_id for e in receiver.events(secret)), 10,
+                 lambda: receiver.requests)
+        assert cli("webhook", "enable", hook["webhookID"]).stdout.strip().endswith("was already enabled")
+        assert cli("webhook", "delete", hook["webhookID"]).returncode == 0
+        assert cli("webhook", "show", hook["webhookID"]).returncode == 3
+        assert cli("webhook", "create", "--url", receiver.url).returncode == 2
+        refused = cli("webhook", "create", "--url", "http://10.0.0.1/x", "--type", "*")
+        assert refused.returncode == 2 and "private" in refused.stderr, refused.stderr
+        assert stack.token not in created.stdout + created.stderr + refused.stdout + refused.stderr
+    finally:
+        receiver.stop()

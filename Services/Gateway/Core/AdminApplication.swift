@@ -108,6 +108,7 @@ public final class AdminApplication: HTTPResponder {
             return GatewayApplication.jsonResponse(200, bytes: AdminOpenAPIDocument.bytes, cacheable: false)
         }
         try gateway.limit(perAddress, key: context.clientAddress, name: "admin_per_address", context)
+        let token = try Self.adminToken(context)
         if endpoint == .createWebhook {
             guard context.request.headers["content-type"]?.lowercased().hasPrefix("application/json") == true else {
                 throw APIProblem.unsupportedMediaType
@@ -118,7 +119,6 @@ public final class AdminApplication: HTTPResponder {
         } else {
             guard context.request.body.isEmpty else { throw APIProblem.invalidRequest("Admin calls here take no body.") }
         }
-        let token = try Self.adminToken(context)
         let query = try AdminQuery(context.request.query)
         let admin = AdminServiceClient(
             BackendCaller(application: gateway, service: .session, context: context, ceremony: nil))
