@@ -114,6 +114,8 @@ enum AdminAPICommands {
         case "account show": showAccount(rest)
         case "account disable", "account enable": setDisabled(rest, disabled: arguments[1] == "disable")
         case "account erase": eraseAccount(rest)
+        case "account send-recovery", "account send-verification":
+            sendEmail(rest, purpose: arguments[1] == "send-recovery" ? "recovery" : "verification")
         case "sessions revoke": revokeSessions(rest)
         case "passkey remove": removePasskey(rest)
         case "audit events": auditEvents(rest)
@@ -171,6 +173,18 @@ enum AdminAPICommands {
         }
     }
 
+    /// A recovery or verification code for the account, to `--email` or its first address that qualifies.
+    static func sendEmail(_ arguments: ArraySlice<String>, purpose: String) {
+        let options = Options(arguments, valued: ["--email"], flags: ["--json"])
+        let account = ArgumentCheck.uuid(
+            options.positional(1...1, "account send-\(purpose) needs one account ID")[0], "ACCOUNT")
+        let query = options.values["--email"].map { [("email", ArgumentCheck.email($0))] } ?? []
+        let api = AdminAPI.fromEnvironment()
+        emit(api, api.call("POST", "/admin/v1/accounts/\(account)/\(purpose)-email", query: query), json: options.json) {
+            "sent a \(purpose) code to \(AdminTables.cell($0["sentTo"]))"
+        }
+    }
+
     static func eraseAccount(_ arguments: ArraySlice<String>) {
         let options = Options(arguments, valued: [], flags: ["--json", "--yes"])
         let account = ArgumentCheck.uuid(options.positional(1...1, "account erase needs one account ID")[0], "ACCOUNT")
@@ -199,15 +213,16 @@ enum AdminAPICommands {
     }
 
     static func removePasskey(_ arguments: ArraySlice<String>) {
-        let options = Options(arguments, valued: [], flags: ["--json", "--override-last-sign-in-method"])
+        let options = Options(
+            arguments, valued: [], flags: ["--json", "--override-last-sign-in-method", "--no-recovery-email"])
         let positional = options.positional(2...2, "passkey remove needs an account ID and a credential ID")
         let account = ArgumentCheck.uuid(positional[0], "ACCOUNT")
         let credential = ArgumentCheck.credentialID(positional[1])
         let override = options.flags.contains("--override-last-sign-in-method")
+        var query = override ? [("override", "lastSignInMethod")] : []
+        if options.flags.contains("--no-recovery-email") { query.append(("recoveryEmail", "false")) }
         let api = AdminAPI.fromEnvironment()
-        _ = api.call(
-            "DELETE", "/admin/v1/accounts/\(account)/passkeys/\(credential)",
-            query: override ? [("override", "lastSignInMethod")] : [])
+        _ = api.call("DELETE", "/admin/v1/accounts/\(account)/passkeys/\(credential)", query: query)
         if options.json {
             print(
                 JSONWriter.string(

@@ -134,4 +134,6 @@ public protocol AdminRepository: Sendable {
     /// is no such account; else whether anything changed (disabling a disabled account changes nothing), and how
     /// many sessions were revoked.
     func setDisabled(_ accountID: AccountID, disabled: Bool, at now: Date) async throws -> (changed: Bool, revoked: Int)?
+    /// The account's email addresses, oldest first, and whether it is disabled; nil when there is no such account.
+    func mailTargets(of accountID: AccountID) async throws -> (disabled: Bool, targets: [RecoveryTarget])?
 }

@@ -213,4 +213,20 @@ public struct PostgresAdminRepository: AdminRepository {
         try await translatingErrors { try await pool.query(audit) }
         return events
     }
+
+    public func mailTargets(of accountID: AccountID) async throws -> (disabled: Bool, targets: [RecoveryTarget])? {
+        try await translatingErrors {
+            let rows = try await pool.query(
+                """
+                SELECT a.disabled_at IS NOT NULL AS disabled, a.display_name, e.id, a.id AS account_id, e.email,
+                       e.verified_at IS NOT NULL AS verified
+                FROM accounts a LEFT JOIN account_emails e ON e.account_id = a.id
+                WHERE a.id = \(accountID.rawValue) ORDER BY e.created_at, e.email
+                """)
+            guard let first = rows.first else { return nil }
+            let targets = try rows.filter { try $0.decode(UUID?.self, "id") != nil }
+                .map(PostgresAccountRecoveryRepository.decodeTarget)
+            return (try first.decode(Bool.self, "disabled"), targets)
+        }
+    }
 }

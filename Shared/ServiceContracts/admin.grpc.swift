@@ -20,6 +20,8 @@ public enum AdminServiceMethods {
     public static let eraseAccount = GRPCMethodDescriptor<AdminAccountRequest, EraseAccountResponse>(service: service, name: "EraseAccount")
     /// `SetAccountDisabled(SetAccountDisabledRequest) returns (SetAccountDisabledResponse)`.
     public static let setAccountDisabled = GRPCMethodDescriptor<SetAccountDisabledRequest, SetAccountDisabledResponse>(service: service, name: "SetAccountDisabled")
+    /// `SendAccountEmail(SendAccountEmailRequest) returns (SendAccountEmailResponse)`.
+    public static let sendAccountEmail = GRPCMethodDescriptor<SendAccountEmailRequest, SendAccountEmailResponse>(service: service, name: "SendAccountEmail")
     /// `CreateWebhook(CreateWebhookRequest) returns (CreateWebhookResponse)`.
     public static let createWebhook = GRPCMethodDescriptor<CreateWebhookRequest, CreateWebhookResponse>(service: service, name: "CreateWebhook")
     /// `ListWebhooks(ListWebhooksRequest) returns (ListWebhooksResponse)`.
@@ -31,7 +33,7 @@ public enum AdminServiceMethods {
     /// `EnableWebhook(WebhookRequest) returns (EnableWebhookResponse)`.
     public static let enableWebhook = GRPCMethodDescriptor<WebhookRequest, EnableWebhookResponse>(service: service, name: "EnableWebhook")
     /// Every method's path.
-    public static let paths: [String] = [findAccounts.path, getAccountDetail.path, revokeAccountSessions.path, removeAccountPasskey.path, listAuditEvents.path, eraseAccount.path, setAccountDisabled.path, createWebhook.path, listWebhooks.path, getWebhook.path, deleteWebhook.path, enableWebhook.path]
+    public static let paths: [String] = [findAccounts.path, getAccountDetail.path, revokeAccountSessions.path, removeAccountPasskey.path, listAuditEvents.path, eraseAccount.path, setAccountDisabled.path, sendAccountEmail.path, createWebhook.path, listWebhooks.path, getWebhook.path, deleteWebhook.path, enableWebhook.path]
 }
 
 /// What serves `passkey.v1.AdminService`: one requirement per method.
@@ -43,6 +45,7 @@ public protocol AdminServiceHandler: Sendable {
     func listAuditEvents(_ request: ListAuditEventsRequest, context: ServerContext) async throws -> ListAuditEventsResponse
     func eraseAccount(_ request: AdminAccountRequest, context: ServerContext) async throws -> EraseAccountResponse
     func setAccountDisabled(_ request: SetAccountDisabledRequest, context: ServerContext) async throws -> SetAccountDisabledResponse
+    func sendAccountEmail(_ request: SendAccountEmailRequest, context: ServerContext) async throws -> SendAccountEmailResponse
     func createWebhook(_ request: CreateWebhookRequest, context: ServerContext) async throws -> CreateWebhookResponse
     func listWebhooks(_ request: ListWebhooksRequest, context: ServerContext) async throws -> ListWebhooksResponse
     func getWebhook(_ request: WebhookRequest, context: ServerContext) async throws -> WebhookEntry
@@ -60,6 +63,7 @@ extension AdminServiceHandler {
         server.register(maker.unary(AdminServiceMethods.listAuditEvents) { try await self.listAuditEvents($0, context: $1) })
         server.register(maker.unary(AdminServiceMethods.eraseAccount) { try await self.eraseAccount($0, context: $1) })
         server.register(maker.unary(AdminServiceMethods.setAccountDisabled) { try await self.setAccountDisabled($0, context: $1) })
+        server.register(maker.unary(AdminServiceMethods.sendAccountEmail) { try await self.sendAccountEmail($0, context: $1) })
         server.register(maker.unary(AdminServiceMethods.createWebhook) { try await self.createWebhook($0, context: $1) })
         server.register(maker.unary(AdminServiceMethods.listWebhooks) { try await self.listWebhooks($0, context: $1) })
         server.register(maker.unary(AdminServiceMethods.getWebhook) { try await self.getWebhook($0, context: $1) })
@@ -100,6 +104,10 @@ public struct AdminServiceClient<Caller: GRPCUnaryCaller>: Sendable {
 
     public func setAccountDisabled(_ request: SetAccountDisabledRequest, idempotent: Bool = false) async throws -> SetAccountDisabledResponse {
         try await caller.call(AdminServiceMethods.setAccountDisabled, request, idempotent: idempotent)
+    }
+
+    public func sendAccountEmail(_ request: SendAccountEmailRequest, idempotent: Bool = false) async throws -> SendAccountEmailResponse {
+        try await caller.call(AdminServiceMethods.sendAccountEmail, request, idempotent: idempotent)
     }
 
     public func createWebhook(_ request: CreateWebhookRequest, idempotent: Bool = false) async throws -> CreateWebhookResponse {

@@ -531,6 +531,7 @@ public struct RemoveAccountPasskeyRequest: ProtobufMessage, Equatable {
     public var accountID: String = ""
     public var credentialID: [UInt8] = []
     public var overrideLastMethod: Bool = false
+    public var skipRecoveryEmail: Bool = false
 
     public init() {}
 
@@ -540,6 +541,7 @@ public struct RemoveAccountPasskeyRequest: ProtobufMessage, Equatable {
         case (2, .lengthDelimited): accountID = try reader.readString()
         case (3, .lengthDelimited): credentialID = try reader.readBytes()
         case (4, .varint): overrideLastMethod = try reader.readBool()
+        case (5, .varint): skipRecoveryEmail = try reader.readBool()
         default: return false
         }
         return true
@@ -550,19 +552,73 @@ public struct RemoveAccountPasskeyRequest: ProtobufMessage, Equatable {
         writer.writeStringField(2, accountID)
         writer.writeBytesField(3, credentialID)
         writer.writeBoolField(4, overrideLastMethod)
+        writer.writeBoolField(5, skipRecoveryEmail)
     }
 }
 
 /// `passkey.v1.RemoveAccountPasskeyResponse`.
 public struct RemoveAccountPasskeyResponse: ProtobufMessage, Equatable {
+    public var recoveryEmailSentTo: String = ""
 
     public init() {}
 
-    public mutating func decodeField(number: UInt32, wireType: WireType, from _: inout ProtobufReader) throws -> Bool {
-        false
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): recoveryEmailSentTo = try reader.readString()
+        default: return false
+        }
+        return true
     }
 
-    public func encode(to _: inout ProtobufWriter) {
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, recoveryEmailSentTo)
+    }
+}
+
+/// `passkey.v1.SendAccountEmailRequest`.
+public struct SendAccountEmailRequest: ProtobufMessage, Equatable {
+    public var adminToken: String = ""
+    public var accountID: String = ""
+    public var purpose: String = ""
+    public var email: String = ""
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): adminToken = try reader.readString()
+        case (2, .lengthDelimited): accountID = try reader.readString()
+        case (3, .lengthDelimited): purpose = try reader.readString()
+        case (4, .lengthDelimited): email = try reader.readString()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, adminToken)
+        writer.writeStringField(2, accountID)
+        writer.writeStringField(3, purpose)
+        writer.writeStringField(4, email)
+    }
+}
+
+/// `passkey.v1.SendAccountEmailResponse`.
+public struct SendAccountEmailResponse: ProtobufMessage, Equatable {
+    public var sentTo: String = ""
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): sentTo = try reader.readString()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, sentTo)
     }
 }
 

@@ -54,7 +54,7 @@ stack_env_file="${PASSKEY_ENV_FILE:-$stack_repo_root/deploy/kubernetes/base/pass
 gateway_port="${PASSKEY_GATEWAY_PORT:-8080}"
 metrics_port_base="${PASSKEY_METRICS_PORT_BASE:-9100}"
 verification_replicas="${PASSKEY_VERIFICATION_REPLICAS:-3}"
-stack_images=(postgres migrate import challenge-service session-service verification-service gateway)
+stack_images=(postgres migrate import admin challenge-service session-service verification-service gateway)
 postgres_user=passkey
 postgres_database=passkey
 

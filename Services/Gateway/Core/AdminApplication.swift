@@ -30,7 +30,7 @@ public final class AdminApplication: HTTPResponder {
 
     enum Endpoint: Sendable {
         case findAccounts, accountDetail, eraseAccount, disableAccount, enableAccount, revokeSessions, revokeSession, removePasskey, auditEvents, openAPI
-        case createWebhook, listWebhooks, webhook, deleteWebhook, enableWebhook
+        case createWebhook, listWebhooks, webhook, deleteWebhook, enableWebhook, recoveryEmail, verificationEmail
     }
 
     /// The largest body an admin call takes (a webhook's registration).
@@ -46,6 +46,8 @@ public final class AdminApplication: HTTPResponder {
         router.add("DELETE", "/admin/v1/accounts/{accountID}/sessions", .revokeSessions)
         router.add("DELETE", "/admin/v1/accounts/{accountID}/sessions/{sessionID}", .revokeSession)
         router.add("DELETE", "/admin/v1/accounts/{accountID}/passkeys/{credentialID}", .removePasskey)
+        router.add("POST", "/admin/v1/accounts/{accountID}/recovery-email", .recoveryEmail)
+        router.add("POST", "/admin/v1/accounts/{accountID}/verification-email", .verificationEmail)
         router.add("GET", "/admin/v1/audit-events", .auditEvents)
         router.add("POST", "/admin/v1/webhooks", .createWebhook)
         router.add("GET", "/admin/v1/webhooks", .listWebhooks)
@@ -172,8 +174,17 @@ public final class AdminApplication: HTTPResponder {
             if endpoint == .revokeSession { request.sessionID = try context.parameter("sessionID") }
             let revoked = try await admin.revokeAccountSessions(request)
             return GatewayApplication.json(200, .object(["revoked": .number(Double(revoked.revoked))]))
+        case .recoveryEmail, .verificationEmail:
+            try query.allowOnly(["email"])
+            var request = SendAccountEmailRequest()
+            request.adminToken = token
+            request.accountID = try context.parameter("accountID")
+            request.purpose = endpoint == .recoveryEmail ? "recovery" : "verification"
+            request.email = try query.text("email", limit: 254) ?? ""
+            let sent = try await admin.sendAccountEmail(request)
+            return GatewayApplication.json(202, .object(["sentTo": .string(sent.sentTo)]))
         case .removePasskey:
-            try query.allowOnly(["override"])
+            try query.allowOnly(["override", "recoveryEmail"])
             var request = RemoveAccountPasskeyRequest()
             request.adminToken = token
             request.accountID = try context.parameter("accountID")
@@ -185,6 +196,11 @@ public final class AdminApplication: HTTPResponder {
             case nil: break
             case "lastSignInMethod": request.overrideLastMethod = true
             default: throw APIProblem.invalidRequest("override may only be lastSignInMethod.")
+            }
+            switch try query.text("recoveryEmail", limit: 8) {
+            case nil, "true": break
+            case "false": request.skipRecoveryEmail = true
+            default: throw APIProblem.invalidRequest("recoveryEmail is true or false.")
             }
             _ = try await admin.removeAccountPasskey(request)
             return GatewayApplication.noContent

@@ -99,10 +99,27 @@ public struct AdminService: AdminServiceHandler {
     public func removeAccountPasskey(_ request: RemoveAccountPasskeyRequest, context: ServerContext) async throws
         -> RemoveAccountPasskeyResponse
     {
-        try await useCases.removePasskey(
-            token: request.adminToken, try RequestFields.credentialID(request.credentialID),
-            of: try RequestFields.accountID(request.accountID), overridingLastMethod: request.overrideLastMethod)
-        return RemoveAccountPasskeyResponse()
+        var response = RemoveAccountPasskeyResponse()
+        response.recoveryEmailSentTo =
+            try await useCases.removePasskey(
+                token: request.adminToken, try RequestFields.credentialID(request.credentialID),
+                of: try RequestFields.accountID(request.accountID), overridingLastMethod: request.overrideLastMethod,
+                sendingRecovery: !request.skipRecoveryEmail) ?? ""
+        return response
+    }
+
+    public func sendAccountEmail(_ request: SendAccountEmailRequest, context: ServerContext) async throws
+        -> SendAccountEmailResponse
+    {
+        guard let purpose = EmailCodePurpose(rawValue: request.purpose) else {
+            throw DomainError(.invalidRequest, "purpose is recovery or verification")
+        }
+        guard request.email.utf8.count <= 254 else { throw DomainError(.invalidRequest, "email is too long") }
+        var response = SendAccountEmailResponse()
+        response.sentTo = try await useCases.sendEmail(
+            token: request.adminToken, to: try RequestFields.accountID(request.accountID), purpose: purpose,
+            address: request.email.isEmpty ? nil : request.email)
+        return response
     }
 
     public func setAccountDisabled(_ request: SetAccountDisabledRequest, context: ServerContext) async throws

@@ -1,4 +1,6 @@
+import AccountRecovery
 import AdminAccess
+import Crypto
 import Domain
 import Foundation
 import Observability
@@ -10,11 +12,18 @@ public struct AdminUseCases: Sendable {
     public static let searchLimit = 50
 
     let admin: any AdminRepository
+    let recovery: any AccountRecoveryRepository
+    let random: any RandomSource
     let logger: Logger
     let clock: @Sendable () -> Date
 
-    public init(admin: any AdminRepository, logger: Logger, clock: @escaping @Sendable () -> Date = Date.init) {
+    public init(
+        admin: any AdminRepository, recovery: any AccountRecoveryRepository, random: any RandomSource,
+        logger: Logger, clock: @escaping @Sendable () -> Date = Date.init
+    ) {
         self.admin = admin
+        self.recovery = recovery
+        self.random = random
         self.logger = logger
         self.clock = clock
     }
@@ -76,14 +85,62 @@ public struct AdminUseCases: Sendable {
         }
     }
 
+    /// Removes a passkey. With the override, which may take the account's last way to sign in, a recovery code is
+    /// also sent to its first verified address unless `sendingRecovery` is false; returns where it went, if anywhere.
     public func removePasskey(
-        token: String, _ credentialID: CredentialID, of accountID: AccountID, overridingLastMethod: Bool
-    ) async throws {
+        token: String, _ credentialID: CredentialID, of accountID: AccountID, overridingLastMethod: Bool,
+        sendingRecovery: Bool = true
+    ) async throws -> String? {
         try await authorized(token, .write) {
             try await admin.removePasskey(credentialID, of: accountID, overridingLastMethod: overridingLastMethod)
             logger.audit(
                 .passkeyRemoved,
                 ["account.id": accountID.description, "override": overridingLastMethod ? "last_sign_in_method" : "none"])
+            guard overridingLastMethod, sendingRecovery,
+                let (disabled, targets) = try await admin.mailTargets(of: accountID), !disabled,
+                let target = targets.first(where: \.verified)
+            else { return nil }
+            try await recovery.issue(OneTimeCodes.delivery(for: target, purpose: .recovery, random: random, now: clock()))
+            logger.audit(.recoveryStarted, ["outcome": "code_sent", "account.id": accountID.description, "by": "admin"])
+            return target.address
+        }
+    }
+
+    /// Sends the account a recovery code (to a verified address) or a verification code (to an unverified one):
+    /// to `address` when given, which must be one of the account's, or else to its first address that qualifies.
+    /// Returns the address it went to. A disabled account gets no recovery code (`accountDisabled`).
+    public func sendEmail(token: String, to accountID: AccountID, purpose: EmailCodePurpose, address: String?)
+        async throws -> String
+    {
+        try await authorized(token, .write) {
+            guard let (disabled, targets) = try await admin.mailTargets(of: accountID) else {
+                throw DomainError(.notFound, "no such account")
+            }
+            if disabled && purpose == .recovery { throw DomainError(.accountDisabled, "the account is disabled") }
+            let wanted = purpose == .recovery
+            let target: RecoveryTarget
+            if let address {
+                guard let normalized = EmailAddress(address)?.normalized,
+                    let named = targets.first(where: { EmailAddress($0.address)?.normalized == normalized })
+                else { throw DomainError(.notFound, "the account has no such address") }
+                guard named.verified == wanted else {
+                    throw DomainError(
+                        .invalidRequest,
+                        wanted ? "a recovery code goes to a verified address only" : "the address is verified already")
+                }
+                target = named
+            } else {
+                guard let first = targets.first(where: { $0.verified == wanted }) else {
+                    throw DomainError(
+                        .invalidRequest, wanted ? "the account has no verified address" : "every address is verified")
+                }
+                target = first
+            }
+            try await recovery.issue(OneTimeCodes.delivery(for: target, purpose: purpose, random: random, now: clock()))
+            logger.audit(
+                wanted ? .recoveryStarted : .emailVerificationSent,
+                ["account.id": accountID.description, "by": "admin"])
+            return target.address
         }
     }
 

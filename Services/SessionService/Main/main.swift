@@ -51,7 +51,9 @@ await ServiceMain.run(
         // Webhooks: endpoints registered through the admin API; the worker sends what the audit trail queued.
         let webhooks = try webhookSettings.get()
         let sender = WebhookSender(settings: webhooks.sender, threadCount: webhooks.lanes)
-        let admin = AdminUseCases(admin: context.storage.admin, logger: context.logger)
+        let admin = AdminUseCases(
+            admin: context.storage.admin, recovery: context.storage.recovery, random: SecureRandom(),
+            logger: context.logger)
         AdminService(
             useCases: admin,
             webhooks: WebhookAdministration(admin: admin, webhooks: context.storage.webhooks, transport: sender)
