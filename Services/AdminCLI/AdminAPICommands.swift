@@ -111,6 +111,7 @@ enum AdminAPICommands {
         let rest = arguments.dropFirst(2)
         switch command {
         case "accounts find": findAccounts(rest)
+        case "accounts list": listAccounts(rest)
         case "account show": showAccount(rest)
         case "account disable", "account enable": setDisabled(rest, disabled: arguments[1] == "disable")
         case "account erase": eraseAccount(rest)
@@ -133,7 +134,8 @@ enum AdminAPICommands {
     }
 
     static func findAccounts(_ arguments: ArraySlice<String>) {
-        let options = Options(arguments, valued: ["--email", "--account-id", "--credential-id"], flags: ["--json"])
+        let options = Options(
+            arguments, valued: ["--email", "--account-id", "--credential-id", "--external-id"], flags: ["--json"])
         _ = options.positional(0...0, "accounts find takes no arguments")
         var query: [(String, String)] = []
         if let email = options.values["--email"] { query.append(("email", ArgumentCheck.email(email))) }
@@ -143,11 +145,52 @@ enum AdminAPICommands {
         if let credential = options.values["--credential-id"] {
             query.append(("credentialID", ArgumentCheck.credentialID(credential)))
         }
+        if let external = options.values["--external-id"] {
+            guard (1...256).contains(external.count) else { finish(.usage, "--external-id is 1 to 256 characters") }
+            query.append(("externalID", external))
+        }
         guard query.count == 1 else {
-            finish(.usage, "accounts find needs exactly one of --email, --account-id and --credential-id\n\(usage)")
+            finish(
+                .usage,
+                "accounts find needs exactly one of --email, --account-id, --credential-id and --external-id\n\(usage)")
         }
         let api = AdminAPI.fromEnvironment()
         emit(api, api.call("GET", "/admin/v1/accounts", query: query), json: options.json, table: AdminTables.accounts)
+    }
+
+    /// Every account, oldest first, a page at a time; the next page's `--after` is printed last when the page is full.
+    static func listAccounts(_ arguments: ArraySlice<String>) {
+        let options = Options(
+            arguments,
+            valued: ["--has-password", "--has-passkey", "--disabled", "--created-since", "--created-until", "--after",
+                     "--limit"],
+            flags: ["--json"])
+        _ = options.positional(0...0, "accounts list takes no arguments")
+        var query: [(String, String)] = []
+        for (option, name) in [("--has-password", "hasPassword"), ("--has-passkey", "hasPasskey"), ("--disabled", "disabled")] {
+            guard let value = options.values[option] else { continue }
+            guard value == "true" || value == "false" else { finish(.usage, "\(option) is true or false") }
+            query.append((name, value))
+        }
+        let since = options.values["--created-since"].map { ArgumentCheck.time($0, "--created-since") }
+        let until = options.values["--created-until"].map { ArgumentCheck.time($0, "--created-until") }
+        if let since, let until, since >= until { finish(.usage, "--created-since must be earlier than --created-until") }
+        if let since { query.append(("createdSince", String(since))) }
+        if let until { query.append(("createdUntil", String(until))) }
+        if let after = options.values["--after"] {
+            guard (1...60).contains(after.utf8.count), after.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                finish(.usage, "--after is the cursor a previous page printed")
+            }
+            query.append(("after", after))
+        }
+        if let limit = options.values["--limit"] {
+            query.append(("limit", String(ArgumentCheck.integer(limit, in: 1...200, "--limit"))))
+        }
+        let api = AdminAPI.fromEnvironment()
+        emit(api, api.call("GET", "/admin/v1/accounts", query: query), json: options.json) { document in
+            AdminTables.accounts(document)
+                + (document["nextAfter"]?.stringValue.map { "\nmore: --after \($0)" } ?? "")
+        }
     }
 
     static func showAccount(_ arguments: ArraySlice<String>) {

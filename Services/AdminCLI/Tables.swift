@@ -33,9 +33,13 @@ enum AdminTables {
         let accounts = document["accounts"]?.arrayValue ?? []
         if accounts.isEmpty { return "no account found" }
         return table(
-            ["ACCOUNT ID", "DISPLAY NAME", "CREATED", "EMAILS"],
+            ["ACCOUNT ID", "DISPLAY NAME", "CREATED", "PASSWORD", "PASSKEYS", "STATE", "EMAILS"],
             accounts.map {
-                [cell($0["accountID"]), cell($0["displayName"]), cell($0["createdAt"]), cell($0["emails"])]
+                [
+                    cell($0["accountID"]), cell($0["displayName"]), cell($0["createdAt"]), cell($0["hasPassword"]),
+                    cell($0["passkeyCount"]), $0["disabledAt"]?.stringValue == nil ? "enabled" : "disabled",
+                    cell($0["emails"]),
+                ]
             })
     }
 

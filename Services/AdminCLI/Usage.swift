@@ -5,7 +5,11 @@ let usage = """
     usage: passkey-admin token create --name NAME --scopes SCOPES [--expires-in DURATION] [--json]
            passkey-admin token list [--json]
            passkey-admin token revoke ID [--json]
-           passkey-admin accounts find (--email ADDRESS | --account-id ACCOUNT | --credential-id CREDENTIAL) [--json]
+           passkey-admin accounts find (--email ADDRESS | --account-id ACCOUNT | --credential-id CREDENTIAL |
+                                        --external-id ID) [--json]
+           passkey-admin accounts list [--has-password true|false] [--has-passkey true|false] [--disabled true|false]
+                                       [--created-since TIME] [--created-until TIME] [--after CURSOR] [--limit 1-200]
+                                       [--json]
            passkey-admin account show ACCOUNT [--json]
            passkey-admin account disable ACCOUNT [--json]
            passkey-admin account enable ACCOUNT [--json]

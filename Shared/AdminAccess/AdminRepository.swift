@@ -58,21 +58,87 @@ public struct AuditEventQuery: Sendable, Equatable {
     }
 }
 
-/// How an operator finds an account: by one of its email addresses, its ID, or the ID of one of its passkeys.
+/// How an operator finds an account: by one of its email addresses, its ID, the ID of one of its passkeys, or the
+/// external ID it was imported with.
 public enum AccountLookup: Sendable, Equatable {
     case email(normalized: String)
     case accountID(AccountID)
     case credentialID(CredentialID)
+    case externalID(String)
 }
 
-/// An account as a search lists it.
+/// A page of every account, oldest first, narrowed by filters; a nil filter takes every account.
+public struct AccountListing: Sendable, Equatable {
+    public static let pageLimit = 200
+
+    public var hasPassword: Bool?
+    public var hasPasskey: Bool?
+    public var disabled: Bool?
+    public var createdSince: Date?
+    public var createdUntil: Date?
+    /// The previous page's `AccountCursor`: accounts after it.
+    public var after: AccountCursor?
+    public var limit: Int
+
+    public init(
+        hasPassword: Bool? = nil, hasPasskey: Bool? = nil, disabled: Bool? = nil, createdSince: Date? = nil,
+        createdUntil: Date? = nil, after: AccountCursor? = nil, limit: Int = 50
+    ) {
+        self.hasPassword = hasPassword
+        self.hasPasskey = hasPasskey
+        self.disabled = disabled
+        self.createdSince = createdSince
+        self.createdUntil = createdUntil
+        self.after = after
+        self.limit = min(max(1, limit), Self.pageLimit)
+    }
+}
+
+/// Where a listing page ended: the last account's creation time (microseconds since 1970, as stored) and ID, as
+/// the opaque text `<microseconds>_<uuid>`.
+public struct AccountCursor: Sendable, Equatable {
+    public var createdMicroseconds: Int64
+    public var accountID: AccountID
+
+    public init(createdMicroseconds: Int64, accountID: AccountID) {
+        self.createdMicroseconds = createdMicroseconds
+        self.accountID = accountID
+    }
+
+    public init?(text: String) {
+        let parts = text.split(separator: "_")
+        guard text.utf8.count <= 60, parts.count == 2, parts[0].utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+            let micros = Int64(parts[0]), parts[1].utf8.count == 36, let id = UUID(uuidString: String(parts[1]))
+        else { return nil }
+        createdMicroseconds = micros
+        accountID = AccountID(id)
+    }
+
+    public var text: String { "\(createdMicroseconds)_\(accountID.description)" }
+}
+
+/// An account as a search or a listing shows it.
 public struct AdminAccountSummaryRecord: Sendable, Equatable {
     public var account: Account
     public var emails: [String]
+    public var hasPassword: Bool
+    public var passkeyCount: Int
+    public var disabledAt: Date?
+    public var externalID: String?
+    /// Where a listing continues after this account.
+    public var cursor: AccountCursor?
 
-    public init(account: Account, emails: [String]) {
+    public init(
+        account: Account, emails: [String], hasPassword: Bool = false, passkeyCount: Int = 0, disabledAt: Date? = nil,
+        externalID: String? = nil, cursor: AccountCursor? = nil
+    ) {
         self.account = account
         self.emails = emails
+        self.hasPassword = hasPassword
+        self.passkeyCount = passkeyCount
+        self.disabledAt = disabledAt
+        self.externalID = externalID
+        self.cursor = cursor
     }
 }
 
@@ -88,11 +154,17 @@ public struct AdminAccountRecord: Sendable, Equatable {
     public var recoveryCodesRemaining: Int
     /// When an operator disabled it; nil while it is enabled.
     public var disabledAt: Date?
+    /// Where it came from: made by passkey-import (with the operator's external ID, if the record had one).
+    public var imported: Bool
+    public var externalID: String?
 
     public init(
         account: Account, emails: [(address: String, verified: Bool)], hasPassword: Bool, passkeys: [PasskeyCredential],
-        sessions: [AuthenticationSession], recoveryCodesRemaining: Int, disabledAt: Date? = nil
+        sessions: [AuthenticationSession], recoveryCodesRemaining: Int, disabledAt: Date? = nil, imported: Bool = false,
+        externalID: String? = nil
     ) {
+        self.imported = imported
+        self.externalID = externalID
         self.account = account
         self.emails = emails
         self.hasPassword = hasPassword
@@ -107,6 +179,7 @@ public struct AdminAccountRecord: Sendable, Equatable {
             && lhs.emails.map(\.verified) == rhs.emails.map(\.verified) && lhs.hasPassword == rhs.hasPassword
             && lhs.passkeys == rhs.passkeys && lhs.sessions == rhs.sessions
             && lhs.recoveryCodesRemaining == rhs.recoveryCodesRemaining && lhs.disabledAt == rhs.disabledAt
+            && lhs.imported == rhs.imported && lhs.externalID == rhs.externalID
     }
 }
 
@@ -120,6 +193,8 @@ public protocol AdminRepository: Sendable {
     /// At most `limit` accounts that match.
     func findAccounts(_ lookup: AccountLookup, limit: Int) async throws -> [AdminAccountSummaryRecord]
     func accountDetail(_ accountID: AccountID, at now: Date) async throws -> AdminAccountRecord?
+    /// A page of accounts matching the listing's filters, oldest first (an audit event of its own).
+    func listAccounts(_ listing: AccountListing) async throws -> [AdminAccountSummaryRecord]
     /// Revokes one live session of the account, or all of them when `sessionID` is nil; returns how many.
     func revokeSessions(of accountID: AccountID, sessionID: SessionID?, at now: Date) async throws -> Int
     /// Removes a passkey of the account. The last-sign-in-method rule applies (`DomainError.lastSignInMethod`)

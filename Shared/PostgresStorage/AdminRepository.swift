@@ -38,24 +38,76 @@ public struct PostgresAdminRepository: AdminRepository {
         case .credentialID(let id):
             matching = "SELECT account_id FROM passkey_credentials WHERE credential_id = \(PostgresBytes(id.bytes))"
             by = "credential_id"
+        case .externalID(let id):
+            matching = "SELECT id FROM accounts WHERE external_id = \(id)"
+            by = "external_id"
         }
         let audit = AuditTrail.row(.adminAccountsSearched, account: nil, detail: ["by": by])
         return try await translatingErrors {
             try await pool.transaction { connection in
                 let rows = try connection.execute(
                     """
-                    SELECT a.id, a.display_name, a.user_handle, a.created_at,
-                           ARRAY(SELECT e.email FROM account_emails e WHERE e.account_id = a.id
-                                 ORDER BY e.created_at, e.email)::text[] AS emails
+                    SELECT \(unsafeSQL: Self.summaryColumns)
                     FROM accounts a WHERE a.id IN (\(fragment: matching))
                     ORDER BY a.created_at, a.id LIMIT \(limit)
                     """)
                 try connection.execute(audit)
-                return try rows.map { row in
-                    AdminAccountSummaryRecord(
-                        account: try PostgresAccountRepository.decodeAccount(row),
-                        emails: try row.decode(PostgresTextArray.self, "emails").elements)
-                }
+                return try rows.map(Self.decodeSummary)
+            }
+        }
+    }
+
+    static let summaryColumns = """
+        a.id, a.display_name, a.user_handle, a.created_at, a.disabled_at, a.external_id,
+        (EXTRACT(EPOCH FROM a.created_at) * 1000000)::bigint AS created_micros,
+        ARRAY(SELECT e.email FROM account_emails e WHERE e.account_id = a.id ORDER BY e.created_at, e.email)::text[]
+            AS emails,
+        EXISTS (SELECT 1 FROM password_credentials p WHERE p.account_id = a.id) AS has_password,
+        (SELECT count(*) FROM passkey_credentials c WHERE c.account_id = a.id)::bigint AS passkey_count
+        """
+
+    static func decodeSummary(_ row: PostgresRow) throws -> AdminAccountSummaryRecord {
+        let account = try PostgresAccountRepository.decodeAccount(row)
+        return AdminAccountSummaryRecord(
+            account: account, emails: try row.decode(PostgresTextArray.self, "emails").elements,
+            hasPassword: try row.decode(Bool.self, "has_password"), passkeyCount: try row.decode(Int.self, "passkey_count"),
+            disabledAt: try row.decode(Date?.self, "disabled_at"), externalID: try row.decode(String?.self, "external_id"),
+            cursor: AccountCursor(
+                createdMicroseconds: try row.decode(Int64.self, "created_micros"), accountID: account.id))
+    }
+
+    public func listAccounts(_ listing: AccountListing) async throws -> [AdminAccountSummaryRecord] {
+        var conditions: [PostgresQuery] = ["TRUE"]
+        func flag(_ value: Bool?, _ condition: PostgresQuery) {
+            guard let value else { return }
+            conditions.append(value ? condition : "NOT (\(fragment: condition))")
+        }
+        flag(listing.hasPassword, "EXISTS (SELECT 1 FROM password_credentials p WHERE p.account_id = a.id)")
+        flag(listing.hasPasskey, "EXISTS (SELECT 1 FROM passkey_credentials c WHERE c.account_id = a.id)")
+        flag(listing.disabled, "a.disabled_at IS NOT NULL")
+        if let since = listing.createdSince { conditions.append("a.created_at >= \(since)") }
+        if let until = listing.createdUntil { conditions.append("a.created_at < \(until)") }
+        if let after = listing.after {
+            conditions.append(
+                """
+                (a.created_at, a.id) > ('epoch'::timestamptz + \(after.createdMicroseconds) * interval '1 microsecond',
+                                        \(after.accountID.rawValue)::uuid)
+                """)
+        }
+        var filter: PostgresQuery = ""
+        for (index, condition) in conditions.enumerated() {
+            filter = index == 0 ? condition : "\(fragment: filter) AND \(fragment: condition)"
+        }
+        let audit = AuditTrail.row(.adminAccountsSearched, account: nil, detail: ["by": "listing"])
+        let query: PostgresQuery = """
+            SELECT \(unsafeSQL: Self.summaryColumns) FROM accounts a WHERE \(fragment: filter)
+            ORDER BY a.created_at, a.id LIMIT \(listing.limit)
+            """
+        return try await translatingErrors {
+            try await pool.transaction { connection in
+                let rows = try connection.execute(query)
+                try connection.execute(audit)
+                return try rows.map(Self.decodeSummary)
             }
         }
     }
@@ -69,8 +121,9 @@ public struct PostgresAdminRepository: AdminRepository {
                 guard
                     let accountRow = try connection.execute(
                         """
-                        SELECT id, display_name, user_handle, created_at, disabled_at FROM accounts
-                        WHERE id = \(accountID.rawValue)
+                        SELECT id, display_name, user_handle, created_at, disabled_at, external_id,
+                               import_digest IS NOT NULL AS imported
+                        FROM accounts WHERE id = \(accountID.rawValue)
                         """
                     ).first
                 else { return nil }
@@ -105,7 +158,9 @@ public struct PostgresAdminRepository: AdminRepository {
                     account: try PostgresAccountRepository.decodeAccount(accountRow), emails: emails,
                     hasPassword: try counts?.decode(Bool.self, "has_password") ?? false, passkeys: passkeys,
                     sessions: sessions, recoveryCodesRemaining: try counts?.decode(Int.self, "recovery_codes") ?? 0,
-                    disabledAt: try accountRow.decode(Date?.self, "disabled_at"))
+                    disabledAt: try accountRow.decode(Date?.self, "disabled_at"),
+                    imported: try accountRow.decode(Bool.self, "imported"),
+                    externalID: try accountRow.decode(String?.self, "external_id"))
             }
         }
     }

@@ -8,6 +8,8 @@ public enum AdminServiceMethods {
     public static let service = "passkey.v1.AdminService"
     /// `FindAccounts(FindAccountsRequest) returns (FindAccountsResponse)`.
     public static let findAccounts = GRPCMethodDescriptor<FindAccountsRequest, FindAccountsResponse>(service: service, name: "FindAccounts")
+    /// `ListAccounts(ListAccountsRequest) returns (ListAccountsResponse)`.
+    public static let listAccounts = GRPCMethodDescriptor<ListAccountsRequest, ListAccountsResponse>(service: service, name: "ListAccounts")
     /// `GetAccountDetail(AdminAccountRequest) returns (AdminAccountDetail)`.
     public static let getAccountDetail = GRPCMethodDescriptor<AdminAccountRequest, AdminAccountDetail>(service: service, name: "GetAccountDetail")
     /// `RevokeAccountSessions(RevokeAccountSessionsRequest) returns (RevokeAccountSessionsResponse)`.
@@ -33,12 +35,13 @@ public enum AdminServiceMethods {
     /// `EnableWebhook(WebhookRequest) returns (EnableWebhookResponse)`.
     public static let enableWebhook = GRPCMethodDescriptor<WebhookRequest, EnableWebhookResponse>(service: service, name: "EnableWebhook")
     /// Every method's path.
-    public static let paths: [String] = [findAccounts.path, getAccountDetail.path, revokeAccountSessions.path, removeAccountPasskey.path, listAuditEvents.path, eraseAccount.path, setAccountDisabled.path, sendAccountEmail.path, createWebhook.path, listWebhooks.path, getWebhook.path, deleteWebhook.path, enableWebhook.path]
+    public static let paths: [String] = [findAccounts.path, listAccounts.path, getAccountDetail.path, revokeAccountSessions.path, removeAccountPasskey.path, listAuditEvents.path, eraseAccount.path, setAccountDisabled.path, sendAccountEmail.path, createWebhook.path, listWebhooks.path, getWebhook.path, deleteWebhook.path, enableWebhook.path]
 }
 
 /// What serves `passkey.v1.AdminService`: one requirement per method.
 public protocol AdminServiceHandler: Sendable {
     func findAccounts(_ request: FindAccountsRequest, context: ServerContext) async throws -> FindAccountsResponse
+    func listAccounts(_ request: ListAccountsRequest, context: ServerContext) async throws -> ListAccountsResponse
     func getAccountDetail(_ request: AdminAccountRequest, context: ServerContext) async throws -> AdminAccountDetail
     func revokeAccountSessions(_ request: RevokeAccountSessionsRequest, context: ServerContext) async throws -> RevokeAccountSessionsResponse
     func removeAccountPasskey(_ request: RemoveAccountPasskeyRequest, context: ServerContext) async throws -> RemoveAccountPasskeyResponse
@@ -57,6 +60,7 @@ extension AdminServiceHandler {
     /// Registers every method on `server`, each made into a served method by `maker`.
     public func register(on server: GRPCServer, using maker: some GRPCUnaryMethodMaker) {
         server.register(maker.unary(AdminServiceMethods.findAccounts) { try await self.findAccounts($0, context: $1) })
+        server.register(maker.unary(AdminServiceMethods.listAccounts) { try await self.listAccounts($0, context: $1) })
         server.register(maker.unary(AdminServiceMethods.getAccountDetail) { try await self.getAccountDetail($0, context: $1) })
         server.register(maker.unary(AdminServiceMethods.revokeAccountSessions) { try await self.revokeAccountSessions($0, context: $1) })
         server.register(maker.unary(AdminServiceMethods.removeAccountPasskey) { try await self.removeAccountPasskey($0, context: $1) })
@@ -80,6 +84,10 @@ public struct AdminServiceClient<Caller: GRPCUnaryCaller>: Sendable {
 
     public func findAccounts(_ request: FindAccountsRequest, idempotent: Bool = false) async throws -> FindAccountsResponse {
         try await caller.call(AdminServiceMethods.findAccounts, request, idempotent: idempotent)
+    }
+
+    public func listAccounts(_ request: ListAccountsRequest, idempotent: Bool = false) async throws -> ListAccountsResponse {
+        try await caller.call(AdminServiceMethods.listAccounts, request, idempotent: idempotent)
     }
 
     public func getAccountDetail(_ request: AdminAccountRequest, idempotent: Bool = false) async throws -> AdminAccountDetail {

@@ -257,6 +257,7 @@ public struct FindAccountsRequest: ProtobufMessage, Equatable {
     public var email: String = ""
     public var accountID: String = ""
     public var credentialID: [UInt8] = []
+    public var externalID: String = ""
 
     public init() {}
 
@@ -266,6 +267,7 @@ public struct FindAccountsRequest: ProtobufMessage, Equatable {
         case (2, .lengthDelimited): email = try reader.readString()
         case (3, .lengthDelimited): accountID = try reader.readString()
         case (4, .lengthDelimited): credentialID = try reader.readBytes()
+        case (5, .lengthDelimited): externalID = try reader.readString()
         default: return false
         }
         return true
@@ -276,6 +278,7 @@ public struct FindAccountsRequest: ProtobufMessage, Equatable {
         writer.writeStringField(2, email)
         writer.writeStringField(3, accountID)
         writer.writeBytesField(4, credentialID)
+        writer.writeStringField(5, externalID)
     }
 }
 
@@ -285,6 +288,11 @@ public struct AdminAccountSummary: ProtobufMessage, Equatable {
     public var displayName: String = ""
     public var emails: [String] = []
     public var createdAtUnixMilliseconds: Int64 = 0
+    public var hasPassword: Bool = false
+    public var passkeyCount: Int32 = 0
+    public var disabledAtUnixMilliseconds: Int64 = 0
+    public var externalID: String = ""
+    public var cursor: String = ""
 
     public init() {}
 
@@ -294,6 +302,11 @@ public struct AdminAccountSummary: ProtobufMessage, Equatable {
         case (2, .lengthDelimited): displayName = try reader.readString()
         case (3, .lengthDelimited): emails.append(try reader.readString())
         case (4, .varint): createdAtUnixMilliseconds = try reader.readInt64()
+        case (5, .varint): hasPassword = try reader.readBool()
+        case (6, .varint): passkeyCount = try reader.readInt32()
+        case (7, .varint): disabledAtUnixMilliseconds = try reader.readInt64()
+        case (8, .lengthDelimited): externalID = try reader.readString()
+        case (9, .lengthDelimited): cursor = try reader.readString()
         default: return false
         }
         return true
@@ -304,6 +317,70 @@ public struct AdminAccountSummary: ProtobufMessage, Equatable {
         writer.writeStringField(2, displayName)
         for element in emails { writer.writeLengthDelimitedElement(3, Array(element.utf8)) }
         writer.writeInt64Field(4, createdAtUnixMilliseconds)
+        writer.writeBoolField(5, hasPassword)
+        writer.writeInt32Field(6, passkeyCount)
+        writer.writeInt64Field(7, disabledAtUnixMilliseconds)
+        writer.writeStringField(8, externalID)
+        writer.writeStringField(9, cursor)
+    }
+}
+
+/// `passkey.v1.ListAccountsRequest`.
+public struct ListAccountsRequest: ProtobufMessage, Equatable {
+    public var adminToken: String = ""
+    public var hasPassword: Int32 = 0
+    public var hasPasskey: Int32 = 0
+    public var disabled: Int32 = 0
+    public var createdSinceUnixMilliseconds: Int64 = 0
+    public var createdUntilUnixMilliseconds: Int64 = 0
+    public var after: String = ""
+    public var limit: Int32 = 0
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): adminToken = try reader.readString()
+        case (2, .varint): hasPassword = try reader.readInt32()
+        case (3, .varint): hasPasskey = try reader.readInt32()
+        case (4, .varint): disabled = try reader.readInt32()
+        case (5, .varint): createdSinceUnixMilliseconds = try reader.readInt64()
+        case (6, .varint): createdUntilUnixMilliseconds = try reader.readInt64()
+        case (7, .lengthDelimited): after = try reader.readString()
+        case (8, .varint): limit = try reader.readInt32()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, adminToken)
+        writer.writeInt32Field(2, hasPassword)
+        writer.writeInt32Field(3, hasPasskey)
+        writer.writeInt32Field(4, disabled)
+        writer.writeInt64Field(5, createdSinceUnixMilliseconds)
+        writer.writeInt64Field(6, createdUntilUnixMilliseconds)
+        writer.writeStringField(7, after)
+        writer.writeInt32Field(8, limit)
+    }
+}
+
+/// `passkey.v1.ListAccountsResponse`.
+public struct ListAccountsResponse: ProtobufMessage, Equatable {
+    public var accounts: [AdminAccountSummary] = []
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): accounts.append(try reader.readMessage(AdminAccountSummary.self))
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        for element in accounts { writer.writeMessageField(1, element) }
     }
 }
 
@@ -449,6 +526,8 @@ public struct AdminAccountDetail: ProtobufMessage, Equatable {
     public var sessions: [AdminSession] = []
     public var recoveryCodesRemaining: Int32 = 0
     public var disabledAtUnixMilliseconds: Int64 = 0
+    public var imported: Bool = false
+    public var externalID: String = ""
 
     public init() {}
 
@@ -463,6 +542,8 @@ public struct AdminAccountDetail: ProtobufMessage, Equatable {
         case (7, .lengthDelimited): sessions.append(try reader.readMessage(AdminSession.self))
         case (8, .varint): recoveryCodesRemaining = try reader.readInt32()
         case (9, .varint): disabledAtUnixMilliseconds = try reader.readInt64()
+        case (10, .varint): imported = try reader.readBool()
+        case (11, .lengthDelimited): externalID = try reader.readString()
         default: return false
         }
         return true
@@ -478,6 +559,8 @@ public struct AdminAccountDetail: ProtobufMessage, Equatable {
         for element in sessions { writer.writeMessageField(7, element) }
         writer.writeInt32Field(8, recoveryCodesRemaining)
         writer.writeInt64Field(9, disabledAtUnixMilliseconds)
+        writer.writeBoolField(10, imported)
+        writer.writeStringField(11, externalID)
     }
 }
 

@@ -24,6 +24,7 @@ def stack():
     admin_port = free_port()
     the_stack = Stack("admincli", environment={
         "ADMIN_LISTEN": f"127.0.0.1:{admin_port}", "PASSKEY_TRUSTED_PROXIES": "127.0.0.1",
+        "PASSKEY_RATE_LIMIT_ADMIN_PER_ADDRESS": "0",
         "PASSKEY_RATE_LIMIT_PASSWORD_PER_ADDRESS": "0", "PASSKEY_RATE_LIMIT_PASSWORD_PER_EMAIL": "0",
         "PASSKEY_RATE_LIMIT_PASSKEY_PER_ADDRESS": "0", "PASSKEY_RATE_LIMIT_START_PER_ADDRESS": "0",
         "PASSKEY_RATE_LIMIT_SIGNUP_PER_ADDRESS": "0"}).start()
@@ -94,8 +95,9 @@ def test_find_and_show_as_tables_and_as_the_apis_json(stack, tokens):
     address, account_id, _, credential_id = password_account(stack)
     by_email = ok(cli(stack, "accounts", "find", "--email", address.upper(), token=tokens["read"]))
     header, rows = table(by_email)
-    assert header == ["ACCOUNT ID", "DISPLAY NAME", "CREATED", "EMAILS"]
-    assert [(row[0], row[1], row[3]) for row in rows] == [(account_id, "Ada", address)]
+    assert header == ["ACCOUNT ID", "DISPLAY NAME", "CREATED", "PASSWORD", "PASSKEYS", "STATE", "EMAILS"]
+    assert [(row[0], row[1], row[3], row[4], row[5], row[6]) for row in rows] == [
+        (account_id, "Ada", "yes", "1", "enabled", address)]
     for option, value in [("--account-id", account_id.upper()), ("--credential-id", credential_id)]:
         found = json.loads(ok(cli(stack, "accounts", "find", option, value, "--json", token=tokens["read"])))
         assert found == stack.admin.json("GET", f"/admin/v1/accounts?accountID={account_id}", tokens["read"])
@@ -259,7 +261,8 @@ ACCOUNT = "0190c1f2-8e4b-7c3a-9f1e-2b3c4d5e6f70"
 
 @pytest.mark.parametrize("arguments, message", [
     (["accounts"], "usage"),
-    (["accounts", "list"], "unknown command"),
+    (["accounts", "list", "--disabled", "maybe"], "true or false"),
+    (["accounts", "remove"], "unknown command"),
     (["account", "delete", ACCOUNT], "unknown command"),
     (["accounts", "find"], "exactly one of"),
     (["accounts", "find", "--email", "a@example.com", "--account-id", ACCOUNT], "exactly one of"),
@@ -271,7 +274,6 @@ ACCOUNT = "0190c1f2-8e4b-7c3a-9f1e-2b3c4d5e6f70"
     (["accounts", "find", "--credential-id", "%%%"], "base64url"),
     (["accounts", "find", "--credential-id", "AAAA="], "base64url"),
     (["accounts", "find", "--credential-id", "A" * 1400], "base64url"),
-    (["accounts", "find", "--external-id", "x"], "unknown option"),
     (["accounts", "find", "--email"], "needs a value"),
     (["accounts", "find", "--email", "x" * 3000], "longer than"),
     (["account", "show"], "needs one account ID"),
@@ -320,3 +322,21 @@ def test_help_and_the_usage_text_name_every_command_and_status(stack):
                  "sessions revoke", "passkey remove", "audit events", "PASSKEY_ADMIN_URL", "PASSKEY_ADMIN_TOKEN",
                  "4 refused", "5 a rule refused"]:
         assert text in result.stdout, text
+
+
+def test_accounts_list_pages_with_filters(stack, tokens):
+    since = str(int(time.time() * 1000) - 1)
+    made = [password_account(stack, passkey=False)[1] for _ in range(3)]
+    first = ok(cli(stack, "accounts", "list", "--created-since", since, "--limit", "2", token=tokens["read"]))
+    header, rows = table(first.split("\nmore: ")[0])
+    assert [row[0] for row in rows] == made[:2]
+    cursor = first.strip().splitlines()[-1].removeprefix("more: --after ")
+    second = json.loads(ok(cli(stack, "accounts", "list", "--created-since", since, "--after", cursor, "--json",
+                               token=tokens["read"])))
+    assert [a["accountID"] for a in second["accounts"]] == made[2:] and "nextAfter" not in second
+    filtered = json.loads(ok(cli(stack, "accounts", "list", "--created-since", since, "--has-passkey", "true",
+                                 "--json", token=tokens["read"])))
+    assert filtered == {"accounts": []}
+    assert cli(stack, "accounts", "list", "--disabled", "maybe", token=tokens["read"]).returncode == 2
+    assert cli(stack, "accounts", "list", "--limit", "201", token=tokens["read"]).returncode == 2
+    assert cli(stack, "accounts", "list", "--after", "bogus", token=tokens["read"]).returncode == 2

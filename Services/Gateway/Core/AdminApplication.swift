@@ -126,19 +126,38 @@ public final class AdminApplication: HTTPResponder {
             BackendCaller(application: gateway, service: .session, context: context, ceremony: nil))
         switch endpoint {
         case .findAccounts:
-            try query.allowOnly(["email", "accountID", "credentialID"])
-            var request = FindAccountsRequest()
-            request.adminToken = token
-            request.email = try query.text("email", limit: 254) ?? ""
-            request.accountID = try query.text("accountID", limit: 36) ?? ""
-            if let credential = try query.text("credentialID", limit: 1400) {
-                guard let bytes = Base64URL.decode(credential), !bytes.isEmpty else {
-                    throw APIProblem.invalidRequest("credentialID must be base64url.")
+            let lookups: Set<String> = ["email", "accountID", "credentialID", "externalID"]
+            let filters: Set<String> = ["hasPassword", "hasPasskey", "disabled", "createdSince", "createdUntil", "after", "limit"]
+            if query.pairs.contains(where: { lookups.contains($0.0) }) {
+                try query.allowOnly(lookups)
+                var request = FindAccountsRequest()
+                request.adminToken = token
+                request.email = try query.text("email", limit: 254) ?? ""
+                request.accountID = try query.text("accountID", limit: 36) ?? ""
+                request.externalID = try query.text("externalID", limit: 256) ?? ""
+                if let credential = try query.text("credentialID", limit: 1400) {
+                    guard let bytes = Base64URL.decode(credential), !bytes.isEmpty else {
+                        throw APIProblem.invalidRequest("credentialID must be base64url.")
+                    }
+                    request.credentialID = bytes
                 }
-                request.credentialID = bytes
+                let found = try await admin.findAccounts(request)
+                return GatewayApplication.json(200, .object(["accounts": .array(found.accounts.map(Self.summary))]))
             }
-            let found = try await admin.findAccounts(request)
-            return GatewayApplication.json(200, .object(["accounts": .array(found.accounts.map(Self.summary))]))
+            try query.allowOnly(filters)
+            var request = ListAccountsRequest()
+            request.adminToken = token
+            request.hasPassword = try query.filter("hasPassword")
+            request.hasPasskey = try query.filter("hasPasskey")
+            request.disabled = try query.filter("disabled")
+            request.createdSinceUnixMilliseconds = try query.integer("createdSince", in: 0...253_402_300_799_999) ?? 0
+            request.createdUntilUnixMilliseconds = try query.integer("createdUntil", in: 0...253_402_300_799_999) ?? 0
+            request.after = try query.text("after", limit: 60) ?? ""
+            request.limit = Int32(try query.integer("limit", in: 1...Int64(AccountListing.pageLimit)) ?? 50)
+            let listed = try await admin.listAccounts(request).accounts
+            var page: [(String, JSONValue)] = [("accounts", .array(listed.map(Self.summary)))]
+            if listed.count == Int(request.limit), let last = listed.last { page.append(("nextAfter", .string(last.cursor))) }
+            return GatewayApplication.json(200, .object(JSONObject(page)))
         case .accountDetail:
             try query.allowOnly([])
             var request = AdminAccountRequest()
@@ -296,6 +315,9 @@ public final class AdminApplication: HTTPResponder {
         .object([
             "accountID": .string(account.accountID), "displayName": .string(account.displayName),
             "emails": .array(account.emails.map { .string($0) }), "createdAt": time(account.createdAtUnixMilliseconds),
+            "hasPassword": .boolean(account.hasPassword), "passkeyCount": .number(Double(account.passkeyCount)),
+            "disabledAt": time(account.disabledAtUnixMilliseconds),
+            "externalID": account.externalID.isEmpty ? .null : .string(account.externalID),
         ])
     }
 
@@ -327,6 +349,8 @@ public final class AdminApplication: HTTPResponder {
             }),
             "recoveryCodesRemaining": .number(Double(detail.recoveryCodesRemaining)),
             "disabledAt": time(detail.disabledAtUnixMilliseconds),
+            "importOrigin": detail.imported
+                ? .object(["externalID": detail.externalID.isEmpty ? .null : .string(detail.externalID)]) : .null,
         ])
     }
 
@@ -383,6 +407,16 @@ struct AdminQuery {
             throw APIProblem.invalidRequest("\(name): at most \(count) values of 1 to \(limit) bytes.")
         }
         return values
+    }
+
+    /// A `true`/`false` filter as the services take it: 0 absent, 1 true, 2 false.
+    func filter(_ name: String) throws -> Int32 {
+        switch try text(name, limit: 5) {
+        case nil: return 0
+        case "true": return 1
+        case "false": return 2
+        default: throw APIProblem.invalidRequest("\(name) is true or false.")
+        }
     }
 
     func integer(_ name: String, in range: ClosedRange<Int64>) throws -> Int64? {

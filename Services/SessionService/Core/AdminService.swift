@@ -17,9 +17,12 @@ public struct AdminService: AdminServiceHandler {
     }
 
     public func findAccounts(_ request: FindAccountsRequest, context: ServerContext) async throws -> FindAccountsResponse {
-        let given = [!request.email.isEmpty, !request.accountID.isEmpty, !request.credentialID.isEmpty]
+        let given = [
+            !request.email.isEmpty, !request.accountID.isEmpty, !request.credentialID.isEmpty,
+            !request.externalID.isEmpty,
+        ]
         guard given.filter({ $0 }).count == 1 else {
-            throw DomainError(.invalidRequest, "give exactly one of email, account_id and credential_id")
+            throw DomainError(.invalidRequest, "give exactly one of email, account_id, credential_id and external_id")
         }
         let lookup: AccountLookup
         if !request.email.isEmpty {
@@ -29,19 +32,61 @@ public struct AdminService: AdminServiceHandler {
             lookup = .email(normalized: address.normalized)
         } else if !request.accountID.isEmpty {
             lookup = .accountID(try RequestFields.accountID(request.accountID))
+        } else if !request.externalID.isEmpty {
+            guard request.externalID.count <= 256 else { throw DomainError(.invalidRequest, "external_id is too long") }
+            lookup = .externalID(request.externalID)
         } else {
             lookup = .credentialID(try RequestFields.credentialID(request.credentialID))
         }
         var response = FindAccountsResponse()
-        response.accounts = try await useCases.findAccounts(token: request.adminToken, lookup).map { record in
-            var summary = AdminAccountSummary()
-            summary.accountID = record.account.id.description
-            summary.displayName = record.account.displayName
-            summary.emails = record.emails
-            summary.createdAtUnixMilliseconds = record.account.createdAt.unixMilliseconds
-            return summary
-        }
+        response.accounts = try await useCases.findAccounts(token: request.adminToken, lookup).map(Self.summary)
         return response
+    }
+
+    public func listAccounts(_ request: ListAccountsRequest, context: ServerContext) async throws -> ListAccountsResponse {
+        func filter(_ value: Int32, _ name: String) throws -> Bool? {
+            switch value {
+            case 0: return nil
+            case 1: return true
+            case 2: return false
+            default: throw DomainError(.invalidRequest, "\(name) is 0, 1 or 2")
+            }
+        }
+        guard (0...AccountListing.pageLimit).contains(Int(request.limit)), request.createdSinceUnixMilliseconds >= 0,
+            request.createdUntilUnixMilliseconds >= 0
+        else { throw DomainError(.invalidRequest, "limit is 1 to \(AccountListing.pageLimit); times are positive") }
+        var cursor: AccountCursor?
+        if !request.after.isEmpty {
+            guard let parsed = AccountCursor(text: request.after) else {
+                throw DomainError(.invalidRequest, "after is not a cursor this API gave")
+            }
+            cursor = parsed
+        }
+        let listing = AccountListing(
+            hasPassword: try filter(request.hasPassword, "has_password"),
+            hasPasskey: try filter(request.hasPasskey, "has_passkey"), disabled: try filter(request.disabled, "disabled"),
+            createdSince: request.createdSinceUnixMilliseconds > 0
+                ? Date(unixMilliseconds: request.createdSinceUnixMilliseconds) : nil,
+            createdUntil: request.createdUntilUnixMilliseconds > 0
+                ? Date(unixMilliseconds: request.createdUntilUnixMilliseconds) : nil,
+            after: cursor, limit: request.limit > 0 ? Int(request.limit) : 50)
+        var response = ListAccountsResponse()
+        response.accounts = try await useCases.listAccounts(token: request.adminToken, listing).map(Self.summary)
+        return response
+    }
+
+    static func summary(_ record: AdminAccountSummaryRecord) -> AdminAccountSummary {
+        var summary = AdminAccountSummary()
+        summary.accountID = record.account.id.description
+        summary.displayName = record.account.displayName
+        summary.emails = record.emails
+        summary.createdAtUnixMilliseconds = record.account.createdAt.unixMilliseconds
+        summary.hasPassword = record.hasPassword
+        summary.passkeyCount = Int32(clamping: record.passkeyCount)
+        summary.disabledAtUnixMilliseconds = record.disabledAt?.unixMilliseconds ?? 0
+        summary.externalID = record.externalID ?? ""
+        summary.cursor = record.cursor?.text ?? ""
+        return summary
     }
 
     public func getAccountDetail(_ request: AdminAccountRequest, context: ServerContext) async throws
@@ -82,6 +127,8 @@ public struct AdminService: AdminServiceHandler {
         }
         detail.recoveryCodesRemaining = Int32(clamping: record.recoveryCodesRemaining)
         detail.disabledAtUnixMilliseconds = record.disabledAt?.unixMilliseconds ?? 0
+        detail.imported = record.imported
+        detail.externalID = record.externalID ?? ""
         return detail
     }
 

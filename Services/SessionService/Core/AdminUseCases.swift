@@ -65,6 +65,10 @@ public struct AdminUseCases: Sendable {
         try await authorized(token, .read) { try await admin.findAccounts(lookup, limit: Self.searchLimit) }
     }
 
+    public func listAccounts(token: String, _ listing: AccountListing) async throws -> [AdminAccountSummaryRecord] {
+        try await authorized(token, .read) { try await admin.listAccounts(listing) }
+    }
+
     public func accountDetail(token: String, _ accountID: AccountID) async throws -> AdminAccountRecord {
         try await authorized(token, .read) {
             guard let record = try await admin.accountDetail(accountID, at: clock()) else {
