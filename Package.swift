@@ -26,7 +26,7 @@ let cLibraryTargets: [Target] = [
 
 let cryptoTargets: [Target] = [
     .target(name: "Crypto", dependencies: ["COpenSSL"], path: "Shared/Crypto"),
-    .testTarget(name: "CryptoTests", dependencies: ["Crypto"], path: "Tests/CryptoTests"),
+    .testTarget(name: "CryptoTests", dependencies: ["COpenSSL", "Crypto"], path: "Tests/CryptoTests"),
 ]
 
 // MARK: - Domain, persistence and password hashing
@@ -154,7 +154,7 @@ let rpcTargets: [Target] = [
     .target(
         name: "TraceExport", dependencies: ["Configuration", "NetworkIO", "Observability"], path: "Shared/TraceExport"),
     .testTarget(
-        name: "TraceExportTests", dependencies: ["TraceExport", "Configuration", "Observability", "Protobuf"],
+        name: "TraceExportTests", dependencies: ["TraceExport", "Configuration", "Observability"],
         path: "Tests/TraceExportTests"),
     .testTarget(
         name: "RuntimeMetricsTests", dependencies: ["RuntimeMetrics", "NetworkIO", "Observability"],
@@ -192,9 +192,9 @@ let serviceTargets: [Target] = [
     .target(
         name: "ServiceRuntime",
         dependencies: [
-            "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "NameResolution",
+            "Configuration", "Domain", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "NameResolution",
             "NetworkIO", "Observability", "PasskeyPolicy", "PostgresStorage", "Protobuf", "RuntimeMetrics",
-            "ServiceContracts", "ServiceIdentity", "ServiceTransport", "SessionIssuance", "TLSChannels", "TraceExport",
+            "ServiceContracts", "ServiceIdentity", "ServiceTransport", "TraceExport",
         ],
         path: "Shared/ServiceRuntime"),
     .testTarget(
@@ -204,7 +204,11 @@ let serviceTargets: [Target] = [
         dependencies: ["Crypto", "Domain", "GRPC", "Observability", "ServiceContracts", "ServiceIdentity"],
         path: "Services/ChallengeService/Core"),
     .executableTarget(
-        name: "challenge-service", dependencies: ["ChallengeServiceCore", "Crypto", "PostgresStorage", "ServiceRuntime"],
+        name: "challenge-service",
+        dependencies: [
+            "ChallengeServiceCore", "Configuration", "Crypto", "Observability", "PostgresStorage", "ServiceContracts",
+            "ServiceRuntime",
+        ],
         path: "Services/ChallengeService/Main"),
     .target(
         name: "VerificationServiceCore",
@@ -243,8 +247,8 @@ let serviceTargets: [Target] = [
     .executableTarget(
         name: "verification-service",
         dependencies: [
-            "Configuration", "Crypto", "PasskeyPolicy", "PasskeyProviders", "ServiceRuntime", "SessionIssuance",
-            "VerificationServiceCore", "WebAuthn",
+            "Configuration", "Crypto", "PasskeyPolicy", "PasskeyProviders", "PostgresStorage", "ServiceContracts",
+            "ServiceRuntime", "SessionIssuance", "VerificationServiceCore", "WebAuthn",
         ],
         path: "Services/VerificationService/Main"),
     .target(
@@ -258,7 +262,7 @@ let serviceTargets: [Target] = [
         name: "session-service",
         dependencies: [
             "AccountRecovery", "Configuration", "Crypto", "CurlTransport", "Observability", "PasswordHashing",
-            "PostgresStorage", "ServiceRuntime", "SessionIssuance", "SessionServiceCore", "WebhookDelivery", "Webhooks",
+            "PostgresStorage", "ServiceContracts", "ServiceRuntime", "SessionServiceCore", "WebhookDelivery", "Webhooks",
         ],
         path: "Services/SessionService/Main"),
     .target(name: "JSON", path: "Shared/JSON", swiftSettings: hotPathSettings),
@@ -270,12 +274,10 @@ let serviceTargets: [Target] = [
     .target(
         name: "GatewayCore",
         dependencies: [
-            "AccountRecovery", "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTP1", "HTTP2",
-            "HTTPMessages",
-            "HTTPServer",
-            "JSON", "NameResolution", "NetworkIO", "Observability", "PasskeyProviders", "Protobuf", "RateLimiting",
-            "RuntimeMetrics", "ServiceContracts", "TraceExport",
-            "ServiceIdentity", "ServiceTransport", "TLSChannels", "WebAuthn", "PasskeyPolicy", "AdminAccess",
+            "AccountRecovery", "AdminAccess", "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "GRPCHealth",
+            "HTTPMessages", "HTTPServer", "JSON", "NameResolution", "NetworkIO", "Observability", "PasskeyPolicy",
+            "PasskeyProviders", "Protobuf", "RateLimiting", "RuntimeMetrics", "ServiceContracts", "ServiceTransport",
+            "TraceExport", "WebAuthn",
         ],
         path: "Services/Gateway/Core", resources: [
             .copy("Web"), .copy("openapi.json"), .copy("openapi-admin.json"), .copy("admin-page.html"),
@@ -285,8 +287,8 @@ let serviceTargets: [Target] = [
     .testTarget(
         name: "GatewayTests",
         dependencies: [
-            "GatewayCore", "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTP2", "HTTPMessages", "HTTPServer", "JSON",
-            "NetworkIO", "Observability", "PasskeyProviders", "ServiceContracts", "WebAuthn",
+            "GatewayCore", "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "JSON",
+            "NetworkIO", "Observability", "PasskeyProviders", "Protobuf", "ServiceContracts", "WebAuthn",
         ],
         path: "Tests/GatewayTests"),
     .target(
@@ -306,7 +308,7 @@ let serviceTargets: [Target] = [
     .testTarget(
         name: "EndToEndTests",
         dependencies: [
-            "Encoding", "GRPC", "GRPCHealth", "NetworkIO", "PasskeyClient", "Postgres", "PostgresStorage",
+            "Crypto", "Encoding", "GRPC", "GRPCHealth", "NetworkIO", "PasskeyClient", "Postgres", "PostgresStorage",
             "PostgresTestSupport", "SoftwareAuthenticator", "TestCertificates", "WebAuthn",
         ],
         path: "Tests/EndToEndTests"),
@@ -324,6 +326,7 @@ let clientTargets: [Target] = [
         name: "PasskeyClientTests",
         dependencies: [
             "PasskeyClient", "Configuration", "Domain", "GatewayCore", "HTTPMessages", "JSON", "ServiceContracts",
+            "WebAuthn",
         ],
         path: "Tests/PasskeyClientTests"),
 ]

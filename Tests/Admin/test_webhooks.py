@@ -165,6 +165,9 @@ def test_deliveries_are_signed_and_carry_the_stored_event(stack):
         assert "secret" not in endpoint(stack, created["webhookID"])
         events = stack.admin.json("GET", "/admin/v1/audit-events?type=audit.webhook.created", stack.token)["events"]
         assert any(e["detail"]["webhook.id"] == created["webhookID"] and e["actor"] == "admin" for e in events)
+        # Neither the secret nor the admin token is ever logged.
+        logs = stack.log_text()
+        assert secret not in logs and secret.removeprefix("whsec_") not in logs and stack.token not in logs
     finally:
         receiver.stop()
         stack.admin.call("DELETE", f"/admin/v1/webhooks/{created['webhookID']}", stack.token)

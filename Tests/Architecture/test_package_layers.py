@@ -68,3 +68,50 @@ def test_a_module_in_no_layer_does_not_evaluate(manifest, tmp_path):
     result = dump(altered, tmp_path)
     assert result.returncode != 0
     assert "put RateLimiting in a layer" in result.stderr
+
+
+IMPORT = re.compile(
+    r"^\s*(?:@\w+\s+)*(?:public\s+|internal\s+|package\s+|private\s+|fileprivate\s+)?import\s+"
+    r"(?:(?:struct|class|enum|func|protocol|var|let|typealias)\s+)?([A-Za-z_][A-Za-z0-9_]*)", re.M)
+
+
+def import_mismatches(targets, root):
+    """For each Swift target, the package modules its sources import but it does not declare, and those it declares
+    but none of its sources imports: {target: (undeclared, unused)} for the targets with either."""
+    modules = {name.replace("-", "_"): name for name in targets}
+    found = {}
+    for name, target in targets.items():
+        if target["type"] == "system":
+            continue
+        imported = set()
+        for source in (root / target["path"]).rglob("*.swift"):
+            imported |= {modules[m] for m in IMPORT.findall(source.read_text()) if m in modules}
+        imported.discard(name)
+        declared = dependencies(target) & set(targets)
+        if imported - declared or declared - imported:
+            found[name] = (sorted(imported - declared), sorted(declared - imported))
+    return found
+
+
+def test_every_target_declares_exactly_the_package_modules_it_imports(package):
+    assert import_mismatches(package, ROOT) == {}
+
+
+def test_the_import_check_finds_both_kinds_of_mismatch(tmp_path):
+    (tmp_path / "A").mkdir()
+    (tmp_path / "A" / "a.swift").write_text("import Foundation\n@testable import B\npublic import struct C.Thing\n")
+    (tmp_path / "tool-x").mkdir()
+    (tmp_path / "tool-x" / "main.swift").write_text("import A\n")
+    targets = {
+        "A": {"type": "regular", "path": "A", "dependencies": [{"byName": ["B", None]}, {"byName": ["D", None]}]},
+        "B": {"type": "regular", "path": "B", "dependencies": []},
+        "C": {"type": "regular", "path": "C", "dependencies": []},
+        "D": {"type": "regular", "path": "D", "dependencies": []},
+        "tool-x": {"type": "executable", "path": "tool-x", "dependencies": [{"byName": ["A", None]}]},
+        "T": {"type": "test", "path": "T", "dependencies": [{"byName": ["tool-x", None]}]},
+    }
+    (tmp_path / "T").mkdir()
+    (tmp_path / "T" / "t.swift").write_text("@testable import tool_x\n")
+    for name in "BCD":
+        (tmp_path / name).mkdir()
+    assert import_mismatches(targets, tmp_path) == {"A": (["C"], ["D"])}

@@ -17,7 +17,8 @@ source "$engine_dir/../images/rootfs.sh"
 podman_packages=(podman runc conmon netavark aardvark-dns iptables)
 containers_conf=/etc/containers/containers.conf
 
-engine_log() { printf '%s\n' "==> $*" >&2; }
+# shellcheck source=../local/log.sh
+source "$engine_dir/../local/log.sh"
 
 engine_sudo() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
@@ -29,7 +30,7 @@ engine_install_missing() {
         dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
     done
     [ ${#missing[@]} -eq 0 ] && return 0
-    engine_log "installing ${missing[*]}"
+    log "installing ${missing[*]}"
     engine_sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive engine_sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }

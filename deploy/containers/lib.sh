@@ -63,7 +63,6 @@ stack_grpc_dir="$stack_state_dir/grpc-tls"
 grpc_tls_mount=/etc/passkey/grpc
 
 stack_image() { echo "localhost/passkey/$1:latest"; }
-stack_log() { printf '%s\n' "==> $*" >&2; }
 
 # The restrictions every container of the stack runs under.
 stack_security=(--read-only --user 65532:65532 --cap-drop ALL --security-opt no-new-privileges)

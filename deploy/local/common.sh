@@ -8,7 +8,8 @@ apt_packages=(libssl-dev libpq-dev libnghttp2-dev libargon2-dev libcurl4-openssl
 # What only the tests and benchmarks need: real protocol peers and a real browser.
 test_apt_packages=(dnsmasq-base nghttp2-client nghttp2-server python3-venv python3-pip chromium chromium-driver prometheus)
 
-log() { printf '%s\n' "==> $*" >&2; }
+# shellcheck source=log.sh
+source "$(dirname "${BASH_SOURCE[0]}")/log.sh"
 
 install_missing_packages() {
     local missing=()

@@ -3,7 +3,6 @@ import Crypto
 import Foundation
 import PostgresStorage
 import ServiceRuntime
-import PostgresStorage
 import Configuration
 import ServiceContracts
 import Observability

@@ -183,14 +183,6 @@ public struct SessionUseCases: Sendable {
         return summary
     }
 
-    private func issueSession(accountID: AccountID, displayName: String, method: AuthenticationMethod) async throws
-        -> SessionIssuer.IssuedSession
-    {
-        let (token, session) = issuer.newSession(accountID: accountID, method: method)
-        try await sessions.add(session)
-        return SessionIssuer.IssuedSession(token: token, session: session, displayName: displayName)
-    }
-
     private func hashingCall<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
