@@ -12,40 +12,40 @@ let hotPathSettings: [SwiftSetting] = [
 // MARK: - C libraries: one system-library target each, with its pkg-config name and apt provider.
 
 let cLibraryTargets: [Target] = [
-    .systemLibrary(name: "COpenSSL", path: "Shared/COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
-    .systemLibrary(name: "CLibPQ", path: "Shared/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+    .systemLibrary(name: "COpenSSL", path: "Shared/System/COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+    .systemLibrary(name: "CLibPQ", path: "Shared/System/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
     .systemLibrary(
-        name: "CNGHTTP2", path: "Shared/CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
-    .systemLibrary(name: "CArgon2", path: "Shared/CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
-    .systemLibrary(name: "CXCrypt", path: "Shared/CXCrypt", pkgConfig: "libxcrypt", providers: [.apt(["libcrypt-dev"])]),
+        name: "CNGHTTP2", path: "Shared/System/CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
+    .systemLibrary(name: "CArgon2", path: "Shared/System/CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
+    .systemLibrary(name: "CXCrypt", path: "Shared/System/CXCrypt", pkgConfig: "libxcrypt", providers: [.apt(["libcrypt-dev"])]),
     .systemLibrary(
-        name: "CCurl", path: "Shared/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        name: "CCurl", path: "Shared/System/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 ]
 
 // MARK: - Crypto on OpenSSL (digests, random, keys, signatures, X.509, TLS)
 
 let cryptoTargets: [Target] = [
-    .target(name: "Crypto", dependencies: ["COpenSSL"], path: "Shared/Crypto"),
+    .target(name: "Crypto", dependencies: ["COpenSSL"], path: "Shared/Domain/Crypto"),
     .testTarget(name: "CryptoTests", dependencies: ["COpenSSL", "Crypto"], path: "Tests/CryptoTests"),
 ]
 
 // MARK: - Domain, persistence and password hashing
 
 let persistenceTargets: [Target] = [
-    .target(name: "Domain", dependencies: ["Encoding"], path: "Shared/Domain"),
-    .target(name: "SessionIssuance", dependencies: ["Crypto", "Domain", "Encoding"], path: "Shared/SessionIssuance"),
-    .target(name: "ServiceIdentity", path: "Shared/ServiceIdentity"),
+    .target(name: "Domain", dependencies: ["Encoding"], path: "Shared/Domain/Domain"),
+    .target(name: "SessionIssuance", dependencies: ["Crypto", "Domain", "Encoding"], path: "Shared/Domain/SessionIssuance"),
+    .target(name: "ServiceIdentity", path: "Shared/Domain/ServiceIdentity"),
     .testTarget(name: "ServiceIdentityTests", dependencies: ["ServiceIdentity"], path: "Tests/ServiceIdentityTests"),
-    .target(name: "WorkerThreads", path: "Shared/WorkerThreads"),
+    .target(name: "WorkerThreads", path: "Shared/Foundations/WorkerThreads"),
     .testTarget(name: "WorkerThreadsTests", dependencies: ["WorkerThreads"], path: "Tests/WorkerThreadsTests"),
     .target(
         name: "Postgres", dependencies: ["CLibPQ", "Encoding", "NetworkIO", "Observability", "WorkerThreads"],
-        path: "Shared/Postgres",
+        path: "Shared/IO/Postgres",
         swiftSettings: hotPathSettings),
     .target(
         name: "PostgresStorage",
         dependencies: ["AdminAccess", "Domain", "Encoding", "Observability", "Postgres", "Webhooks"],
-        path: "Shared/PostgresStorage",
+        path: "Shared/IO/PostgresStorage",
         resources: [.copy("Migrations")]),
     .executableTarget(name: "passkey-migrate", dependencies: ["Postgres", "PostgresStorage"], path: "Services/Migrate"),
     .executableTarget(
@@ -56,29 +56,29 @@ let persistenceTargets: [Target] = [
     .target(name: "PostgresTestSupport", dependencies: ["Postgres"], path: "Tests/PostgresTestSupport"),
     .target(
         name: "PasswordHashing", dependencies: ["CArgon2", "CXCrypt", "Crypto", "Encoding", "WorkerThreads"],
-        path: "Shared/PasswordHashing"),
+        path: "Shared/Domain/PasswordHashing"),
     .testTarget(name: "PasswordHashingTests", dependencies: ["PasswordHashing"], path: "Tests/PasswordHashingTests"),
     .target(
         name: "AccountImport", dependencies: ["Crypto", "Domain", "Encoding", "JSON", "PasswordHashing"],
-        path: "Shared/AccountImport"),
+        path: "Shared/Domain/AccountImport"),
     .testTarget(
         name: "AccountImportTests", dependencies: ["AccountImport", "Domain", "Encoding"], path: "Tests/AccountImportTests"),
     .target(
         name: "AccountImportStorage", dependencies: ["AccountImport", "Crypto", "Domain", "Encoding", "Postgres"],
-        path: "Shared/AccountImportStorage"),
+        path: "Shared/IO/AccountImportStorage"),
     .executableTarget(
         name: "passkey-import", dependencies: ["AccountImport", "AccountImportStorage", "Postgres"],
         path: "Services/PasskeyImport"),
-    .target(name: "Observability", dependencies: ["Encoding", "Protobuf"], path: "Shared/Observability"),
+    .target(name: "Observability", dependencies: ["Encoding", "Protobuf"], path: "Shared/Foundations/Observability"),
     .testTarget(
         name: "ObservabilityTests", dependencies: ["Observability", "Protobuf"], path: "Tests/ObservabilityTests"),
-    .target(name: "Configuration", dependencies: ["Encoding"], path: "Shared/Configuration"),
+    .target(name: "Configuration", dependencies: ["Encoding"], path: "Shared/Foundations/Configuration"),
     .testTarget(name: "ConfigurationTests", dependencies: ["Configuration"], path: "Tests/ConfigurationTests"),
-    .target(name: "RateLimiting", path: "Shared/RateLimiting"),
+    .target(name: "RateLimiting", path: "Shared/Foundations/RateLimiting"),
     .testTarget(name: "RateLimitingTests", dependencies: ["RateLimiting"], path: "Tests/RateLimitingTests"),
-    .target(name: "HTTPMessages", path: "Shared/HTTPMessages", swiftSettings: hotPathSettings),
+    .target(name: "HTTPMessages", path: "Shared/Foundations/HTTPMessages", swiftSettings: hotPathSettings),
     .target(
-        name: "HTTP1", dependencies: ["Encoding", "HTTPMessages"], path: "Shared/HTTP1", swiftSettings: hotPathSettings),
+        name: "HTTP1", dependencies: ["Encoding", "HTTPMessages"], path: "Shared/Domain/HTTP1", swiftSettings: hotPathSettings),
     .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "HTTPMessages"], path: "Tests/HTTP1Tests"),
     .testTarget(name: "DomainTests", dependencies: ["Domain"], path: "Tests/DomainTests"),
     .testTarget(
@@ -92,27 +92,27 @@ let persistenceTargets: [Target] = [
 
 let recoveryTargets: [Target] = [
     .target(
-        name: "AccountRecovery", dependencies: ["Crypto", "Domain", "Encoding"], path: "Shared/AccountRecovery",
+        name: "AccountRecovery", dependencies: ["Crypto", "Domain", "Encoding"], path: "Shared/Domain/AccountRecovery",
         resources: [.copy("Templates")]),
     .testTarget(
         name: "AccountRecoveryTests", dependencies: ["AccountRecovery", "Crypto", "Domain"],
         path: "Tests/AccountRecoveryTests"),
     // libcurl behind one module: the SMTP client of the mail outbox and the HTTP client of webhook deliveries.
-    .target(name: "CurlTransport", dependencies: ["CCurl"], path: "Shared/CurlTransport"),
+    .target(name: "CurlTransport", dependencies: ["CCurl"], path: "Shared/IO/CurlTransport"),
     // Webhooks: Standard Webhooks secrets and signatures, endpoint URLs, the destination policy against SSRF,
     // backoff, and the endpoints' storage port; no I/O.
-    .target(name: "Webhooks", dependencies: ["Crypto", "Encoding"], path: "Shared/Webhooks"),
+    .target(name: "Webhooks", dependencies: ["Crypto", "Encoding"], path: "Shared/Domain/Webhooks"),
     .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Crypto", "Encoding"], path: "Tests/WebhooksTests"),
     // Webhook deliveries: each endpoint's name resolved and checked against the policy, then one signed POST
     // pinned to the checked addresses.
     .target(
         name: "WebhookDelivery", dependencies: ["Configuration", "CurlTransport", "NameResolution", "NetworkIO", "Webhooks", "WorkerThreads"],
-        path: "Shared/WebhookDelivery"),
+        path: "Shared/IO/WebhookDelivery"),
     // Admin tokens (their form, digest, scopes, the access decision) and the admin API's storage port; no I/O.
-    .target(name: "AdminAccess", dependencies: ["Crypto", "Domain", "Encoding"], path: "Shared/AdminAccess"),
+    .target(name: "AdminAccess", dependencies: ["Crypto", "Domain", "Encoding"], path: "Shared/Domain/AdminAccess"),
     .testTarget(name: "AdminAccessTests", dependencies: ["AdminAccess", "Crypto"], path: "Tests/AdminAccessTests"),
     .target(
-        name: "PasskeyProviders", dependencies: ["Encoding", "JSON"], path: "Shared/PasskeyProviders",
+        name: "PasskeyProviders", dependencies: ["Encoding", "JSON"], path: "Shared/Domain/PasskeyProviders",
         resources: [.copy("Data")]),
     .testTarget(
         name: "PasskeyProvidersTests", dependencies: ["PasskeyProviders", "Encoding"], path: "Tests/PasskeyProvidersTests"),
@@ -121,14 +121,14 @@ let recoveryTargets: [Target] = [
 // MARK: - WebAuthn verification core and crypto
 
 let webAuthnTargets: [Target] = [
-    .target(name: "WebAuthn", dependencies: ["Crypto", "JSON", "Encoding"], path: "Shared/WebAuthn"),
+    .target(name: "WebAuthn", dependencies: ["Crypto", "JSON", "Encoding"], path: "Shared/Domain/WebAuthn"),
     .target(
         name: "SoftwareAuthenticator", dependencies: ["WebAuthn", "Crypto", "COpenSSL", "Encoding"],
         path: "Tests/SoftwareAuthenticator"),
     .testTarget(
         name: "WebAuthnTests", dependencies: ["WebAuthn", "Crypto", "SoftwareAuthenticator", "JSON", "Encoding"],
         path: "Tests/WebAuthnTests"),
-    .target(name: "PasskeyPolicy", dependencies: ["Configuration", "WebAuthn"], path: "Shared/PasskeyPolicy"),
+    .target(name: "PasskeyPolicy", dependencies: ["Configuration", "WebAuthn"], path: "Shared/Domain/PasskeyPolicy"),
     .testTarget(
         name: "PasskeyPolicyTests", dependencies: ["PasskeyPolicy", "Configuration", "WebAuthn"],
         path: "Tests/PasskeyPolicyTests"),
@@ -141,18 +141,18 @@ let webAuthnTargets: [Target] = [
 
 
 let rpcTargets: [Target] = [
-    .target(name: "CNetworkIO", path: "Shared/CNetworkIO"),
-    .target(name: "NetworkIO", dependencies: ["CNetworkIO"], path: "Shared/NetworkIO", swiftSettings: hotPathSettings),
+    .target(name: "CNetworkIO", path: "Shared/System/CNetworkIO"),
+    .target(name: "NetworkIO", dependencies: ["CNetworkIO"], path: "Shared/IO/NetworkIO", swiftSettings: hotPathSettings),
     .target(
-        name: "HTTP2", dependencies: ["NetworkIO", "CNGHTTP2"], path: "Shared/HTTP2", swiftSettings: hotPathSettings),
-    .target(name: "Protobuf", path: "Shared/Protobuf", swiftSettings: hotPathSettings),
+        name: "HTTP2", dependencies: ["NetworkIO", "CNGHTTP2"], path: "Shared/IO/HTTP2", swiftSettings: hotPathSettings),
+    .target(name: "Protobuf", path: "Shared/Foundations/Protobuf", swiftSettings: hotPathSettings),
     .target(
         name: "GRPC", dependencies: ["NetworkIO", "HTTP2", "Protobuf", "Encoding", "Observability"],
-        path: "Shared/GRPC", swiftSettings: hotPathSettings),
-    .target(name: "TLSChannels", dependencies: ["Crypto", "NetworkIO"], path: "Shared/TLSChannels"),
-    .target(name: "RuntimeMetrics", dependencies: ["NetworkIO", "Observability"], path: "Shared/RuntimeMetrics"),
+        path: "Shared/IO/GRPC", swiftSettings: hotPathSettings),
+    .target(name: "TLSChannels", dependencies: ["Crypto", "NetworkIO"], path: "Shared/IO/TLSChannels"),
+    .target(name: "RuntimeMetrics", dependencies: ["NetworkIO", "Observability"], path: "Shared/IO/RuntimeMetrics"),
     .target(
-        name: "TraceExport", dependencies: ["Configuration", "NetworkIO", "Observability"], path: "Shared/TraceExport"),
+        name: "TraceExport", dependencies: ["Configuration", "NetworkIO", "Observability"], path: "Shared/IO/TraceExport"),
     .testTarget(
         name: "TraceExportTests", dependencies: ["TraceExport", "Configuration", "Observability"],
         path: "Tests/TraceExportTests"),
@@ -162,10 +162,10 @@ let rpcTargets: [Target] = [
     .target(
         name: "ServiceTransport",
         dependencies: ["Configuration", "Crypto", "GRPC", "NetworkIO", "Observability", "ServiceIdentity", "TLSChannels"],
-        path: "Shared/ServiceTransport"),
-    .target(name: "GRPCHealth", dependencies: ["GRPC", "Protobuf"], path: "Shared/GRPCHealth"),
+        path: "Shared/IO/ServiceTransport"),
+    .target(name: "GRPCHealth", dependencies: ["GRPC", "Protobuf"], path: "Shared/IO/GRPCHealth"),
     .target(
-        name: "NameResolution", dependencies: ["Configuration", "GRPC", "NetworkIO"], path: "Shared/NameResolution"),
+        name: "NameResolution", dependencies: ["Configuration", "GRPC", "NetworkIO"], path: "Shared/IO/NameResolution"),
     .testTarget(
         name: "NameResolutionTests",
         dependencies: ["NameResolution", "Configuration", "GRPC", "GRPCEchoMessages", "NetworkIO"],
@@ -196,7 +196,7 @@ let serviceTargets: [Target] = [
             "NetworkIO", "Observability", "PasskeyPolicy", "PostgresStorage", "Protobuf", "RuntimeMetrics",
             "ServiceContracts", "ServiceIdentity", "ServiceTransport", "TraceExport",
         ],
-        path: "Shared/ServiceRuntime"),
+        path: "Shared/Composition/ServiceRuntime"),
     .testTarget(
         name: "ServiceRuntimeTests", dependencies: ["ServiceRuntime", "Observability"], path: "Tests/ServiceRuntimeTests"),
     .target(
@@ -265,12 +265,12 @@ let serviceTargets: [Target] = [
             "PostgresStorage", "ServiceContracts", "ServiceRuntime", "SessionServiceCore", "WebhookDelivery", "Webhooks",
         ],
         path: "Services/SessionService/Main"),
-    .target(name: "JSON", path: "Shared/JSON", swiftSettings: hotPathSettings),
-    .target(name: "Encoding", path: "Shared/Encoding", swiftSettings: hotPathSettings),
+    .target(name: "JSON", path: "Shared/Foundations/JSON", swiftSettings: hotPathSettings),
+    .target(name: "Encoding", path: "Shared/Foundations/Encoding", swiftSettings: hotPathSettings),
     .testTarget(name: "JSONTests", dependencies: ["JSON", "Encoding"], path: "Tests/JSONTests"),
     .target(
         name: "HTTPServer", dependencies: ["HTTP1", "HTTP2", "HTTPMessages", "NetworkIO", "TLSChannels"],
-        path: "Shared/HTTPServer", swiftSettings: hotPathSettings),
+        path: "Shared/IO/HTTPServer", swiftSettings: hotPathSettings),
     .target(
         name: "GatewayCore",
         dependencies: [
@@ -293,7 +293,7 @@ let serviceTargets: [Target] = [
         path: "Tests/GatewayTests"),
     .target(
         name: "ServiceContracts", dependencies: ["Domain", "Encoding", "GRPC", "Protobuf", "SessionIssuance"],
-        path: "Shared/ServiceContracts"),
+        path: "Shared/Composition/ServiceContracts"),
     .executableTarget(
         name: "passkey-signin-load", dependencies: ["Encoding", "JSON", "SoftwareAuthenticator", "WebAuthn"],
         path: "Tests/Benchmarks/SignInLoad"),
@@ -337,34 +337,38 @@ let allTargets =
 
 // MARK: - Layers
 
-/// The product's modules from the bottom up. A module depends only on modules of its own layer or below, so the
-/// domain never reaches I/O and nothing below the services knows them; evaluating this manifest fails when an edge
-/// points up or a module is in no layer. Tests, test support and tools (under `Tests/`) may use any layer.
-let layers: [(name: String, modules: Set<String>)] = [
-    ("C libraries, one system-library target each",
-     ["COpenSSL", "CLibPQ", "CNGHTTP2", "CArgon2", "CXCrypt", "CNetworkIO", "CCurl"]),
-    ("foundations: codecs, logs and metrics, configuration, limits, threads",
-     ["Encoding", "JSON", "Protobuf", "HTTPMessages", "Observability", "Configuration", "RateLimiting", "WorkerThreads"]),
-    ("domain and protocol logic, no I/O: accounts and ports, crypto, WebAuthn and its configured policy, sessions, passwords, HTTP/1.1 parsing, service identities",
-     ["Domain", "Crypto", "WebAuthn", "PasskeyPolicy", "SessionIssuance", "PasswordHashing", "HTTP1", "ServiceIdentity",
-      "AccountRecovery", "AccountImport", "PasskeyProviders", "AdminAccess", "Webhooks"]),
-    ("I/O: event loops, TLS, HTTP/2, gRPC and its transport security, discovery, the HTTP server, Postgres and the repositories",
-     ["NetworkIO", "TLSChannels", "HTTP2", "GRPC", "GRPCHealth", "NameResolution", "HTTPServer", "Postgres",
-      "PostgresStorage", "ServiceTransport", "CurlTransport", "WebhookDelivery", "AccountImportStorage", "RuntimeMetrics",
-      "TraceExport"]),
-    ("the services' contracts and their composition root", ["ServiceContracts", "ServiceRuntime"]),
-    ("services: each one's core (use cases and handlers) and executable; the gateway; migrations",
-     ["ChallengeServiceCore", "challenge-service", "VerificationServiceCore", "verification-service",
-      "SessionServiceCore", "session-service", "GatewayCore", "gateway", "passkey-migrate", "passkey-import",
-      "passkey-admin"]),
-    ("the app client library (Foundation only)", ["PasskeyClient"]),
+/// The product's layers from the bottom up, each a folder: a module's layer is the folder its path is in. A module
+/// depends only on modules of its own layer or below, so the domain never reaches I/O and nothing below the services
+/// knows them; evaluating this manifest fails when an edge points up or a module is in no layer's folder. Tests, test
+/// support and tools (under `Tests/`) may use any layer.
+let layers: [(folder: String, name: String)] = [
+    ("Shared/System/", "C libraries, one system-library target each"),
+    ("Shared/Foundations/", "foundations: codecs, logs and metrics, configuration, limits, threads"),
+    ("Shared/Domain/",
+     "domain and protocol logic, no I/O: accounts and ports, crypto, WebAuthn and its configured policy, sessions, passwords, HTTP/1.1 parsing, service identities, admin tokens, webhook signing and destinations"),
+    ("Shared/IO/",
+     "I/O: event loops, TLS, HTTP/2, gRPC and its transport security, discovery, the HTTP server, Postgres and the repositories, libcurl"),
+    ("Shared/Composition/", "the services' contracts and their composition root"),
+    ("Services/", "services: each one's core (use cases and handlers) and executable; the gateway; the operators' tools"),
+    ("Clients/", "the app client library (Foundation only)"),
 ]
+
+/// The index of the layer whose folder holds `path`.
+func layerIndex(ofPath path: String) -> Int? {
+    layers.firstIndex { path.hasPrefix($0.folder) }
+}
 
 func checkLayers(_ targets: [Target]) {
     var layerOf: [String: Int] = [:]
-    for (index, layer) in layers.enumerated() { for module in layer.modules { layerOf[module] = index } }
     for target in targets where !(target.path?.hasPrefix("Tests/") ?? false) {
-        guard let layer = layerOf[target.name] else { fatalError("Package.swift: put \(target.name) in a layer") }
+        guard let index = target.path.flatMap(layerIndex(ofPath:)) else {
+            fatalError(
+                "Package.swift: put \(target.name) in a layer folder (\(layers.map(\.folder).joined(separator: ", ")))")
+        }
+        layerOf[target.name] = index
+    }
+    for target in targets {
+        guard let layer = layerOf[target.name] else { continue }
         for dependency in target.dependencies {
             guard case .byNameItem(let name, _) = dependency, let below = layerOf[name] else { continue }
             if below > layer {

@@ -55,19 +55,29 @@ def test_every_swift_target_has_member_import_visibility(package):
 
 
 def test_an_edge_that_points_up_does_not_evaluate(manifest, tmp_path):
-    line = '    .target(name: "Domain", dependencies: ["Encoding"], path: "Shared/Domain"),'
+    line = '    .target(name: "Domain", dependencies: ["Encoding"], path: "Shared/Domain/Domain"),'
     assert line in manifest
     result = dump(manifest.replace(line, line.replace('["Encoding"]', '["Encoding", "PostgresStorage"]')), tmp_path)
     assert result.returncode != 0
     assert re.search(r"Domain \(domain and protocol logic.*\) depends on PostgresStorage \(I/O", result.stderr)
 
 
-def test_a_module_in_no_layer_does_not_evaluate(manifest, tmp_path):
-    altered = manifest.replace('"RateLimiting", "WorkerThreads"]', '"WorkerThreads"]', 1)
+def test_a_module_outside_the_layer_folders_does_not_evaluate(manifest, tmp_path):
+    altered = manifest.replace('path: "Shared/Foundations/RateLimiting"', 'path: "Shared/RateLimiting"', 1)
     assert altered != manifest
     result = dump(altered, tmp_path)
     assert result.returncode != 0
-    assert "put RateLimiting in a layer" in result.stderr
+    assert "put RateLimiting in a layer folder" in result.stderr
+
+
+def test_the_folders_under_shared_are_exactly_the_layers_and_hold_only_modules(package):
+    layer_folders = {"System", "Foundations", "Domain", "IO", "Composition"}
+    assert {p.name for p in (ROOT / "Shared").iterdir() if p.is_dir()} == layer_folders
+    paths = {target["path"] for target in package.values()}
+    for layer in layer_folders:
+        for folder in (ROOT / "Shared" / layer).iterdir():
+            # Every folder of a layer is a module, except the .proto sources the contracts are generated from.
+            assert f"Shared/{layer}/{folder.name}" in paths or folder.name == "Protos", folder
 
 
 IMPORT = re.compile(

@@ -46,13 +46,13 @@ final class ConfigurationDocumentTests: XCTestCase {
         let sources = SourceTree(
             executables: ["tool": "Services/Tool", "daemon": "Services/Daemon"],
             files: [
-                "Shared/Configuration/EnvironmentReader.swift": """
+                "Shared/Foundations/Configuration/EnvironmentReader.swift": """
                 public struct EnvironmentReader {
                     public func raw(_ name: String) -> String? { environment[name] }
                     public func string(_ name: String, default defaultValue: String) -> String { "" }
                 }
                 """,
-                "Shared/Configuration/Extra.swift": """
+                "Shared/Foundations/Configuration/Extra.swift": """
                 extension EnvironmentReader {
                     public func flag(
                         _ name: String) -> Bool { false }
@@ -160,7 +160,7 @@ struct EnvironmentReads {
         // The reading methods are EnvironmentReader's: every `func name(_ name: String` in its declarations.
         var methods: Set<String> = []
         let method = try Regex(#"func\s+(\w+)\(\s*_\s+name:\s*String"#)
-        for (path, text) in sources.files where path.hasPrefix("Shared/Configuration/") {
+        for (path, text) in sources.files where path.hasPrefix("Shared/Foundations/Configuration/") {
             for match in text.matches(of: method) { methods.insert(String(match.output[1].substring ?? "")) }
         }
         let name = #""([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)""#
@@ -169,7 +169,7 @@ struct EnvironmentReads {
         let getenvRead = try Regex(#"getenv\(\s*"# + name + #"\s*\)"#)
         let dynamicRead = try Regex(#"(?:processInfo\.environment\[|getenv\()\s*[^"\s\]\)][^\]\)]*[\]\)]"#)
 
-        for (path, text) in sources.files where !path.hasPrefix("Shared/Configuration/") {
+        for (path, text) in sources.files where !path.hasPrefix("Shared/Foundations/Configuration/") {
             if text.contains("ServerConfiguration(environment:") || text.contains("ServiceMain.run(") {
                 configurationReaders.formUnion(sources.executables(containing: path))
             }
@@ -186,7 +186,7 @@ struct EnvironmentReads {
             for match in text.matches(of: dynamicRead) { dynamic.append("\(path): \(text[match.range])") }
             guard !found.isEmpty else { continue }
             let executables =
-                path.hasPrefix("Shared/Configuration/")
+                path.hasPrefix("Shared/Foundations/Configuration/")
                 ? configurationReaders : path.hasPrefix("Services/") ? sources.executables(containing: path) : []
             for (variable, defaultValue) in found {
                 if executables.isEmpty { unattributed.append("\(path): \(variable)") }

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
-PROTOS = PACKAGE_ROOT / "Shared" / "Protos"
+PROTOS = PACKAGE_ROOT / "Shared" / "Composition" / "Protos"
 
 
 def bin_dir() -> Path:

@@ -28,9 +28,9 @@ SERVICE_NAMES = {"challenge-service": "ChallengeService", "verification-service"
 
 
 def proto_methods(service_name):
-    """Every rpc of `service_name` as the .proto files in Shared/Protos declare it, so a new method is covered."""
+    """Every rpc of `service_name` as the .proto files in Shared/Composition/Protos declare it, so a new method is covered."""
     methods, current = [], None
-    for proto in sorted((REPOSITORY / "Shared" / "Protos" / "passkey" / "v1").glob("*.proto")):
+    for proto in sorted((REPOSITORY / "Shared" / "Composition" / "Protos" / "passkey" / "v1").glob("*.proto")):
         for line in proto.read_text().splitlines():
             found = re.match(r"\s*service\s+(\w+)", line)
             if found:

@@ -152,10 +152,10 @@ final class ServiceContractsTests: XCTestCase {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
             "swiftc", "-typecheck", "-I", build.appendingPathComponent("Modules").path,
-            "-Xcc", "-fmodule-map-file=\(root.path)/Shared/COpenSSL/module.modulemap",
-            "-Xcc", "-fmodule-map-file=\(root.path)/Shared/CNGHTTP2/module.modulemap",
+            "-Xcc", "-fmodule-map-file=\(root.path)/Shared/System/COpenSSL/module.modulemap",
+            "-Xcc", "-fmodule-map-file=\(root.path)/Shared/System/CNGHTTP2/module.modulemap",
             "-Xcc", "-fmodule-map-file=\(build.path)/CNetworkIO.build/module.modulemap",
-            "-Xcc", "-I\(root.path)/Shared/CNetworkIO/include", file.path,
+            "-Xcc", "-I\(root.path)/Shared/System/CNetworkIO/include", file.path,
         ]
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = "/opt/swift/usr/bin:" + (environment["PATH"] ?? "/usr/bin:/bin")

@@ -1,6 +1,6 @@
 import Protobuf
 
-/// `echo.v1.EchoRequest` (Shared/Protos/echo/v1/echo.proto).
+/// `echo.v1.EchoRequest` (Shared/Composition/Protos/echo/v1/echo.proto).
 public struct EchoRequest: ProtobufMessage, Equatable {
     public var text = ""
     public var statusCode: Int32 = 0

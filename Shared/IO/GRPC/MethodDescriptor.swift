@@ -2,7 +2,7 @@ import Protobuf
 
 /// A unary method of a gRPC service: its path, bound to its request and response types. Handlers and calls take a
 /// descriptor, so a method served or called with another message type does not compile. The descriptors of the
-/// services' contracts are generated from their `.proto` files (`Shared/Protos/generate-swift`).
+/// services' contracts are generated from their `.proto` files (`Shared/Composition/Protos/generate-swift`).
 public struct GRPCMethodDescriptor<Request: ProtobufMessage, Response: ProtobufMessage>: Sendable {
     /// `package.Service`.
     public let service: String
