@@ -16,10 +16,9 @@ import pytest
 
 TESTS = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS / "Support" / "python"))
-sys.path.insert(0, str(TESTS / "Contract"))
 
 from passkey_stack import BIN, Stack, free_port  # noqa: E402
-from passkeys import registration_response  # noqa: E402
+from openssl_authenticator import registration_response  # noqa: E402
 
 PASSWORD = "admin suite password"
 

@@ -7,7 +7,6 @@ import base64
 import hashlib
 import os
 import re
-import shutil
 import sys
 import urllib.request
 
@@ -18,8 +17,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from test_admin_api import PASSWORD, Admin, make_token, password_account  # noqa: E402
 from passkey_stack import Stack, free_port  # noqa: E402
 
-from selenium import webdriver  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
+import chromium  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
@@ -46,17 +44,8 @@ def tokens(stack):
 
 @pytest.fixture
 def browser(stack):
-    path = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)),
-                None)
-    if path is None:
-        pytest.fail("Chromium is not installed (apt-get install chromium chromium-driver)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = path
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,1400"):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
-    driver.implicitly_wait(0)
+    # No authenticator: the page takes an admin token, not a passkey.
+    driver = chromium.start(authenticator=False, width=1200)
     yield driver
     driver.quit()
 

@@ -24,11 +24,6 @@ ROUNDS = int(os.environ.get("ROUNDS", "15"))
 PASSWORD = "benchmark password"
 
 
-def sql(stack, statement):
-    subprocess.run(["psql", stack.url, "-Atq", "-v", "ON_ERROR_STOP=1", "-c", statement], check=True,
-                   capture_output=True)
-
-
 def timed(stack, targets):
     """ROUNDS wrong-password sign-ins for each target, interleaved (one of each per round) so that the machine's
     load falls on all of them alike: {name: (median ms, max ms)}."""
@@ -55,7 +50,7 @@ def main():
                                     {"email": email, "password": "a placeholder password", "displayName": "Bench"})
             assert created.status == 201, created.body
             encoded = make(PASSWORD).replace("'", "''")
-            sql(stack, f"UPDATE password_credentials SET password_hash = '{encoded}' "
+            stack.sql(f"UPDATE password_credentials SET password_hash = '{encoded}' "
                        f"WHERE account_id = '{created.json()['accountID']}'")
             emails[name] = email
         emails["unknown email (dummy argon2id)"] = f"nobody-{uuid.uuid4().hex}@example.com"

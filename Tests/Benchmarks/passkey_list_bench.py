@@ -15,10 +15,11 @@ import time
 import uuid
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+# The contract suite's stack: the deployment's default rate limits.
 sys.path.insert(0, str(ROOT / "Tests" / "Contract"))
 
-from passkeys import registration_response  # noqa: E402
 from stack import Stack  # noqa: E402
+from openssl_authenticator import registration_response  # noqa: E402
 
 REQUESTS = int(os.environ.get("REQUESTS", "500"))
 PASSKEYS = int(os.environ.get("PASSKEYS", "3"))

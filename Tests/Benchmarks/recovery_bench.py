@@ -13,10 +13,9 @@ import time
 import uuid
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "Tests" / "Contract"))
 sys.path.insert(0, str(ROOT / "Tests" / "Recovery"))
 
-from conftest import Client, Mailbox, Stack, psql  # noqa: E402
+from conftest import Client, Mailbox, Stack  # noqa: E402
 
 MESSAGES = int(os.environ.get("MESSAGES", "300"))
 STARTS = int(os.environ.get("STARTS", "300"))
@@ -47,7 +46,7 @@ def main():
         # The outbox: MESSAGES rows queued in one statement, then timed until the relay has them all.
         stack.kill("session-service")
         recipient = f"bench-{uuid.uuid4().hex[:8]}@example.com"
-        psql(stack, f"INSERT INTO email_outbox (id, recipient, template, code, expires_at) "
+        stack.sql(f"INSERT INTO email_outbox (id, recipient, template, code, expires_at) "
                     f"SELECT gen_random_uuid(), '{recipient}', 'recovery_code', '01234567', now() + interval '10 minutes' "
                     f"FROM generate_series(1, {MESSAGES})")
         started = time.monotonic()

@@ -8,7 +8,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import virtual_authenticator_options
+from chromium import virtual_authenticator_options
 
 
 def unique_email(prefix):

@@ -15,7 +15,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.virtual_authenticator import Credential
 from selenium.webdriver.support import expected_conditions as EC
 
-from conftest import virtual_authenticator_options
+from chromium import virtual_authenticator_options
 from test_browser_flows import fill, passkey_names, signed_in, status_text, unique_email, wait, wait_for_status
 
 SIGNALS = ("signalAllAcceptedCredentials", "signalCurrentUserDetails", "signalUnknownCredential")

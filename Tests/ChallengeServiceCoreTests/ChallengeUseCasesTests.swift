@@ -35,7 +35,7 @@ final class ChallengeUseCasesTests: XCTestCase {
                 authenticationChallenges: authenticationChallenges, accountRegistrations: store.accountRegistrations),
             relyingParty: .init(id: "example.com", name: "Example"), challengeLifetime: Self.challengeLifetime,
             accountRegistrationLifetime: Self.accountRegistrationLifetime, random: random, clock: clock.read,
-            logger: Logger(service: "challenge-service", sink: DiscardingSink()))
+            logger: Logger(service: "challenge-service", sink: DiscardingSink()), metrics: MetricsRegistry())
     }
 
     // MARK: Fixtures

@@ -4,8 +4,8 @@ import uuid
 
 import pytest
 
-from passkeys import registration_response
-from stack import Stack
+from stack import Stack  # first: it puts Tests/Support/python on the path
+from openssl_authenticator import registration_response  # noqa: E402
 
 PASSWORD = "contract suite password"
 

@@ -98,7 +98,8 @@ final class GatewayApplicationTests: XCTestCase {
         settings.limiterClock = { clock.now }
         return GatewayApplication(
             configuration: try ServerConfiguration(environment: environment), backends: backends,
-            logger: Logger(service: "gateway", minimumLevel: .debug, sink: sink), settings: settings)
+            logger: Logger(service: "gateway", minimumLevel: .debug, sink: sink), metrics: MetricsRegistry(),
+            settings: settings)
     }
 
     func post(_ path: String, _ body: JSONValue?, token: String? = nil, contentType: String = "application/json")
@@ -496,12 +497,13 @@ final class GatewayApplicationTests: XCTestCase {
         begin.challengeID = "3f2a1c9e-5b7d-4c1e-9a3b-6d8e0f1a2b3c"
         begin.challenge = [1, 2]
         begin.relyingPartyID = "localhost"
+        begin.timeoutMilliseconds = 120_000
         backends.answer(ChallengeServiceMethods.beginAuthentication, begin)
         let started = await application.respond(to: post("/v1/passkeys/authentications", [:]))
         XCTAssertEqual(started.status, 200)
         XCTAssertEqual(try json(started)["publicKey"]?["rpId"], "localhost")
         XCTAssertEqual(
-            try json(started)["publicKey"]?["timeout"], 300_000, "the challenge lifetime when the service sent none")
+            try json(started)["publicKey"]?["timeout"], 120_000, "challenge-service decides the timeout; the gateway passes it on")
         let empty = await application.respond(to: post("/v1/passkeys/authentications", nil))
         XCTAssertEqual(empty.status, 200)
 

@@ -20,7 +20,7 @@ final class ProviderAndSignalRouteTests: XCTestCase {
     func makeApplication(_ environment: [String: String] = [:]) throws -> GatewayApplication {
         GatewayApplication(
             configuration: try ServerConfiguration(environment: environment), backends: backends,
-            logger: Logger(service: "gateway", minimumLevel: .info, sink: MemoryLogSink()))
+            logger: Logger(service: "gateway", minimumLevel: .info, sink: MemoryLogSink()), metrics: MetricsRegistry())
     }
 
     func request(_ method: String, _ path: String, body: JSONValue? = nil, token: String? = nil, headers: [(String, String)] = [])
@@ -149,7 +149,8 @@ final class ProviderAndSignalRouteTests: XCTestCase {
             json: Array(#"{"12345678-1234-1234-1234-123456789abc": {"name": "Test Vault"}}"#.utf8))
         let application = GatewayApplication(
             configuration: try ServerConfiguration(environment: [:]), backends: backends,
-            logger: Logger(service: "gateway", minimumLevel: .info, sink: MemoryLogSink()), providers: catalog)
+            logger: Logger(service: "gateway", minimumLevel: .info, sink: MemoryLogSink()), metrics: MetricsRegistry(),
+            providers: catalog)
         signedIn()
         var info = PasskeyCredentialInfo()
         info.credentialID = [1]

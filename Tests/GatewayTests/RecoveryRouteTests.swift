@@ -22,7 +22,7 @@ final class RecoveryRouteTests: XCTestCase {
         base.merge(environment) { _, new in new }
         return GatewayApplication(
             configuration: try ServerConfiguration(environment: base), backends: backends,
-            logger: Logger(service: "gateway", sink: MemoryLogSink()), settings: settings)
+            logger: Logger(service: "gateway", sink: MemoryLogSink()), metrics: MetricsRegistry(), settings: settings)
     }
 
     func request(_ method: String, _ path: String, _ body: JSONValue? = nil, from address: String = "192.0.2.1",

@@ -22,7 +22,7 @@ final class UnauthenticatedWriteLimitTests: XCTestCase {
         base.merge(environment) { _, new in new }
         return GatewayApplication(
             configuration: try ServerConfiguration(environment: base), backends: backends,
-            logger: Logger(service: "gateway", sink: MemoryLogSink()), settings: settings)
+            logger: Logger(service: "gateway", sink: MemoryLogSink()), metrics: MetricsRegistry(), settings: settings)
     }
 
     func post(_ path: String, _ body: JSONValue? = nil, from address: String, token: String? = nil) -> HTTPRequest {

@@ -14,7 +14,7 @@ import pytest
 TESTS = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS / "Support" / "python"))
 
-from passkey_stack import BIN, database_url  # noqa: E402
+from passkey_stack import BIN, database_url, psql  # noqa: E402
 
 IMPORT = BIN / "passkey-import"
 
@@ -37,9 +37,7 @@ class Database:
                        capture_output=True)
 
     def sql(self, statement):
-        result = subprocess.run(["psql", self.url, "-Atq", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-c", statement],
-                                check=True, capture_output=True, text=True)
-        return [line.split("\t") for line in result.stdout.splitlines() if line]
+        return psql(self.url, statement)
 
     def server_sql(self, statement):
         subprocess.run(["psql", self.server_url, "-Atqc", statement], check=True, capture_output=True)

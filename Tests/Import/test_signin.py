@@ -7,7 +7,7 @@ import json
 import argon2
 import pytest
 
-from conftest import Database, bcrypt_hash, run_import
+from conftest import bcrypt_hash, run_import
 from passkey_stack import Stack
 
 BCRYPT_PASSWORD = "imported bcrypt password"
@@ -21,12 +21,6 @@ def stack():
         "EVENT_LOOP_THREADS": "1"}).start()
     yield running
     running.stop()
-
-
-def sql(stack, statement):
-    database = Database.__new__(Database)
-    database.url = stack.url
-    return database.sql(statement)
 
 
 def sign_in(stack, email, password):
@@ -56,7 +50,7 @@ def test_imported_accounts_sign_in_through_the_gateway(stack, tmp_path):
     assert account["emails"] == ["Legacy.Bcrypt@Example.com"]
     assert account["verifiedEmails"] == ["Legacy.Bcrypt@Example.com"]
     # The first sign-in replaced the bcrypt hash with the current argon2id one; the password still works.
-    [[stored]] = sql(stack, "SELECT p.password_hash FROM password_credentials p JOIN accounts a ON a.id = p.account_id "
+    [[stored]] = stack.sql("SELECT p.password_hash FROM password_credentials p JOIN accounts a ON a.id = p.account_id "
                             "WHERE a.external_id = 'legacy-1'")
     assert stored.startswith("$argon2id$")
     assert sign_in(stack, "legacy.bcrypt@example.com", BCRYPT_PASSWORD).status == 200

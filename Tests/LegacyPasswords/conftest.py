@@ -33,9 +33,7 @@ class Client:
         return self.stack.request(method, path, body, token=token, client_address=f"2001:db8:15::{uuid.uuid4().hex[:4]}")
 
     def sql(self, statement):
-        result = subprocess.run(["psql", self.stack.url, "-Atq", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-c", statement],
-                                check=True, capture_output=True, text=True)
-        return [line.split("\t") for line in result.stdout.splitlines() if line]
+        return self.stack.sql(statement)
 
     def create_password_account(self, password=PASSWORD):
         address = f"legacy-{uuid.uuid4().hex[:12]}@example.com"

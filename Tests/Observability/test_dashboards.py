@@ -278,8 +278,7 @@ class Traffic:
                                   client_address=address or f"2001:db8:17::{uuid.uuid4().hex[:4]}")
 
     def sql(self, statement):
-        subprocess.run(["psql", self.stack.url, "-qAt", "-v", "ON_ERROR_STOP=1", "-c", statement], check=True,
-                       capture_output=True)
+        self.stack.sql(statement)
 
     def password_account(self):
         address = f"dash-{uuid.uuid4().hex[:12]}@example.com"

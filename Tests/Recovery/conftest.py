@@ -16,11 +16,11 @@ import pytest
 from aiosmtpd.controller import Controller
 
 TESTS = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(TESTS / "Contract"))
 sys.path.insert(0, str(TESTS / "Support" / "python"))
 
 from passkey_stack import Stack as _Stack, free_port  # noqa: E402
-from passkeys import registration_response  # noqa: E402
+from openssl_authenticator import registration_response  # noqa: E402
+import chromium  # noqa: E402
 
 
 def Stack(environment=None):
@@ -29,20 +29,19 @@ def Stack(environment=None):
     return _Stack("recovery", environment={"PASSKEY_TRUSTED_PROXIES": "127.0.0.1", **(environment or {})})
 
 
-def _browser_support():
-    """Tests/Browser's conftest as a module of its own name: its Chromium fixture (`browser`) then runs against this
-    suite's stack."""
-    import importlib.util
-    path = TESTS / "Browser" / "conftest.py"
-    spec = importlib.util.spec_from_file_location("browser_conftest", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+@pytest.fixture
+def browser(request, stack):
+    driver = chromium.start()
+    yield driver
+    chromium.keep_artifacts_if_failed(request, driver, stack)
+    driver.quit()
 
 
-_browser = _browser_support()
-browser = _browser.browser
-pytest_runtest_makereport = _browser.pytest_runtest_makereport
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    chromium.record_reports(item, outcome)
+
 
 PASSWORD = "recovery suite password"
 CODE = re.compile(r"^ {4}([0-9]{8})\r?$", re.MULTILINE)
@@ -168,9 +167,3 @@ class Client:
                     challengeID=start.json()["challengeID"])
         return self.call("POST", finish_path, body, token=token)
 
-
-def psql(stack, sql):
-    """Rows of a query on the stack's database, each a list of text columns."""
-    result = subprocess.run(["psql", stack.url, "-Atq", "-F", "\t", "-c", sql], check=True, capture_output=True,
-                            text=True)
-    return [line.split("\t") for line in result.stdout.splitlines() if line]

@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from conftest import Client, Stack, psql
+from conftest import Client, Stack
 from passkey_stack import BIN, free_port
 from test_recovery import verified_account
 
@@ -74,7 +74,7 @@ def test_an_operator_sends_a_verification_code_and_a_recovery_code(admin_stack, 
     status, body = admin(admin_stack, "POST", f"/admin/v1/accounts/{account}/recovery-email?nope=1")
     assert (status, body["code"]) == (400, "invalid_request")
     # The sends are in the stored trail, naming the admin token.
-    rows = psql(admin_stack, f"SELECT type, actor FROM audit_events WHERE account_id = '{account}' "
+    rows = admin_stack.sql(f"SELECT type, actor FROM audit_events WHERE account_id = '{account}' "
                              "AND type IN ('audit.email.verification_sent', 'audit.recovery.started') ORDER BY id")
     assert rows[-2:] == [["audit.email.verification_sent", "admin"], ["audit.recovery.started", "admin"]], rows
 
@@ -94,8 +94,8 @@ def test_removing_the_last_passkey_sends_a_recovery_code_unless_told_not_to(admi
     for send in (True, False):
         address = client.create_passkey_account()
         verification = mailbox.latest_code(address)
-        account = psql(admin_stack, f"SELECT account_id FROM account_emails WHERE email = '{address}'")[0][0]
-        psql(admin_stack, f"UPDATE account_emails SET verified_at = now() WHERE email = '{address}'")
+        account = admin_stack.sql(f"SELECT account_id FROM account_emails WHERE email = '{address}'")[0][0]
+        admin_stack.sql(f"UPDATE account_emails SET verified_at = now() WHERE email = '{address}'")
         assert verification
         detail = admin(admin_stack, "GET", f"/admin/v1/accounts/{account}")[1]
         credential = detail["passkeys"][0]["credentialID"]

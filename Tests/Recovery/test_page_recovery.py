@@ -5,7 +5,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import Client, psql
+from conftest import Client
 
 
 def wait_for_status(browser, fragment):
@@ -46,7 +46,7 @@ def test_lost_passkey_path_recovers_the_account_with_a_new_passkey(browser, stac
     assert not browser.find_element(By.ID, "email-verify-form").is_displayed()
     # The password session from before the recovery was revoked; the recovery session ended with the passkey.
     assert client.call("GET", "/v1/session", token=token).status == 401
-    live = psql(stack, "SELECT authentication_method FROM authentication_sessions s JOIN account_emails e "
+    live = stack.sql("SELECT authentication_method FROM authentication_sessions s JOIN account_emails e "
                        f"ON e.account_id = s.account_id WHERE e.email = '{address}' AND s.revoked_at IS NULL")
     assert live == [["passkey"]]
 

@@ -6,7 +6,7 @@ import json
 import time
 import uuid
 
-from conftest import Client, psql
+from conftest import Client
 
 def problem(response):
     document = response.json()
@@ -149,13 +149,13 @@ def test_codes_are_used_once_expire_and_allow_five_attempts(stack, mailbox):
         assert problem(finish(address, code))[:2] == (400, "invalid_code"), "replaced"
 
     # Expired: the database's clock decides.
-    psql(stack, f"UPDATE email_codes SET created_at = now() - interval '11 minutes', "
+    stack.sql(f"UPDATE email_codes SET created_at = now() - interval '11 minutes', "
                 f"expires_at = now() - interval '1 minute' WHERE consumed_at IS NULL")
     assert problem(finish(address, newer))[:2] == (400, "invalid_code"), "expired"
 
     # Only salted digests are stored, and a sent message keeps no code.
-    assert psql(stack, "SELECT count(*) FROM email_codes WHERE octet_length(code_digest) <> 32") == [["0"]]
-    assert psql(stack, "SELECT count(*) FROM email_outbox WHERE code IS NOT NULL AND sent_at IS NOT NULL") == [["0"]]
+    assert stack.sql("SELECT count(*) FROM email_codes WHERE octet_length(code_digest) <> 32") == [["0"]]
+    assert stack.sql("SELECT count(*) FROM email_outbox WHERE code IS NOT NULL AND sent_at IS NOT NULL") == [["0"]]
 
 
 def test_answers_reveal_nothing_about_which_accounts_exist(stack, mailbox):
@@ -210,7 +210,7 @@ def test_recovery_codes_are_shown_once_work_once_and_are_replaced(stack, mailbox
     codes = generated.json()["codes"]
     assert len(codes) == 10 and len(set(codes)) == 10
     assert client.call("GET", "/v1/account", token=token).json()["recoveryCodesRemaining"] == 10
-    stored = psql(stack, "SELECT code_digest FROM recovery_codes")
+    stored = stack.sql("SELECT code_digest FROM recovery_codes")
     assert all(code.replace("-", "") not in str(stored) for code in codes), "only digests are stored"
 
     replaced = client.call("POST", "/v1/account/recovery-codes", token=token).json()["codes"]
@@ -244,7 +244,7 @@ def test_a_relay_that_is_down_fails_no_request_and_its_mail_goes_out_later(stack
         assert client.call("POST", "/v1/recovery", {"email": address}).status == 202
         newcomer, token = client.create_password_account()
         time.sleep(2.5)
-        pending = psql(stack, f"SELECT attempts, last_error IS NOT NULL FROM email_outbox "
+        pending = stack.sql(f"SELECT attempts, last_error IS NOT NULL FROM email_outbox "
                               f"WHERE recipient = '{newcomer}' AND sent_at IS NULL")
         assert pending and int(pending[0][0]) >= 1 and pending[0][1] == "t", pending
     finally:
@@ -265,7 +265,7 @@ def test_the_outbox_survives_a_kill_and_sends_nothing_twice_after_acknowledgemen
     finally:
         mailbox.delay = 0.0
     recipients = "', '".join(addresses)
-    rows = psql(stack, f"SELECT id, sent_at IS NOT NULL FROM email_outbox WHERE recipient IN ('{recipients}')")
+    rows = stack.sql(f"SELECT id, sent_at IS NOT NULL FROM email_outbox WHERE recipient IN ('{recipients}')")
     assert len(rows) == 16, "every message was queued with its account"
     acknowledged = {row[0] for row in rows if row[1] == "t"}
     assert 0 < len(acknowledged) < 16, "killed in the middle of the outbox"
@@ -280,7 +280,7 @@ def test_the_outbox_survives_a_kill_and_sends_nothing_twice_after_acknowledgemen
     # Only the message in flight at the kill may arrive twice (the relay took it, the commit did not happen).
     duplicates = [i for i in set(delivered) if delivered.count(i) > 1]
     assert len(duplicates) <= 1, duplicates
-    assert psql(stack, f"SELECT count(*) FROM email_outbox WHERE recipient IN ('{recipients}') AND sent_at IS NULL") \
+    assert stack.sql(f"SELECT count(*) FROM email_outbox WHERE recipient IN ('{recipients}') AND sent_at IS NULL") \
         == [["0"]]
     assert time.monotonic() - killed_at < 60
 
@@ -326,7 +326,7 @@ def test_every_change_is_in_the_stored_audit_trail_with_its_request_and_client_a
     registered = client.register_passkey(finished.json()["accessToken"], "/v1/recovery/passkeys/finish")
     assert registered.status == 200, registered.body
 
-    rows = psql(stack, f"""SELECT type, actor, coalesce(actor_id, ''), coalesce(request_id, ''),
+    rows = stack.sql(f"""SELECT type, actor, coalesce(actor_id, ''), coalesce(request_id, ''),
                                   coalesce(client_address, ''), detail::text
                            FROM audit_events WHERE account_id = '{account_id}' ORDER BY id""")
     types = [row[0] for row in rows]

@@ -11,7 +11,7 @@ import pathlib
 import pytest
 from aiosmtpd.smtp import AuthResult
 
-from conftest import Client, Mailbox, Stack, psql
+from conftest import Client, Mailbox, Stack
 
 USER, SECRET = "relay-user", "relay secret"
 
@@ -56,7 +56,7 @@ def wait_for_attempt(stack, address, timeout=25):
     """The outbox row of the one message to `address` once a delivery attempt failed: [[attempts, last_error]]."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        rows = psql(stack, f"SELECT attempts, last_error FROM email_outbox WHERE recipient = '{address}' "
+        rows = stack.sql(f"SELECT attempts, last_error FROM email_outbox WHERE recipient = '{address}' "
                            "AND sent_at IS NULL AND attempts > 0")
         if rows:
             return rows

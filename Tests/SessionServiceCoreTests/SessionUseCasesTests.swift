@@ -33,7 +33,7 @@ final class SessionUseCasesTests: XCTestCase {
         useCases = SessionUseCases(
             accounts: store, passwords: store, sessions: store, hashing: hashing, random: random,
             sessionLifetime: Self.sessionLifetime, clock: clock.read,
-            logger: Logger(service: "session-service", sink: log))
+            logger: Logger(service: "session-service", sink: log), metrics: MetricsRegistry())
     }
 
     override func tearDown() {

@@ -85,7 +85,7 @@ final class FinishAuthenticationTests: XCTestCase {
             challenges: challenges, accounts: UnusedAccounts(), passkeys: passkeys, signIns: passkeys,
             sessions: SessionIssuer(random: SecureRandom(), lifetime: 3600), lastUse: lastUse, relyingPartyID: Self.rpID,
             origins: OriginPolicy(allowedOrigins: [Self.origin]), credentials: cache,
-            logger: Logger(service: "verification-service", sink: log))
+            logger: Logger(service: "verification-service", sink: log), metrics: MetricsRegistry())
     }
 
     /// A registered passkey of `accountID`.

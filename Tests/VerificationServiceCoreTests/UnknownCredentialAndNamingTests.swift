@@ -31,7 +31,7 @@ final class UnknownCredentialAndNamingTests: XCTestCase {
             sessions: SessionIssuer(random: SecureRandom(), lifetime: 3600),
             lastUse: LastUseRecorder(repository: passkeys), relyingPartyID: Self.rpID,
             origins: OriginPolicy(allowedOrigins: [Self.origin]), credentials: cache,
-            logger: Logger(service: "verification-service", sink: log))
+            logger: Logger(service: "verification-service", sink: log), metrics: MetricsRegistry())
     }
 
     func register(_ authenticator: SoftwareAuthenticator, with ceremonies: PasskeyCeremonies) async throws

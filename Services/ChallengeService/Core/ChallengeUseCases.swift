@@ -41,7 +41,7 @@ public struct ChallengeUseCases: Sendable {
     public init(
         storage: ChallengeStorage, relyingParty: RelyingParty, challengeLifetime: TimeInterval,
         accountRegistrationLifetime: TimeInterval, random: any RandomSource,
-        clock: @escaping @Sendable () -> Date = Date.init, logger: Logger, metrics: MetricsRegistry = MetricsRegistry()
+        clock: @escaping @Sendable () -> Date = Date.init, logger: Logger, metrics: MetricsRegistry
     ) {
         self.metrics = metrics
         self.storage = storage

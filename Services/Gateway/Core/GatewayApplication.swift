@@ -60,7 +60,7 @@ public final class GatewayApplication: HTTPResponder {
     /// Creates the application; nothing is called until requests arrive.
     public init(
         configuration: ServerConfiguration, backends: any ServiceBackends, logger: Logger,
-        metrics: MetricsRegistry = MetricsRegistry(), tracer: Tracer = .off, settings: GatewaySettings = GatewaySettings(),
+        metrics: MetricsRegistry, tracer: Tracer = .off, settings: GatewaySettings = GatewaySettings(),
         providers: PasskeyProviderCatalog? = nil
     ) {
         self.tracer = tracer
@@ -344,9 +344,6 @@ public final class GatewayApplication: HTTPResponder {
     }
 
     // MARK: - Helpers
-
-    /// A lifetime from configuration (seconds) as the `timeout` of options, for a service that left it out.
-    func milliseconds(_ seconds: Double) -> Int64 { Int64((seconds * 1000).rounded()) }
 
     /// Resolves the bearer token to its live session through ValidateSession; 401 when missing or not live, and 403
     /// when the route does not admit sessions signed in that way (a recovery session, outside its passkey

@@ -22,10 +22,7 @@ extension GatewayApplication {
         request.mode = body.mode
         request.sessionAuthenticationMethod = session.authenticationMethod
         request.sessionCreatedAtUnixMilliseconds = session.createdAtUnixMilliseconds
-        var response = try await challengeService(context).beginRegistration(request)
-        if response.timeoutMilliseconds <= 0 {
-            response.timeoutMilliseconds = milliseconds(configuration.challengeLifetime)
-        }
+        let response = try await challengeService(context).beginRegistration(request)
         return Self.json(200, ResponseDocuments.registrationStart(response, options: ceremonyOptions))
     }
 
@@ -50,10 +47,7 @@ extension GatewayApplication {
         var request = BeginAccountRegistrationRequest()
         request.email = body.email ?? ""
         request.displayName = body.displayName ?? ""
-        var response = try await challengeService(context).beginAccountRegistration(request)
-        if response.timeoutMilliseconds <= 0 {
-            response.timeoutMilliseconds = milliseconds(configuration.accountRegistrationLifetime)
-        }
+        let response = try await challengeService(context).beginAccountRegistration(request)
         return Self.json(200, ResponseDocuments.accountRegistrationStart(response, options: ceremonyOptions))
     }
 
@@ -74,10 +68,7 @@ extension GatewayApplication {
     func beginAuthentication(_ context: RequestContext) async throws -> HTTPResponse {
         try limit(perAddress: startPerAddress, global: startGlobal, name: "start", context)
         _ = try context.jsonBody(emptyAllowed: true)
-        var response = try await challengeService(context).beginAuthentication(BeginAuthenticationRequest())
-        if response.timeoutMilliseconds <= 0 {
-            response.timeoutMilliseconds = milliseconds(configuration.challengeLifetime)
-        }
+        let response = try await challengeService(context).beginAuthentication(BeginAuthenticationRequest())
         return Self.json(200, ResponseDocuments.authenticationStart(response, options: ceremonyOptions))
     }
 

@@ -49,7 +49,7 @@ extension GatewayApplication {
 
     func startRecovery(_ context: RequestContext) async throws -> HTTPResponse {
         let body = try RecoveryStartBody(context.jsonBody())
-        try limitRecovery(key: "email:" + (EmailAddress(body.email)?.normalized ?? body.email), context)
+        try limitRecovery(key: "email:" + EmailAddress.limitKey(body.email), context)
         var request = StartRecoveryRequest()
         request.email = body.email
         _ = try await sessionService(context).startRecovery(request)
@@ -58,7 +58,7 @@ extension GatewayApplication {
 
     func finishRecovery(_ context: RequestContext) async throws -> HTTPResponse {
         let body = try RecoveryFinishBody(context.jsonBody())
-        try limitRecovery(key: "email:" + (EmailAddress(body.email)?.normalized ?? body.email), context)
+        try limitRecovery(key: "email:" + EmailAddress.limitKey(body.email), context)
         var request = FinishRecoveryRequest()
         request.email = body.email
         request.code = body.code ?? ""

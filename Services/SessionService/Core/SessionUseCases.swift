@@ -26,7 +26,7 @@ public struct SessionUseCases: Sendable {
         accounts: any AccountRepository, passwords: any PasswordCredentialRepository,
         sessions: any AuthenticationSessionRepository, hashing: PasswordHashingPool, random: any RandomSource,
         sessionLifetime: TimeInterval, clock: @escaping @Sendable () -> Date = Date.init, logger: Logger,
-        metrics: MetricsRegistry = MetricsRegistry()
+        metrics: MetricsRegistry
     ) {
         self.metrics = metrics
         self.accounts = accounts

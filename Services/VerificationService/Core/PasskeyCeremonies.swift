@@ -52,7 +52,7 @@ public struct PasskeyCeremonies: Sendable {
         keys: PublicKeyCache = PublicKeyCache(), credentials: CredentialCache = CredentialCache(),
         recoveryRegistrations: (any RecoveryRegistrationRepository)? = nil, metadata: MetadataSource? = nil,
         random: any RandomSource = SecureRandom(),
-        clock: @escaping @Sendable () -> Date = Date.init, logger: Logger, metrics: MetricsRegistry = MetricsRegistry()
+        clock: @escaping @Sendable () -> Date = Date.init, logger: Logger, metrics: MetricsRegistry
     ) {
         self.metrics = metrics
         self.recoveryRegistrations = recoveryRegistrations

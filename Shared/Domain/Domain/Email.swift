@@ -28,6 +28,14 @@ public struct EmailAddress: Hashable, Sendable {
 }
 
 extension EmailAddress {
+    /// The key that per-email limits count `text` under: the normalized address, or for text that is not one, the
+    /// same trimming and lowercasing (at most `maximumLength` characters), so that every limit and lookup treats a
+    /// given text alike whether or not it parses.
+    public static func limitKey(_ text: String) -> String {
+        if let address = EmailAddress(text) { return address.normalized }
+        return String(text.trimmingWhitespace().lowercased().prefix(maximumLength))
+    }
+
     /// The address in `text`, or `invalidRequest` naming `field`: the one rule every service applies to an email
     /// a client sent.
     public static func validated(_ text: String, field: String = "email") throws(DomainError) -> EmailAddress {

@@ -269,13 +269,7 @@ public struct PostgresPasswordCredentialRepository: PasswordCredentialRepository
                          FROM verified v
                          WHERE \(replacement != nil) AND p.account_id = v.account_id
                          RETURNING p.account_id),
-                     added AS (
-                         INSERT INTO authentication_sessions (\(unsafeSQL: PostgresAuthenticationSessionRepository.columns))
-                         SELECT \(session.id.rawValue), v.account_id, \(PostgresBytes(session.tokenDigest)),
-                                \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt),
-                                \(session.revokedAt)
-                         FROM verified v
-                         RETURNING account_id),
+                     added AS (\(fragment: PostgresAuthenticationSessionRepository.insertion(session, accountFrom: "verified"))),
                      signed_in AS (\(fragment: AuditTrail.rows(
                          .signInSucceeded, from: "added", detail: ["method": "password", "session.id": session.id.description]))),
                      rehash_audited AS (\(fragment: AuditTrail.rows(.passwordRehashed, from: "rehashed")))

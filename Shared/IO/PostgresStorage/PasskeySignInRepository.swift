@@ -60,15 +60,9 @@ public struct PostgresPasskeySignInRepository: PasskeySignInRepository {
                            AND sign_count = \(Int64(record.expectedSignCount)) AND backed_up = \(record.expectedBackedUp)
                            AND EXISTS (SELECT 1 FROM consumed) AND NOT (SELECT disabled FROM passkey)
                          RETURNING account_id),
-                     added AS (
-                         INSERT INTO authentication_sessions (\(unsafeSQL: PostgresAuthenticationSessionRepository.columns))
-                         SELECT \(session.id.rawValue), passkey.account_id, \(PostgresBytes(session.tokenDigest)),
-                                \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt),
-                                \(session.revokedAt)
-                         FROM passkey
-                         WHERE EXISTS (SELECT 1 FROM consumed) AND NOT passkey.disabled
-                           AND (NOT \(durable) OR EXISTS (SELECT 1 FROM used))
-                         RETURNING account_id),
+                     added AS (\(fragment: PostgresAuthenticationSessionRepository.insertion(
+                         session, accountFrom: "passkey",
+                         where: "EXISTS (SELECT 1 FROM consumed) AND NOT passkey.disabled AND (NOT \(durable) OR EXISTS (SELECT 1 FROM used))"))),
                      \(fragment: cloneWarned)
                      signed_in AS (\(fragment: AuditTrail.rows(
                          .signInSucceeded, from: "added", detail: ["method": "passkey", "session.id": session.id.description])))

@@ -137,6 +137,7 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
         let audit = AuditTrail.row(
             .recoverySessionIssued, account: session.accountID,
             detail: ["proof": proofKind, "session.id": session.id.description])
+        let insertion = PostgresAuthenticationSessionRepository.insertion(session)
         return try await translatingErrors {
             try await pool.transaction { connection -> Int? in
                 let accountID = session.accountID.rawValue
@@ -172,13 +173,7 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
                       AND (\(revokingOtherSessions) OR authentication_method = 'recovery')
                     """
                 ).affectedRowCount
-                try connection.execute(
-                    """
-                    INSERT INTO authentication_sessions (\(unsafeSQL: PostgresAuthenticationSessionRepository.columns))
-                    VALUES (\(session.id.rawValue), \(accountID), \(PostgresBytes(session.tokenDigest)),
-                            \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt),
-                            \(session.revokedAt))
-                    """)
+                try connection.execute(insertion)
                 try connection.execute(audit)
                 return revoked
             }
@@ -335,6 +330,7 @@ public struct PostgresRecoveryRegistrationRepository: RecoveryRegistrationReposi
                 detail: ["credential.id": PostgresPasskeyCredentialRepository.auditID(credential.credentialID)]),
             AuditTrail.row(.recoveryCompleted, account: credential.accountID, detail: ["session.id": session.id.description]),
         ]
+        let insertion = PostgresAuthenticationSessionRepository.insertion(session)
         return try await translatingErrors {
             try await pool.transaction { connection -> String? in
                 let ended = try connection.execute(
@@ -346,13 +342,7 @@ public struct PostgresRecoveryRegistrationRepository: RecoveryRegistrationReposi
                     """)
                 guard let row = ended.first else { return nil }
                 try PostgresPasskeyCredentialRepository.insert(credential, on: connection)
-                try connection.execute(
-                    """
-                    INSERT INTO authentication_sessions (\(unsafeSQL: PostgresAuthenticationSessionRepository.columns))
-                    VALUES (\(session.id.rawValue), \(session.accountID.rawValue), \(PostgresBytes(session.tokenDigest)),
-                            \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt),
-                            \(session.revokedAt))
-                    """)
+                try connection.execute(insertion)
                 for event in audit { try connection.execute(event) }
                 return try row.decode(String.self, "display_name")
             }

@@ -14,15 +14,25 @@ public struct PostgresAuthenticationSessionRepository: AuthenticationSessionRepo
         "id, account_id, token_digest, authentication_method, created_at, expires_at, revoked_at"
 
     public func add(_ session: AuthenticationSession) async throws {
-        try await translatingErrors {
-            try await pool.query(
-                """
-                INSERT INTO authentication_sessions (\(unsafeSQL: Self.columns))
-                VALUES (\(session.id.rawValue), \(session.accountID.rawValue), \(PostgresBytes(session.tokenDigest)),
-                        \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt),
-                        \(session.revokedAt))
-                """)
-        }
+        let insertion = Self.insertion(session)
+        try await translatingErrors { try await pool.query(insertion) }
+    }
+
+    /// The one statement that stores a session, returning its `account_id`. Its account is the session's own, or
+    /// with `source` (a CTE or table of the statement it is part of) the `account_id` of each row of `source` that
+    /// meets `condition`: a sign-in stores its session only if what it verified in the same statement holds.
+    static func insertion(
+        _ session: AuthenticationSession, accountFrom source: String? = nil, where condition: PostgresQuery? = nil
+    ) -> PostgresQuery {
+        let account: PostgresQuery = source.map { "\(unsafeSQL: $0).account_id" } ?? "\(session.accountID.rawValue)::uuid"
+        var query: PostgresQuery = """
+            INSERT INTO authentication_sessions (\(unsafeSQL: columns))
+            SELECT \(session.id.rawValue), \(fragment: account), \(PostgresBytes(session.tokenDigest)),
+                   \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt), \(session.revokedAt)
+            """
+        if let source { query = "\(fragment: query) FROM \(unsafeSQL: source)" }
+        if let condition { query = "\(fragment: query) WHERE \(fragment: condition)" }
+        return "\(fragment: query) RETURNING account_id"
     }
 
     public func find(id: SessionID) async throws -> AuthenticationSession? {

@@ -1,5 +1,7 @@
-"""A passkey for the Python suites that really signs: a P-256 key made by the openssl command, registrations with
-`none` attestation and signed assertions, as the flat finish bodies the gateway takes."""
+"""The Python suites' software authenticator: registrations with `none` attestation and signed assertions, as the flat
+finish bodies the gateway takes. `Authenticator` is a passkey that really signs (a P-256 key made by the openssl
+command); `registration_response` registers one that never signs in (its public key is the P-256 generator point, a
+valid key whose private half is 1), for suites that only need passkeys to exist."""
 
 import hashlib
 import json
@@ -10,6 +12,29 @@ import subprocess
 import uuid
 
 from webauthn_encoding import b64url, cbor
+
+
+# The P-256 base point (SEC 2), as affine coordinates.
+P256_GX = bytes.fromhex("6b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c296")
+P256_GY = bytes.fromhex("4fe342e2fe1a7f9b8ee7eb4a7c0f9e162bce33576b315ececbb6406837bf51f5")
+
+
+def registration_body(start, origin, credential_id, x, y, user_present=True):
+    """The flat finish body of a registration start (`none` attestation) for the P-256 public key (x, y)."""
+    client_data = json.dumps({"type": "webauthn.create", "challenge": start["challenge"], "origin": origin,
+                              "crossOrigin": False}, separators=(",", ":")).encode()
+    flags = (0x01 if user_present else 0) | 0x04 | 0x40
+    auth_data = (hashlib.sha256(start["relyingPartyID"].encode()).digest() + bytes([flags]) + bytes(4) + bytes(16)
+                 + len(credential_id).to_bytes(2, "big") + credential_id
+                 + cbor({1: 2, 3: -7, -1: 1, -2: x, -3: y}))
+    return {"credentialID": b64url(credential_id), "clientDataJSON": b64url(client_data),
+            "attestationObject": b64url(cbor({"fmt": "none", "attStmt": {}, "authData": auth_data})),
+            "transports": ["internal"]}
+
+
+def registration_response(start, origin):
+    """A registration of a new passkey that is never used to sign in."""
+    return registration_body(start, origin, os.urandom(16), P256_GX, P256_GY)
 
 
 class Authenticator:
@@ -29,17 +54,8 @@ class Authenticator:
 
     def registration(self, start, origin, user_present=True):
         """The flat finish body of a registration start (`none` attestation)."""
-        options = start["publicKey"]
-        self.user_handle = options["user"]["id"]
-        client_data = json.dumps({"type": "webauthn.create", "challenge": start["challenge"], "origin": origin,
-                                  "crossOrigin": False}, separators=(",", ":")).encode()
-        flags = (0x01 if user_present else 0) | 0x04 | 0x40
-        auth_data = (hashlib.sha256(start["relyingPartyID"].encode()).digest() + bytes([flags]) + bytes(4) + bytes(16)
-                     + len(self.credential_id).to_bytes(2, "big") + self.credential_id
-                     + cbor({1: 2, 3: -7, -1: 1, -2: self.x, -3: self.y}))
-        return {"credentialID": b64url(self.credential_id), "clientDataJSON": b64url(client_data),
-                "attestationObject": b64url(cbor({"fmt": "none", "attStmt": {}, "authData": auth_data})),
-                "transports": ["internal"]}
+        self.user_handle = start["publicKey"]["user"]["id"]
+        return registration_body(start, origin, self.credential_id, self.x, self.y, user_present)
 
     def assertion(self, start, origin):
         """The flat finish body of a sign-in start, signed."""

@@ -88,6 +88,14 @@ class Response:
         return json.loads(self.body)
 
 
+def psql(url, statement):
+    """The rows of `statement` on the database at `url`, each a list of its text columns; a failing statement
+    raises."""
+    result = subprocess.run(["psql", url, "-Atq", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-c", statement], check=True,
+                            capture_output=True, text=True)
+    return [line.split("\t") for line in result.stdout.splitlines() if line]
+
+
 class Stack:
     """Started with `start()`, stopped with `stop()`; `request()` calls the gateway over HTTP/1.1.
 
@@ -200,6 +208,10 @@ class Stack:
                 return Response(response.status, response.headers, response.read())
         except urllib.error.HTTPError as error:
             return Response(error.code, error.headers, error.read())
+
+    def sql(self, statement):
+        """The rows of `statement` on the stack's database (see `psql`)."""
+        return psql(self.url, statement)
 
     def log_text(self):
         return "\n".join(
