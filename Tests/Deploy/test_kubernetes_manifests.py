@@ -159,6 +159,8 @@ UNSET_VARIABLES += ["ADMIN_LISTEN"]
 # Webhooks go to public HTTPS receivers checked against the system's CAs; an operator opens internal blocks or names
 # another CA file deliberately.
 UNSET_VARIABLES += ["PASSKEY_WEBHOOK_ALLOWED_NETWORKS", "PASSKEY_WEBHOOK_CA_FILE"]
+# Read only by passkey-admin, an operator's tool run by hand; the token is a secret of the operator's.
+UNSET_VARIABLES += ["PASSKEY_ADMIN_URL", "PASSKEY_ADMIN_TOKEN"]
 # Trace export names the cluster's collector (docs/observability.md): unset, nothing is exported; the rest default.
 UNSET_VARIABLES += [
     "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_TRACES_SAMPLER_ARG",
