@@ -3,7 +3,7 @@ import Domain
 import Encoding
 import Foundation
 import GRPC
-import GatewayCore
+@testable import GatewayCore
 import JSON
 import ServiceContracts
 import WebAuthn
@@ -421,6 +421,35 @@ final class RouterTests: XCTestCase {
         for key in ["code", "reason"] {
             for value in (problem[key]?["enum"]?.arrayValue ?? []).compactMap(\.stringValue) {
                 XCTAssertTrue(reference.contains("`\(value)`"), "\(key) \(value) is not in docs/api.md")
+            }
+        }
+    }
+
+    /// The route table and the document, both ways: the same operations, and for each the same authentication (a
+    /// bearer session exactly where the route's middleware requires one) and body (none, optional or required).
+    func testTheRouteTableAndTheDocumentAgreeOnOperationsAuthenticationAndBodies() throws {
+        let document = try JSONReader.parse(OpenAPIDocument.bytes)
+        let paths = try XCTUnwrap(document["paths"]?.objectValue)
+        var documented: Set<String> = []
+        for (path, item) in paths {
+            for (method, _) in item.objectValue ?? JSONObject() where ["get", "post", "put", "patch", "delete"].contains(method) {
+                documented.insert("\(method.uppercased()) \(path)")
+            }
+        }
+        XCTAssertEqual(Set(GatewayApplication.routes.map { "\($0.method) \($0.path)" }), documented)
+        for route in GatewayApplication.routes {
+            let name = "\(route.method) \(route.path)"
+            let operation = paths[route.path]?[route.method.lowercased()]
+            let bearer = !(operation?["security"]?.arrayValue ?? []).isEmpty
+            switch route.session {
+            case .none: XCTAssertFalse(bearer, "\(name): the document asks for a session the route does not check")
+            case .required: XCTAssertTrue(bearer, "\(name): the route requires a session the document does not name")
+            }
+            let body = operation?["requestBody"]
+            switch route.body {
+            case .none: XCTAssertNil(body, "\(name): the document has a body the route does not read")
+            case .json: XCTAssertEqual(body?["required"], .boolean(true), "\(name): a required body")
+            case .optionalJSON: XCTAssertEqual(body?["required"], .boolean(false), "\(name): an optional body")
             }
         }
     }

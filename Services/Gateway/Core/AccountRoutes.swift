@@ -10,7 +10,6 @@ extension GatewayApplication {
     // MARK: - Password accounts
 
     func createPasswordAccount(_ context: RequestContext) async throws -> HTTPResponse {
-        try limit(perAddress: signUpPerAddress, global: signUpGlobal, name: "signup", context)
         let body = try PasswordAccountBody(context.jsonBody())
         var request = CreatePasswordAccountRequest()
         request.email = body.email
@@ -35,12 +34,12 @@ extension GatewayApplication {
     // MARK: - The signed-in account
 
     func currentSession(_ context: RequestContext) async throws -> HTTPResponse {
-        let session = try await authenticate(context)
+        let session = try context.validatedSession()
         return Self.json(200, ResponseDocuments.currentSession(session))
     }
 
     func signOut(_ context: RequestContext) async throws -> HTTPResponse {
-        let session = try await authenticate(context)
+        let session = try context.validatedSession()
         var request = RevokeSessionRequest()
         request.accountID = session.accountID
         request.sessionID = session.sessionID
@@ -49,7 +48,7 @@ extension GatewayApplication {
     }
 
     func listSessions(_ context: RequestContext) async throws -> HTTPResponse {
-        let session = try await authenticate(context)
+        let session = try context.validatedSession()
         var request = ListSessionsRequest()
         request.accountID = session.accountID
         request.currentSessionID = session.sessionID
@@ -58,7 +57,7 @@ extension GatewayApplication {
     }
 
     func revokeSession(_ context: RequestContext) async throws -> HTTPResponse {
-        let session = try await authenticate(context)
+        let session = try context.validatedSession()
         let sessionID = context.parameters["sessionID"] ?? ""
         guard FieldRules.isUUID(sessionID) else {
             throw APIProblem.invalidRequest("The session ID in the path must be a UUID.")
@@ -71,7 +70,7 @@ extension GatewayApplication {
     }
 
     func account(_ context: RequestContext) async throws -> HTTPResponse {
-        let session = try await authenticate(context)
+        let session = try context.validatedSession()
         var request = GetAccountRequest()
         request.accountID = session.accountID
         let summary = try await sessionService(context).getAccount(request, idempotent: true)
@@ -79,7 +78,7 @@ extension GatewayApplication {
     }
 
     func renameAccount(_ context: RequestContext) async throws -> HTTPResponse {
-        let session = try await authenticate(context)
+        let session = try context.validatedSession()
         let body = try RenameAccountBody(context.jsonBody())
         var request = UpdateDisplayNameRequest()
         request.accountID = session.accountID
@@ -91,7 +90,7 @@ extension GatewayApplication {
     /// The account's passkeys, each with its provider, and what the page's Signal API calls name the account by
     /// (the RP ID and the user handle, which verification-service reads with the passkeys).
     func listPasskeys(_ context: RequestContext) async throws -> HTTPResponse {
-        let session = try await authenticate(context)
+        let session = try context.validatedSession()
         var request = ListCredentialsRequest()
         request.accountID = session.accountID
         let list = try await verificationService(context).listCredentials(request, idempotent: true)
@@ -103,7 +102,7 @@ extension GatewayApplication {
     }
 
     func renamePasskey(_ context: RequestContext) async throws -> HTTPResponse {
-        let session = try await authenticate(context)
+        let session = try context.validatedSession()
         let credentialID = try Self.credentialID(context)
         let body = try RenamePasskeyBody(context.jsonBody())
         var request = RenameCredentialRequest()
@@ -115,7 +114,7 @@ extension GatewayApplication {
     }
 
     func removePasskey(_ context: RequestContext) async throws -> HTTPResponse {
-        let session = try await authenticate(context)
+        let session = try context.validatedSession()
         let credentialID = try Self.credentialID(context)
         var request = RemoveCredentialRequest()
         request.accountID = session.accountID
@@ -126,7 +125,7 @@ extension GatewayApplication {
 
     /// Stage ③: the account gives up its password once a passkey has signed it in.
     func removePassword(_ context: RequestContext) async throws -> HTTPResponse {
-        let session = try await authenticate(context)
+        let session = try context.validatedSession()
         var request = RemovePasswordRequest()
         request.accountID = session.accountID
         _ = try await sessionService(context).removePassword(request)

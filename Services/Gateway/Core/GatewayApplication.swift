@@ -137,7 +137,7 @@ public final class GatewayApplication: HTTPResponder {
         return response
     }
 
-    private func respond(to request: HTTPRequest, match: RouteMatch<Endpoint>, started: Double) async -> HTTPResponse {
+    private func respond(to request: HTTPRequest, match: RouteMatch<Route>, started: Double) async -> HTTPResponse {
         let requestID = Self.requestID(from: request.headers["x-request-id"])
         let clientAddress = addressResolver.clientAddress(
             peer: request.remoteAddress, forwardedFor: request.headers.values("x-forwarded-for"))
@@ -155,12 +155,12 @@ public final class GatewayApplication: HTTPResponder {
                 ? APIProblem.methodNotAllowed(allowed: ["GET", "HEAD"]).response : APIProblem.notFound.response
         case .methodNotAllowed(let allowed):
             response = APIProblem.methodNotAllowed(allowed: allowed).response
-        case .found(let endpoint, let route, let parameters):
+        case .found(let found, let route, let parameters):
             routeName = route
             let context = RequestContext(
                 request: request, route: route, parameters: parameters, requestID: requestID,
                 clientAddress: clientAddress)
-            response = await answer(context, failureEvent: "request.failed") { try await handle(endpoint, context) }
+            response = await answer(context, failureEvent: "request.failed") { try await dispatch(found, context) }
         }
         response.headers.set("x-request-id", requestID)
         response.headers.set("x-content-type-options", "nosniff")
@@ -235,99 +235,101 @@ public final class GatewayApplication: HTTPResponder {
 
     // MARK: - Routes
 
-    /// The routes of docs/api.md and the operational ones.
-    enum Endpoint: Sendable {
-        case createPasswordAccount, signInWithPassword
-        case beginRegistration, finishRegistration, beginAccountRegistration, finishAccountRegistration
-        case beginAuthentication, finishAuthentication
-        case currentSession, signOut, listSessions, revokeSession, account, listPasskeys, renamePasskey, removePasskey
-        case renameAccount, providerIcon
-        case wellKnown, health, readiness, metrics, openAPI
-        case requestEmailVerification, verifyEmail, generateRecoveryCodes, removePassword
-        case startRecovery, finishRecovery, finishRecoveryRegistration
-    }
+    /// The public API's routes (docs/api.md) and the operational ones.
+    static let routes: [Route] = [
+        Route("POST", "/v1/accounts/password", limit: .signUp, body: .json) { try await $0.createPasswordAccount($1) },
+        Route("POST", "/v1/sessions/password", body: .json) { try await $0.signInWithPassword($1) },
+        Route("POST", "/v1/passkeys/registrations", limit: .start, session: .required(.fullAccessOrRecovery), body: .optionalJSON) {
+            try await $0.beginRegistration($1)
+        },
+        Route("POST", "/v1/passkeys/registrations/finish", limit: .passkey, session: .required(.fullAccess), body: .json) {
+            try await $0.finishRegistration($1)
+        },
+        Route("POST", "/v1/passkeys/account-registrations", limit: .signUp, body: .optionalJSON) {
+            try await $0.beginAccountRegistration($1)
+        },
+        Route("POST", "/v1/passkeys/account-registrations/finish", limit: .passkey, body: .json) {
+            try await $0.finishAccountRegistration($1)
+        },
+        Route("POST", "/v1/passkeys/authentications", limit: .start, body: .optionalJSON) {
+            try await $0.beginAuthentication($1)
+        },
+        Route("POST", "/v1/passkeys/authentications/finish", limit: .passkey, body: .json) {
+            try await $0.finishAuthentication($1)
+        },
+        Route("GET", "/v1/session", session: .required(.fullAccess)) { try await $0.currentSession($1) },
+        Route("DELETE", "/v1/session", session: .required(.fullAccess)) { try await $0.signOut($1) },
+        Route("GET", "/v1/sessions", session: .required(.fullAccess)) { try await $0.listSessions($1) },
+        Route("DELETE", "/v1/sessions/{sessionID}", session: .required(.fullAccess)) { try await $0.revokeSession($1) },
+        Route("GET", "/v1/account", session: .required(.fullAccess)) { try await $0.account($1) },
+        Route("PATCH", "/v1/account", session: .required(.fullAccess), body: .json) { try await $0.renameAccount($1) },
+        Route("GET", "/v1/passkeys", session: .required(.fullAccess)) { try await $0.listPasskeys($1) },
+        Route("PATCH", "/v1/passkeys/{credentialID}", session: .required(.fullAccess), body: .json) {
+            try await $0.renamePasskey($1)
+        },
+        Route("DELETE", "/v1/passkeys/{credentialID}", session: .required(.fullAccess)) { try await $0.removePasskey($1) },
+        Route("GET", "/v1/passkey-providers/{aaguid}/icons/{variant}") { try $0.providerIcon($1) },
+        Route("POST", "/v1/account/email/verification", session: .required(.fullAccess), body: .optionalJSON) {
+            try await $0.requestEmailVerification($1)
+        },
+        Route("POST", "/v1/account/email/verify", session: .required(.fullAccess), body: .json) {
+            try await $0.verifyEmail($1)
+        },
+        Route("POST", "/v1/account/recovery-codes", session: .required(.fullAccess), body: .optionalJSON) {
+            try await $0.generateRecoveryCodes($1)
+        },
+        Route("DELETE", "/v1/account/password", session: .required(.fullAccess)) { try await $0.removePassword($1) },
+        Route("POST", "/v1/recovery", body: .json) { try await $0.startRecovery($1) },
+        Route("POST", "/v1/recovery/finish", body: .json) { try await $0.finishRecovery($1) },
+        Route("POST", "/v1/recovery/passkeys/finish", limit: .passkey, session: .required(.recoveryOnly), body: .json) {
+            try await $0.finishRecoveryRegistration($1)
+        },
+        Route("GET", "/.well-known/apple-app-site-association") { try $0.wellKnownDocument($1) },
+        Route("GET", "/.well-known/assetlinks.json") { try $0.wellKnownDocument($1) },
+        Route("GET", "/.well-known/webauthn") { try $0.wellKnownDocument($1) },
+        Route("GET", "/.well-known/passkey-endpoints") { try $0.wellKnownDocument($1) },
+        Route("GET", "/healthz") { _, _ in GatewayApplication.json(200, ["status": "ok"]) },
+        Route("GET", "/readyz") { application, _ in await application.readiness() },
+        Route("GET", "/metrics") { application, _ in
+            HTTPResponse(
+                status: 200, headers: HTTPHeaders([("content-type", "text/plain; version=0.0.4; charset=utf-8")]),
+                body: Array(application.metrics.exposition().utf8))
+        },
+        Route("GET", "/openapi.json") { _, _ in
+            GatewayApplication.jsonResponse(200, bytes: OpenAPIDocument.bytes, cacheable: true)
+        },
+    ]
 
-    static let router: Router<Endpoint> = {
-        var router = Router<Endpoint>()
-        router.add("POST", "/v1/accounts/password", .createPasswordAccount)
-        router.add("POST", "/v1/sessions/password", .signInWithPassword)
-        router.add("POST", "/v1/passkeys/registrations", .beginRegistration)
-        router.add("POST", "/v1/passkeys/registrations/finish", .finishRegistration)
-        router.add("POST", "/v1/passkeys/account-registrations", .beginAccountRegistration)
-        router.add("POST", "/v1/passkeys/account-registrations/finish", .finishAccountRegistration)
-        router.add("POST", "/v1/passkeys/authentications", .beginAuthentication)
-        router.add("POST", "/v1/passkeys/authentications/finish", .finishAuthentication)
-        router.add("GET", "/v1/session", .currentSession)
-        router.add("DELETE", "/v1/session", .signOut)
-        router.add("GET", "/v1/sessions", .listSessions)
-        router.add("DELETE", "/v1/sessions/{sessionID}", .revokeSession)
-        router.add("GET", "/v1/account", .account)
-        router.add("PATCH", "/v1/account", .renameAccount)
-        router.add("GET", "/v1/passkeys", .listPasskeys)
-        router.add("PATCH", "/v1/passkeys/{credentialID}", .renamePasskey)
-        router.add("DELETE", "/v1/passkeys/{credentialID}", .removePasskey)
-        router.add("GET", "/v1/passkey-providers/{aaguid}/icons/{variant}", .providerIcon)
-        router.add("POST", "/v1/account/email/verification", .requestEmailVerification)
-        router.add("POST", "/v1/account/email/verify", .verifyEmail)
-        router.add("POST", "/v1/account/recovery-codes", .generateRecoveryCodes)
-        router.add("DELETE", "/v1/account/password", .removePassword)
-        router.add("POST", "/v1/recovery", .startRecovery)
-        router.add("POST", "/v1/recovery/finish", .finishRecovery)
-        router.add("POST", "/v1/recovery/passkeys/finish", .finishRecoveryRegistration)
-        router.add("GET", "/.well-known/apple-app-site-association", .wellKnown)
-        router.add("GET", "/.well-known/assetlinks.json", .wellKnown)
-        router.add("GET", "/.well-known/webauthn", .wellKnown)
-        router.add("GET", "/.well-known/passkey-endpoints", .wellKnown)
-        router.add("GET", "/healthz", .health)
-        router.add("GET", "/readyz", .readiness)
-        router.add("GET", "/metrics", .metrics)
-        router.add("GET", "/openapi.json", .openAPI)
+    static let router: Router<Route> = {
+        var router = Router<Route>()
+        for route in routes { router.add(route.method, route.path, route) }
         return router
     }()
 
-    private func handle(_ endpoint: Endpoint, _ context: RequestContext) async throws -> HTTPResponse {
-        switch endpoint {
-        case .createPasswordAccount: return try await createPasswordAccount(context)
-        case .signInWithPassword: return try await signInWithPassword(context)
-        case .beginRegistration: return try await beginRegistration(context)
-        case .finishRegistration: return try await finishRegistration(context)
-        case .beginAccountRegistration: return try await beginAccountRegistration(context)
-        case .finishAccountRegistration: return try await finishAccountRegistration(context)
-        case .beginAuthentication: return try await beginAuthentication(context)
-        case .finishAuthentication: return try await finishAuthentication(context)
-        case .currentSession: return try await currentSession(context)
-        case .signOut: return try await signOut(context)
-        case .listSessions: return try await listSessions(context)
-        case .revokeSession: return try await revokeSession(context)
-        case .account: return try await account(context)
-        case .renameAccount: return try await renameAccount(context)
-        case .providerIcon: return try providerIcon(context)
-        case .listPasskeys: return try await listPasskeys(context)
-        case .renamePasskey: return try await renamePasskey(context)
-        case .removePasskey: return try await removePasskey(context)
-        case .requestEmailVerification: return try await requestEmailVerification(context)
-        case .verifyEmail: return try await verifyEmail(context)
-        case .generateRecoveryCodes: return try await generateRecoveryCodes(context)
-        case .removePassword: return try await removePassword(context)
-        case .startRecovery: return try await startRecovery(context)
-        case .finishRecovery: return try await finishRecovery(context)
-        case .finishRecoveryRegistration: return try await finishRecoveryRegistration(context)
-        case .wellKnown:
-            guard let document = wellKnown[context.request.path] else { throw APIProblem.notFound }
-            return Self.jsonResponse(200, bytes: document, cacheable: true)
-        case .health: return Self.json(200, ["status": "ok"])
-        case .readiness: return await readiness()
-        case .metrics:
-            return HTTPResponse(
-                status: 200, headers: HTTPHeaders([("content-type", "text/plain; version=0.0.4; charset=utf-8")]),
-                body: Array(metrics.exposition().utf8))
-        case .openAPI: return Self.jsonResponse(200, bytes: OpenAPIDocument.bytes, cacheable: true)
+    /// The route's middleware, then its handler: the per-address limit, then the session it admits (401 without a
+    /// live one, 403 for a kind it does not admit), which the handler then reads from the context.
+    func dispatch(_ route: Route, _ context: RequestContext) async throws -> HTTPResponse {
+        var context = context
+        switch route.limit {
+        case .none: break
+        case .signUp: try limit(perAddress: signUpPerAddress, global: signUpGlobal, name: "signup", context)
+        case .start: try limit(perAddress: startPerAddress, global: startGlobal, name: "start", context)
+        case .passkey: try limit(passkeyPerAddress, key: context.clientAddress, name: "passkey_per_address", context)
         }
+        if case .required(let admitted) = route.session {
+            context.session = try await authenticate(context, allowing: admitted)
+        }
+        return try await route.handle(self, context)
+    }
+
+    func wellKnownDocument(_ context: RequestContext) throws -> HTTPResponse {
+        guard let document = wellKnown[context.request.path] else { throw APIProblem.notFound }
+        return Self.jsonResponse(200, bytes: document, cacheable: true)
     }
 
     // MARK: - Operations
 
-    private func readiness() async -> HTTPResponse {
+    func readiness() async -> HTTPResponse {
         let services = BackendService.allCases
         let results = await withTaskGroup(of: (BackendService, Bool).self) { group in
             for service in services {

@@ -11,9 +11,8 @@ extension GatewayApplication {
     // MARK: - Adding a passkey
 
     func beginRegistration(_ context: RequestContext) async throws -> HTTPResponse {
-        try limit(perAddress: startPerAddress, global: startGlobal, name: "start", context)
-        // A recovery session may start one: registering a passkey is what it is for.
-        let session = try await authenticate(context, allowing: .fullAccessOrRecovery)
+        // A recovery session may start one (the route admits it): registering a passkey is what it is for.
+        let session = try context.validatedSession()
         let body = try RegistrationStartBody(context.jsonBody(emptyAllowed: true))
         // Whether conditional mode is granted (a password sign-in moments ago) is challenge-service's decision,
         // stored with the challenge; the gateway vouches for the session it validated.
@@ -27,8 +26,7 @@ extension GatewayApplication {
     }
 
     func finishRegistration(_ context: RequestContext) async throws -> HTTPResponse {
-        try limit(passkeyPerAddress, key: context.clientAddress, name: "passkey_per_address", context)
-        let session = try await authenticate(context)
+        let session = try context.validatedSession()
         let body = try RegistrationFinishBody(context.jsonBody())
         var request = FinishRegistrationRequest()
         request.accountID = session.accountID
@@ -41,8 +39,8 @@ extension GatewayApplication {
     // MARK: - Creating an account with a passkey
 
     func beginAccountRegistration(_ context: RequestContext) async throws -> HTTPResponse {
-        // A sign-up: its limits, not the starts', so that a sign-up flood leaves sign-ins alone.
-        try limit(perAddress: signUpPerAddress, global: signUpGlobal, name: "signup", context)
+        // A sign-up (the route counts it against the sign-up limits, not the starts', so that a sign-up flood
+        // leaves sign-ins alone).
         let body = try AccountRegistrationStartBody(context.jsonBody(emptyAllowed: true))
         var request = BeginAccountRegistrationRequest()
         request.email = body.email ?? ""
@@ -52,7 +50,6 @@ extension GatewayApplication {
     }
 
     func finishAccountRegistration(_ context: RequestContext) async throws -> HTTPResponse {
-        try limit(passkeyPerAddress, key: context.clientAddress, name: "passkey_per_address", context)
         let body = try AccountRegistrationFinishBody(context.jsonBody())
         var request = FinishAccountRegistrationRequest()
         request.registrationID = body.registrationID
@@ -66,14 +63,12 @@ extension GatewayApplication {
     // MARK: - Signing in with a passkey
 
     func beginAuthentication(_ context: RequestContext) async throws -> HTTPResponse {
-        try limit(perAddress: startPerAddress, global: startGlobal, name: "start", context)
         _ = try context.jsonBody(emptyAllowed: true)
         let response = try await challengeService(context).beginAuthentication(BeginAuthenticationRequest())
         return Self.json(200, ResponseDocuments.authenticationStart(response, options: ceremonyOptions))
     }
 
     func finishAuthentication(_ context: RequestContext) async throws -> HTTPResponse {
-        try limit(passkeyPerAddress, key: context.clientAddress, name: "passkey_per_address", context)
         let body = try AuthenticationFinishBody(context.jsonBody())
         var request = FinishAuthenticationRequest()
         request.challengeID = body.challengeID

@@ -13,7 +13,7 @@ extension GatewayApplication {
     // MARK: - Verifying the account's email
 
     func requestEmailVerification(_ context: RequestContext) async throws -> HTTPResponse {
-        let session = try await authenticate(context)
+        let session = try context.validatedSession()
         try limitRecovery(key: "account:" + session.accountID, context)
         _ = try context.jsonBody(emptyAllowed: true)
         var request = RequestEmailVerificationRequest()
@@ -23,7 +23,7 @@ extension GatewayApplication {
     }
 
     func verifyEmail(_ context: RequestContext) async throws -> HTTPResponse {
-        let session = try await authenticate(context)
+        let session = try context.validatedSession()
         let body = try EmailVerificationBody(context.jsonBody())
         try limitRecovery(key: "account:" + session.accountID, context)
         var request = VerifyEmailRequest()
@@ -36,7 +36,7 @@ extension GatewayApplication {
     // MARK: - Recovery codes
 
     func generateRecoveryCodes(_ context: RequestContext) async throws -> HTTPResponse {
-        let session = try await authenticate(context)
+        let session = try context.validatedSession()
         _ = try context.jsonBody(emptyAllowed: true)
         try limitRecovery(key: "account:" + session.accountID, context)
         var request = GenerateRecoveryCodesRequest()
@@ -72,8 +72,7 @@ extension GatewayApplication {
     /// Finishes the passkey registration of a recovery session: the passkey is stored, the recovery session ends and
     /// a passkey session is issued, in one transaction (verification-service).
     func finishRecoveryRegistration(_ context: RequestContext) async throws -> HTTPResponse {
-        try limit(passkeyPerAddress, key: context.clientAddress, name: "passkey_per_address", context)
-        let session = try await authenticate(context, allowing: .recoveryOnly)
+        let session = try context.validatedSession()
         let body = try RegistrationFinishBody(context.jsonBody())
         var request = FinishRecoveryRegistrationRequest()
         request.accountID = session.accountID

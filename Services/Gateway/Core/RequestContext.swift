@@ -1,5 +1,6 @@
 import Glibc
 import HTTPMessages
+import ServiceContracts
 
 /// The wall clock in Unix milliseconds.
 public func unixMillisecondsNow() -> Int64 {
@@ -20,6 +21,8 @@ public struct RequestContext: Sendable {
     public let requestID: String
     /// The client address (see ``ClientAddressResolver``).
     public let clientAddress: String
+    /// The session the route's middleware validated, for a route that admits one.
+    var session: SessionInfo? = nil
 
     /// The JSON body: 415 when it is not JSON, 400 when it is not a JSON object; an empty body reads as `{}` when
     /// `emptyAllowed`.
