@@ -111,6 +111,9 @@ final class SessionUseCasesTests: XCTestCase {
             ("ada@example.com", "1234567", "Ada", "seven characters"),
             ("ada@example.com", String(repeating: "é", count: 7), "Ada", "seven characters in fourteen bytes"),
             ("ada@example.com", longPassword, "Ada", "1,025 bytes"),
+            ("ada@example.com", String(repeating: "a", count: PasswordPolicy.lengths.upperBound + 1), "Ada", "257 characters"),
+            ("ada\u{2003}lovelace@example.com", Self.password, "Ada", "an em space in the address"),
+            ("ada@example.com", Self.password, "\tAda", "a tab before the name"),
         ]
         for (email, password, name, what) in refused {
             await assertThrowsDomainError(.invalidRequest, what) {
@@ -148,9 +151,10 @@ final class SessionUseCasesTests: XCTestCase {
     }
 
     func testSignUpAcceptsPasswordsAtTheLimits() async throws {
+        // The policy's bounds, in characters: 256 four-byte characters are the hasher's 1,024 bytes.
         let accepted = [
-            "12345678", String(repeating: "é", count: 8),
-            String(repeating: "a", count: PasswordHasher.maximumPasswordLength),
+            "12345678", String(repeating: "é", count: 8), String(repeating: "a", count: PasswordPolicy.lengths.upperBound),
+            String(repeating: "😀", count: PasswordPolicy.lengths.upperBound),
         ]
         for (index, password) in accepted.enumerated() {
             let id = try await useCases.createPasswordAccount(

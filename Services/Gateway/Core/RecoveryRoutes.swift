@@ -150,7 +150,7 @@ public struct RecoveryFinishBody: Sendable, Equatable {
         code = try body.optionalString("code", rule: FieldRules.isEmailCode, FieldRules.emailCodeRequirement)
         recoveryCode = try body.optionalString(
             "recoveryCode", rule: FieldRules.isRecoveryCode, FieldRules.recoveryCodeRequirement)
-        guard (code == nil) != (recoveryCode == nil) else {
+        guard RecoveryProofText(code: code, recoveryCode: recoveryCode) != nil else {
             throw .invalidRequest("Give exactly one of code and recoveryCode.")
         }
     }

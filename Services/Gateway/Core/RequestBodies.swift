@@ -404,40 +404,25 @@ public enum FieldRules {
     static let emailRequirement =
         "must be an email address: one @ with text on each side, no spaces or control characters, at most \(emailMaximumLength) characters."
 
-    /// `local@domain`, optionally between whitespace: neither side empty, no whitespace, control character or second
-    /// `@` in either, at most ``emailMaximumLength`` scalars in all.
-    public static func isEmail(_ text: String) -> Bool {
-        let scalars = Array(text.unicodeScalars)
-        guard scalars.count <= emailMaximumLength,
-            let first = scalars.firstIndex(where: { !isWhitespace($0) }),
-            let last = scalars.lastIndex(where: { !isWhitespace($0) })
-        else { return false }
-        let address = scalars[first...last]
-        guard address.allSatisfy({ !isWhitespace($0) && !isControl($0) }),
-            let at = address.firstIndex(of: "@"), at > address.startIndex, at < address.index(before: address.endIndex)
-        else { return false }
-        return !address[address.index(after: at)...].contains("@")
-    }
+    /// Domain's rule for an email address (`EmailAddress`): `local@domain`, optionally between whitespace, neither
+    /// side empty, no whitespace, control character or second `@` in either, at most ``emailMaximumLength`` scalars.
+    public static func isEmail(_ text: String) -> Bool { EmailAddress(text) != nil }
 
     /// The longest display name or passkey name, in Unicode scalars, surrounding whitespace included.
     public static let displayNameMaximumLength = DisplayName.maximumLength
     static let displayNameRequirement =
         "must be 1 to \(displayNameMaximumLength) characters, not all whitespace, without control characters."
 
-    /// At most ``displayNameMaximumLength`` scalars, no control character, and at least one that is not whitespace.
-    public static func isDisplayName(_ text: String) -> Bool {
-        text.unicodeScalars.count <= displayNameMaximumLength && !text.unicodeScalars.contains(where: isControl)
-            && text.unicodeScalars.contains { !isWhitespace($0) }
-    }
+    /// Domain's rule for a name (`DisplayName`): at most ``displayNameMaximumLength`` scalars, no control character,
+    /// and at least one that is not whitespace.
+    public static func isDisplayName(_ text: String) -> Bool { DisplayName(text) != nil }
 
-    /// The password policy of new accounts, in Unicode scalars (NIST SP 800-63B counts each code point as one
-    /// character). The longest one is at most 1,024 bytes in UTF-8, the hasher's limit.
-    public static let passwordLengths = 8...256
-    static let passwordRequirement =
-        "must be \(passwordLengths.lowerBound) to \(passwordLengths.upperBound) characters."
+    /// The password policy of new accounts (Domain's `PasswordPolicy`, which the use case applies too).
+    public static let passwordLengths = PasswordPolicy.lengths
+    static let passwordRequirement = PasswordPolicy.requirement + "."
 
     /// Whether a new account's password has an allowed length.
-    public static func isPassword(_ text: String) -> Bool { passwordLengths.contains(text.unicodeScalars.count) }
+    public static func isPassword(_ text: String) -> Bool { PasswordPolicy.allows(text) }
 
     /// A credential ID's decoded length.
     public static let credentialIDLengths = 1...CredentialID.maximumLength

@@ -106,10 +106,14 @@ public struct RecoveryUseCases: Sendable {
         -> SessionIssuer.IssuedSession
     {
         let email = try EmailAddress.validated(rawEmail)
-        let code = code.flatMap { $0.isEmpty ? nil : $0 }
-        let recoveryCode = recoveryCode.flatMap { $0.isEmpty ? nil : $0 }
-        guard (code == nil) != (recoveryCode == nil) else {
+        guard let given = RecoveryProofText(code: code, recoveryCode: recoveryCode) else {
             throw DomainError(.invalidRequest, "give exactly one of code and recoveryCode")
+        }
+        var code: String?
+        var recoveryCode: String?
+        switch given {
+        case .emailCode(let text): code = text
+        case .recoveryCode(let text): recoveryCode = text
         }
         if let code, !OneTimeCodes.isWellFormed(code) {
             throw DomainError(.invalidRequest, "code must be \(OneTimeCodes.digits) digits")

@@ -8,9 +8,6 @@ import SessionIssuance
 
 /// Password accounts, password sign-in and sessions: the use cases of session-service, in domain terms.
 public struct SessionUseCases: Sendable {
-    /// Passwords shorter than this, in Unicode scalars, are refused at sign-up (NIST SP 800-63B's minimum, which
-    /// counts each code point as one character, as the gateway's schema does).
-    public static let minimumPasswordLength = 8
 
     let accounts: any AccountRepository
     let passwords: any PasswordCredentialRepository
@@ -45,12 +42,8 @@ public struct SessionUseCases: Sendable {
     {
         let email = try EmailAddress.validated(rawEmail)
         let displayName = try DisplayName.validated(rawName)
-        guard password.unicodeScalars.count >= Self.minimumPasswordLength,
-            password.utf8.count <= PasswordHasher.maximumPasswordLength
-        else {
-            throw DomainError(
-                .invalidRequest,
-                "password must be at least \(Self.minimumPasswordLength) characters and at most \(PasswordHasher.maximumPasswordLength) bytes")
+        guard PasswordPolicy.allows(password) else {
+            throw DomainError(.invalidRequest, "password \(PasswordPolicy.requirement)")
         }
         let hash = try await hashingCall { try await hashing.hash(password) }
         let now = clock()

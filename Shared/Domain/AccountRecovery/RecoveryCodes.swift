@@ -59,3 +59,21 @@ public enum RecoveryCodes {
         return found
     }
 }
+
+/// What proves a recovery's finish: exactly one of the email code and a recovery code (an empty one counts as
+/// absent). The gateway checks a body by this rule and the use case applies it again.
+public enum RecoveryProofText: Sendable, Equatable {
+    case emailCode(String)
+    case recoveryCode(String)
+
+    /// Nil unless exactly one of the two is given.
+    public init?(code: String?, recoveryCode: String?) {
+        let code = code.flatMap { $0.isEmpty ? nil : $0 }
+        let recoveryCode = recoveryCode.flatMap { $0.isEmpty ? nil : $0 }
+        switch (code, recoveryCode) {
+        case (let code?, nil): self = .emailCode(code)
+        case (nil, let recoveryCode?): self = .recoveryCode(recoveryCode)
+        default: return nil
+        }
+    }
+}

@@ -5,13 +5,14 @@ public struct DisplayName: Hashable, Sendable {
     public static let maximumLength = 128
     public let value: String
 
-    /// Trims surrounding whitespace; returns nil when the result is empty, too long, or has control characters.
+    /// Trims surrounding whitespace; nil when the text as sent is longer than ``maximumLength`` or has a control
+    /// character anywhere, or when nothing is left once trimmed.
     public init?(_ raw: String) {
+        guard raw.unicodeScalars.count <= DisplayName.maximumLength,
+            !raw.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else { return nil }
         let trimmed = raw.trimmingWhitespace()
-        guard !trimmed.isEmpty, trimmed.unicodeScalars.count <= DisplayName.maximumLength else { return nil }
-        guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            return nil
-        }
+        guard !trimmed.isEmpty else { return nil }
         self.value = trimmed
     }
 }

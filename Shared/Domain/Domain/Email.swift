@@ -14,11 +14,17 @@ public struct EmailAddress: Hashable, Sendable {
     /// Validates the shape loosely (one `@`, something on each side, no spaces or control characters);
     /// returns nil when the address cannot be an email address.
     public init?(_ raw: String) {
+        // Counted as sent, surrounding whitespace included: the same bound the API document states.
+        guard raw.unicodeScalars.count <= EmailAddress.maximumLength else { return nil }
         let trimmed = raw.trimmingWhitespace()
-        guard !trimmed.isEmpty, trimmed.unicodeScalars.count <= EmailAddress.maximumLength else { return nil }
-        let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { return nil }
-        guard !trimmed.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else { return nil }
+        guard !trimmed.isEmpty,
+            !trimmed.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control })
+        else { return nil }
+        // Split on the scalar, not on characters: `@` and a combining mark after it are still an `@`.
+        let scalars = Array(trimmed.unicodeScalars)
+        guard let at = scalars.firstIndex(of: "@"), at > 0, at < scalars.count - 1,
+            !scalars[(at + 1)...].contains("@")
+        else { return nil }
         // Lowercasing can lengthen an address (U+0130 becomes two scalars); the stored form must fit too.
         let normalized = trimmed.lowercased()
         guard normalized.unicodeScalars.count <= EmailAddress.maximumLength else { return nil }
