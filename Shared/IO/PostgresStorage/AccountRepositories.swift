@@ -294,27 +294,20 @@ public struct PostgresPasswordCredentialRepository: PasswordCredentialRepository
                     """
                     SELECT EXISTS (SELECT 1 FROM password_credentials
                                    WHERE account_id = \(accountID.rawValue)) AS has_password,
-                           EXISTS (SELECT 1 FROM passkey_credentials
-                                   WHERE account_id = \(accountID.rawValue)) AS has_passkey,
+                           (SELECT count(*) FROM passkey_credentials
+                            WHERE account_id = \(accountID.rawValue)) AS passkey_count,
                            EXISTS (SELECT 1 FROM passkey_credentials
                                    WHERE account_id = \(accountID.rawValue) AND last_used_at IS NOT NULL)
                              OR EXISTS (SELECT 1 FROM authentication_sessions
                                         WHERE account_id = \(accountID.rawValue)
                                           AND authentication_method = 'passkey') AS passkey_signed_in
                     """)
-                guard let row = state.first, try row.decode(Bool.self, "has_password") else {
-                    throw DomainError(.notFound, "this account has no password")
-                }
-                guard try row.decode(Bool.self, "has_passkey") else {
-                    throw DomainError(
-                        .lastSignInMethod, "add a passkey before removing the password",
-                        reason: PasswordRemovalRefusal.noPasskey)
-                }
-                guard try row.decode(Bool.self, "passkey_signed_in") else {
-                    throw DomainError(
-                        .lastSignInMethod, "sign in with a passkey once before removing the password",
-                        reason: PasswordRemovalRefusal.passkeySignInRequired)
-                }
+                guard let row = state.first else { throw DomainError(.notFound, "this account has no password") }
+                try SignInMethods(
+                    hasPassword: try row.decode(Bool.self, "has_password"),
+                    passkeyCount: try row.decode(Int.self, "passkey_count"),
+                    passkeySignedIn: try row.decode(Bool.self, "passkey_signed_in")
+                ).checkPasswordRemoval()
                 try connection.execute("DELETE FROM password_credentials WHERE account_id = \(accountID.rawValue)")
                 try connection.execute(audit)
             }

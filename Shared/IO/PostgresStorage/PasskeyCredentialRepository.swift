@@ -107,9 +107,9 @@ public struct PostgresPasskeyCredentialRepository: PasskeyCredentialRepository {
             throw DomainError(.notFound, "no such passkey")
         }
         if keepingLastMethod {
-            guard try row.decode(Bool.self, "has_password") || row.decode(Int.self, "passkey_count") > 1 else {
-                throw DomainError(.lastSignInMethod, "this passkey is the account's only way to sign in")
-            }
+            try SignInMethods(
+                hasPassword: try row.decode(Bool.self, "has_password"), passkeyCount: try row.decode(Int.self, "passkey_count")
+            ).checkPasskeyRemoval()
         }
         try connection.execute(
             """

@@ -98,6 +98,7 @@ public final class InMemoryAccounts: AccountRepository, AccountEmailRepository, 
             try Self.insert(account, into: &staged, passkeys: &stagedPasskeys)
             try Self.insert(email, into: &staged)
             try Self.insert(password, into: &staged)
+            stagedPasskeys.passwordAccounts.insert(password.accountID)
             state = staged
             passkeys = stagedPasskeys
         }
@@ -217,24 +218,16 @@ public final class InMemoryAccounts: AccountRepository, AccountEmailRepository, 
 
     public func removePassword(of accountID: AccountID) async throws {
         try performWithPasskeys(.removePassword) { state, passkeys in
-            guard state.passwords[accountID] != nil else {
-                throw DomainError(.notFound, "this account has no password")
-            }
             let owned = passkeys.credentials.values.filter { $0.accountID == accountID }
-            guard !owned.isEmpty else {
-                throw DomainError(
-                    .lastSignInMethod, "add a passkey before removing the password",
-                    reason: PasswordRemovalRefusal.noPasskey)
-            }
             let passkeySession = state.sessions.values.contains {
                 $0.accountID == accountID && $0.authenticationMethod == .passkey
             }
-            guard passkeySession || owned.contains(where: { $0.lastUsedAt != nil }) else {
-                throw DomainError(
-                    .lastSignInMethod, "sign in with a passkey once before removing the password",
-                    reason: PasswordRemovalRefusal.passkeySignInRequired)
-            }
+            try SignInMethods(
+                hasPassword: state.passwords[accountID] != nil, passkeyCount: owned.count,
+                passkeySignedIn: passkeySession || owned.contains(where: { $0.lastUsedAt != nil })
+            ).checkPasswordRemoval()
             state.passwords[accountID] = nil
+            passkeys.passwordAccounts.remove(accountID)
         }
     }
 

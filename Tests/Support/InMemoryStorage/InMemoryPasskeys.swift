@@ -24,6 +24,8 @@ public final class InMemoryPasskeys: PasskeyCredentialRepository, PasskeySignInR
         /// How many more `completeSignIn` calls find the row moved on (and write nothing), as after a concurrent
         /// sign-in on another replica.
         public var movedOnCompletions = 0
+        /// The accounts that have a password (kept by `InMemoryAccounts`, which stores the passwords).
+        public var passwordAccounts: Set<AccountID> = []
     }
 
     public let state = Mutex(State())
@@ -83,9 +85,10 @@ public final class InMemoryPasskeys: PasskeyCredentialRepository, PasskeySignInR
             guard let credential = state.credentials[credentialID], credential.accountID == accountID else {
                 throw DomainError(.notFound, "no such passkey")
             }
-            guard state.credentials.values.filter({ $0.accountID == accountID }).count > 1 else {
-                throw DomainError(.lastSignInMethod, "this passkey is the account's only way to sign in")
-            }
+            try SignInMethods(
+                hasPassword: state.passwordAccounts.contains(accountID),
+                passkeyCount: state.credentials.values.filter({ $0.accountID == accountID }).count
+            ).checkPasskeyRemoval()
             state.credentials[credentialID] = nil
         }
     }
