@@ -235,8 +235,8 @@ def test_pdb_alert_names_the_manifests_pdbs_and_namespace():
 
 def test_slo_routes_are_gateway_routes():
     sources = "\n".join(path.read_text(encoding="utf-8") for path in GATEWAY_SOURCES.rglob("*.swift"))
-    routes = {f"{method} {pattern}" for method, pattern in re.findall(r'router\.add\("(\w+)", "([^"]+)"', sources)}
-    assert routes, "no router.add(...) found under Services/Gateway"
+    routes = {f"{method} {pattern}" for method, pattern in re.findall(r'(?:router\.add|Route)\("(\w+)", "([^"]+)"', sources)}
+    assert routes, "no route (Route(...) or router.add(...)) found under Services/Gateway"
     expressions = "\n".join(rule["expr"] for rule in all_rules())
     used = {route for values in re.findall(r'route=~?"([^"]+)"', expressions) for route in values.split("|")}
     assert used and sorted(used - routes) == []
