@@ -187,7 +187,10 @@ public final class PostgresPool: Sendable {
                 replyTimeoutNanoseconds: UInt64(configuration.replyTimeoutMilliseconds) * 1_000_000,
                 hostPreference: hostPreference,
                 connectWaitNanoseconds: UInt64(configuration.connectWaitMilliseconds) * 1_000_000
-            ) { [self] done in
+            ) { [weak self] done in
+                // Weak: the pool holds its loops' connections, which must not hold the pool in turn (a pool that
+                // was shut down is then freed, its own loop's descriptors with it).
+                guard let self else { return done(.failure(PostgresError(.poolClosed, "the pool is shut down"))) }
                 Task.detached { [self] in done(await openDetached()) }
             }
             pipelines[ObjectIdentifier(loop)] = created
@@ -263,7 +266,11 @@ public final class PostgresPool: Sendable {
     public func shutdown() {
         isShutDown.store(true, ordering: .releasing)
         let closed = PostgresError(.poolClosed, "the pool is shut down")
-        for connections in pipelines.withLock({ Array($0.values) }) {
+        let open = pipelines.withLock { pipelines in
+            defer { pipelines.removeAll() }
+            return Array(pipelines.values)
+        }
+        for connections in open {
             connections.loop.executeOnLoop { connections.closeAll(closed) }
         }
         workers.shutdown()
