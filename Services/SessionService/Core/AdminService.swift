@@ -257,12 +257,7 @@ extension AdminService {
         return response
     }
 
-    static func webhookID(_ text: String) throws -> UUID {
-        guard text.utf8.count == 36, let id = UUID(uuidString: text) else {
-            throw DomainError(.invalidRequest, "webhookID is not a UUID")
-        }
-        return id
-    }
+    static func webhookID(_ text: String) throws -> UUID { try RequestFields.uuid(text, field: "webhookID") }
 
     static func entry(_ endpoint: WebhookEndpoint) -> WebhookEntry {
         var entry = WebhookEntry()

@@ -104,10 +104,18 @@ public struct AdminUseCases: Sendable {
                 let (disabled, targets) = try await admin.mailTargets(of: accountID), !disabled,
                 let target = targets.first(where: \.verified)
             else { return nil }
-            try await recovery.issue(OneTimeCodes.delivery(for: target, purpose: .recovery, random: random, now: clock()))
-            logger.audit(.recoveryStarted, ["outcome": "code_sent", "account.id": accountID.description, "by": "admin"])
-            return target.address
+            return try await issueCode(.recovery, to: target)
         }
+    }
+
+    /// Queues a code of `purpose` to `target` (stored with its audit event by the repository) and returns where it
+    /// goes.
+    private func issueCode(_ purpose: EmailCodePurpose, to target: RecoveryTarget) async throws -> String {
+        try await recovery.issue(OneTimeCodes.delivery(for: target, purpose: purpose, random: random, now: clock()))
+        logger.audit(
+            purpose == .recovery ? .recoveryStarted : .emailVerificationSent,
+            ["outcome": "code_sent", "account.id": target.accountID.description, "by": "admin"])
+        return target.address
     }
 
     /// Sends the account a recovery code (to a verified address) or a verification code (to an unverified one):
@@ -140,11 +148,7 @@ public struct AdminUseCases: Sendable {
                 }
                 target = first
             }
-            try await recovery.issue(OneTimeCodes.delivery(for: target, purpose: purpose, random: random, now: clock()))
-            logger.audit(
-                wanted ? .recoveryStarted : .emailVerificationSent,
-                ["account.id": accountID.description, "by": "admin"])
-            return target.address
+            return try await issueCode(purpose, to: target)
         }
     }
 

@@ -29,7 +29,7 @@ public enum RequestFields {
         return id
     }
 
-    static func uuid(_ text: String, field: String) throws -> UUID {
+    public static func uuid(_ text: String, field: String) throws -> UUID {
         guard text.utf8.count == 36, let value = UUID(text: text) else {
             throw DomainError(.invalidRequest, "\(field) is not a valid identifier")
         }

@@ -46,28 +46,24 @@ public struct PostgresWebhookRepository: WebhookRepository {
 
     public func endpoints() async throws -> [WebhookEndpoint] {
         try await translatingErrors {
-            try await pool.query(
-                """
-                SELECT \(unsafeSQL: Self.endpointColumns),
-                       (SELECT count(*) FROM webhook_deliveries d
-                        WHERE d.endpoint_id = e.id AND d.delivered_at IS NULL)::bigint AS pending
-                FROM webhook_endpoints e ORDER BY e.created_at, e.id
-                """
-            ).map(Self.decode)
+            try await pool.query(Self.selectEndpoints(where: "TRUE")).map(Self.decode)
         }
     }
 
     public func endpoint(_ id: UUID) async throws -> WebhookEndpoint? {
         try await translatingErrors {
-            try await pool.query(
-                """
-                SELECT \(unsafeSQL: Self.endpointColumns),
-                       (SELECT count(*) FROM webhook_deliveries d
-                        WHERE d.endpoint_id = e.id AND d.delivered_at IS NULL)::bigint AS pending
-                FROM webhook_endpoints e WHERE e.id = \(id)
-                """
-            ).first.map(Self.decode)
+            try await pool.query(Self.selectEndpoints(where: "e.id = \(id)")).first.map(Self.decode)
         }
+    }
+
+    /// The endpoints `condition` selects (over `e`), oldest first, each with its count of waiting deliveries.
+    static func selectEndpoints(where condition: PostgresQuery) -> PostgresQuery {
+        """
+        SELECT \(unsafeSQL: endpointColumns),
+               (SELECT count(*) FROM webhook_deliveries d
+                WHERE d.endpoint_id = e.id AND d.delivered_at IS NULL)::bigint AS pending
+        FROM webhook_endpoints e WHERE \(fragment: condition) ORDER BY e.created_at, e.id
+        """
     }
 
     public func deleteEndpoint(_ id: UUID) async throws -> Bool {
@@ -190,20 +186,22 @@ public struct PostgresWebhookRepository: WebhookRepository {
                 WITH attempted AS (
                          UPDATE webhook_deliveries SET attempts = attempts + 1, last_error = \(message)
                          WHERE id = \(delivery.id) AND delivered_at IS NULL),
+                     failing AS (
+                         SELECT id, COALESCE(failing_since, now()) AS since,
+                                COALESCE(failing_since, now())
+                                    <= now() - \(Int(disableAfter * 1000)) * interval '1 millisecond' AS expired
+                         FROM webhook_endpoints
+                         WHERE id = \(delivery.endpointID) AND lease = \(lease) AND disabled_at IS NULL),
                      failed AS (
-                         UPDATE webhook_endpoints
-                         SET failures = failures + 1, failing_since = COALESCE(failing_since, now()),
+                         UPDATE webhook_endpoints e
+                         SET failures = failures + 1, failing_since = f.since,
                              retry_at = now() + \(Int(retryAfter * 1000)) * interval '1 millisecond',
                              lease = NULL, leased_until = NULL,
-                             disabled_at = CASE
-                                 WHEN COALESCE(failing_since, now())
-                                      <= now() - \(Int(disableAfter * 1000)) * interval '1 millisecond' THEN now() END,
+                             disabled_at = CASE WHEN f.expired THEN now() END,
                              disabled_reason = CASE
-                                 WHEN COALESCE(failing_since, now())
-                                      <= now() - \(Int(disableAfter * 1000)) * interval '1 millisecond'
-                                 THEN 'failing since ' || COALESCE(failing_since, now())::text || ': ' || \(message) END
-                         WHERE id = \(delivery.endpointID) AND lease = \(lease) AND disabled_at IS NULL
-                         RETURNING disabled_at IS NOT NULL AS disabled),
+                                 WHEN f.expired THEN 'failing since ' || f.since::text || ': ' || \(message) END
+                         FROM failing f WHERE e.id = f.id
+                         RETURNING e.disabled_at IS NOT NULL AS disabled),
                      disabled AS (SELECT NULL::uuid AS account_id FROM failed WHERE disabled),
                      audited AS (\(fragment: audit))
                 SELECT COALESCE((SELECT disabled FROM failed), false) AS disabled
