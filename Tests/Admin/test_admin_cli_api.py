@@ -62,7 +62,7 @@ def cli(stack, *arguments, token=None, url=None):
     for seen in SEEN_TOKENS:
         assert seen not in printed, arguments
         # Nor its secret part alone.
-        assert seen.split("_")[-1] not in printed, arguments
+        assert seen.split("_", 2)[2] not in printed, arguments
     return result
 
 
