@@ -73,7 +73,12 @@ let persistenceTargets: [Target] = [
     .testTarget(
         name: "ObservabilityTests", dependencies: ["Observability", "Protobuf"], path: "Tests/ObservabilityTests"),
     .target(name: "Configuration", dependencies: ["Encoding"], path: "Shared/Foundations/Configuration"),
-    .testTarget(name: "ConfigurationTests", dependencies: ["Configuration"], path: "Tests/ConfigurationTests"),
+    .testTarget(
+        name: "ConfigurationTests",
+        dependencies: [
+            "ChallengeServiceCore", "Configuration", "GatewayCore", "SessionServiceCore", "VerificationServiceCore",
+        ],
+        path: "Tests/ConfigurationTests"),
     .target(name: "RateLimiting", path: "Shared/Foundations/RateLimiting"),
     .testTarget(name: "RateLimitingTests", dependencies: ["RateLimiting"], path: "Tests/RateLimitingTests"),
     .target(name: "HTTPMessages", path: "Shared/Foundations/HTTPMessages", swiftSettings: hotPathSettings),
@@ -193,7 +198,7 @@ let serviceTargets: [Target] = [
         name: "ServiceRuntime",
         dependencies: [
             "Configuration", "Domain", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "NameResolution",
-            "NetworkIO", "Observability", "PasskeyPolicy", "PostgresStorage", "Protobuf", "RuntimeMetrics",
+            "NetworkIO", "Observability", "PostgresStorage", "Protobuf", "RuntimeMetrics",
             "ServiceContracts", "ServiceIdentity", "ServiceTransport", "TraceExport",
         ],
         path: "Shared/Composition/ServiceRuntime"),
@@ -201,21 +206,17 @@ let serviceTargets: [Target] = [
         name: "ServiceRuntimeTests", dependencies: ["ServiceRuntime", "Observability"], path: "Tests/ServiceRuntimeTests"),
     .target(
         name: "ChallengeServiceCore",
-        dependencies: ["Crypto", "Domain", "GRPC", "Observability", "ServiceContracts", "ServiceIdentity"],
+        dependencies: ["Configuration", "Crypto", "Domain", "GRPC", "Observability", "ServiceContracts", "ServiceIdentity"],
         path: "Services/ChallengeService/Core"),
     .executableTarget(
         name: "challenge-service",
-        dependencies: [
-            "ChallengeServiceCore", "Configuration", "Crypto", "Observability", "PostgresStorage", "ServiceContracts",
-            "ServiceRuntime",
-        ],
+        dependencies: ["ChallengeServiceCore", "Configuration", "Crypto", "PostgresStorage", "ServiceContracts", "ServiceRuntime"],
         path: "Services/ChallengeService/Main"),
     .target(
         name: "VerificationServiceCore",
         dependencies: [
-            "AccountRecovery", "Crypto", "Domain", "Encoding", "GRPC", "Observability", "PasskeyProviders",
-            "ServiceContracts", "ServiceIdentity",
-            "SessionIssuance", "WebAuthn",
+            "AccountRecovery", "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "Observability",
+            "PasskeyProviders", "ServiceContracts", "ServiceIdentity", "SessionIssuance", "WebAuthn",
         ],
         path: "Services/VerificationService/Core"),
     .target(name: "InMemoryStorage", dependencies: ["Domain", "Encoding"], path: "Tests/Support/InMemoryStorage"),
@@ -254,8 +255,8 @@ let serviceTargets: [Target] = [
     .target(
         name: "SessionServiceCore",
         dependencies: [
-            "AccountRecovery", "AdminAccess", "Crypto", "Domain", "Encoding", "GRPC", "Observability", "PasswordHashing",
-            "ServiceContracts", "ServiceIdentity", "SessionIssuance", "Webhooks",
+            "AccountRecovery", "AdminAccess", "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "Observability",
+            "PasswordHashing", "ServiceContracts", "ServiceIdentity", "SessionIssuance", "Webhooks",
         ],
         path: "Services/SessionService/Core"),
     .executableTarget(

@@ -43,10 +43,10 @@ enum TokenCommands {
             let token = AdminToken(
                 id: secret.id, name: name, scopes: scopes, createdBy: operatorName(), createdAt: Date(),
                 expiresAt: expiresAt)
-            let (storage, pool) = await openStorage()
+            let (tokens, pool) = await openTokens()
             do {
                 try await AuditContext.$current.withValue(context) {
-                    try await storage.adminTokens.create(token, digest: secret.digest)
+                    try await tokens.create(token, digest: secret.digest)
                 }
             } catch { databaseFailure(error) }
             pool.shutdown()
@@ -68,9 +68,9 @@ enum TokenCommands {
             guard options.positional.isEmpty else {
                 finish(.usage, "unexpected argument \(options.positional[0].prefix(40))")
             }
-            let (storage, pool) = await openStorage()
+            let (repository, pool) = await openTokens()
             let tokens: [AdminToken]
-            do { tokens = try await storage.adminTokens.list() } catch { databaseFailure(error) }
+            do { tokens = try await repository.list() } catch { databaseFailure(error) }
             pool.shutdown()
             if options.flags.contains("--json") {
                 print(JSONWriter.string(.array(tokens.map(json))))
@@ -98,11 +98,11 @@ enum TokenCommands {
             else {
                 finish(.usage, "a token ID is 16 lowercase hex digits")
             }
-            let (storage, pool) = await openStorage()
+            let (tokens, pool) = await openTokens()
             let revoked: Bool
             do {
                 revoked = try await AuditContext.$current.withValue(context) {
-                    try await storage.adminTokens.revoke(id: id, at: Date())
+                    try await tokens.revoke(id: id, at: Date())
                 }
             } catch { databaseFailure(error) }
             pool.shutdown()
@@ -117,7 +117,8 @@ enum TokenCommands {
     }
 
     /// Storage on DATABASE_URL, once the database answers and takes writes.
-    static func openStorage() async -> (PostgresStorage, PostgresPool) {
+    /// The admin tokens' repository on `DATABASE_URL`, and its pool (shut down when the command is done).
+    static func openTokens() async -> (PostgresAdminTokenRepository, PostgresPool) {
         guard let url = ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty else {
             finish(.usage, "DATABASE_URL is not set")
         }
@@ -130,7 +131,7 @@ enum TokenCommands {
         do {
             try await storage.checkConnectivity()
         } catch { finish(.failed, "DATABASE_URL: \(error.description)") }
-        return (storage, pool)
+        return (PostgresAdminTokenRepository(pool: pool), pool)
     }
 
     static func databaseFailure(_ error: Error) -> Never {

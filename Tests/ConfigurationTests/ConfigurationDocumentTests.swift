@@ -1,20 +1,22 @@
 import Foundation
 import XCTest
 
-/// `docs/configuration.md` against the code: the variables the executables read, found by scanning the production
-/// sources for every way they read one (a method of `EnvironmentReader` called with a name, a subscript of the
-/// process environment, `getenv`), must be exactly the ones its first table lists, each with the executables that
-/// read it. A string default in the code must be the one the table gives.
+/// `docs/configuration.md` against the code: the variables the executables read must be exactly the ones its first
+/// table lists, each with the executables that read it. They are found two ways: by scanning the production sources
+/// for every way to read one (a method of `EnvironmentReader` called with a name, a subscript of the process
+/// environment, `getenv`), and by recording what each process's configuration type reads (`Processes`), which
+/// says who reads the shared variables of `Shared/Foundations/Configuration`. A string default in the code must be
+/// the one the table gives.
 final class ConfigurationDocumentTests: XCTestCase {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
     func testTheDocumentListsExactlyTheVariablesTheExecutablesRead() throws {
         let sources = try SourceTree(root: Self.packageRoot)
-        let reads = try EnvironmentReads(sources: sources)
+        let reads = try EnvironmentReads(sources: sources, recorded: Processes.variablesRead())
         let document = try ConfigurationDocument(
             text: String(contentsOf: Self.packageRoot.appendingPathComponent("docs/configuration.md"), encoding: .utf8),
-            services: reads.configurationReaders)
+            services: Set(Processes.configurations.keys))
 
         XCTAssertEqual(reads.unattributed, [], "reads the test cannot attribute to an executable")
         XCTAssertEqual(reads.dynamic, [], "environment reads whose name is not a literal")
@@ -31,14 +33,16 @@ final class ConfigurationDocumentTests: XCTestCase {
             XCTAssertTrue(
                 cell.contains("`\(value)`"), "\(variable): the code's default is \(value), the table's \(cell)")
         }
-        // The scan found the reads there are: the whole configuration, and passkey-migrate's and passkey-import's own.
+        // The scan found the reads there are: every process's configuration, and the tools' own.
         XCTAssertGreaterThanOrEqual(read.count, 26)
         XCTAssertEqual(
             reads.readers["DATABASE_URL"],
-            reads.configurationReaders.union(["passkey-migrate", "passkey-import", "passkey-admin"]))
+            ["challenge-service", "verification-service", "session-service", "passkey-migrate", "passkey-import",
+             "passkey-admin"])
         XCTAssertEqual(reads.readers["PASSKEY_DATA_DIR"], ["passkey-import"])
+        XCTAssertEqual(reads.readers["PASSKEY_WEBHOOK_TIMEOUT"], ["session-service"])
         XCTAssertEqual(
-            reads.configurationReaders, ["gateway", "challenge-service", "verification-service", "session-service"])
+            reads.readers["PASSKEY_RP_ID"], ["gateway", "challenge-service", "verification-service", "session-service"])
     }
 
     /// The scanner on made-up sources: each way of reading a variable is found, and a read it cannot name fails.
@@ -57,18 +61,18 @@ final class ConfigurationDocumentTests: XCTestCase {
                     public func flag(
                         _ name: String) -> Bool { false }
                 }
-                struct ServerConfiguration {
-                    init(environment: [String: String]) {
-                        let env = EnvironmentReader(environment)
+                struct SharedPart {
+                    init(_ env: EnvironmentReader) {
                         a = env.string("A_NAME", default: "five")
                         b = env.flag(
                             "B_NAME")
                         c = try env.raw("C_NAME").map { _ in 1 }
+                        x = try env.raw("X_NAME")
                     }
                 }
                 """,
                 "Services/Tool/main.swift": """
-                let configuration = try ServerConfiguration(environment: ProcessInfo.processInfo.environment)
+                let configuration = try ToolConfiguration(environment: ProcessInfo.processInfo.environment)
                 let d = ProcessInfo.processInfo.environment["D_NAME"]
                 """,
                 "Services/Daemon/main.swift": """
@@ -76,11 +80,17 @@ final class ConfigurationDocumentTests: XCTestCase {
                 let f = ProcessInfo.processInfo.environment[name]
                 """,
             ])
-        let reads = try EnvironmentReads(sources: sources)
-        XCTAssertEqual(reads.configurationReaders, ["tool"])
+        // The shared part's reads go to the processes recorded reading them; X_NAME, which none was, is unattributed.
+        let reads = try EnvironmentReads(
+            sources: sources,
+            recorded: ["tool": ["A_NAME", "B_NAME", "C_NAME", "F_NAME"], "daemon": ["B_NAME"]])
         XCTAssertEqual(
             reads.readers,
-            ["A_NAME": ["tool"], "B_NAME": ["tool"], "C_NAME": ["tool"], "D_NAME": ["tool"], "E_NAME": ["daemon"]])
+            [
+                "A_NAME": ["tool"], "B_NAME": ["tool", "daemon"], "C_NAME": ["tool"], "D_NAME": ["tool"],
+                "E_NAME": ["daemon"], "F_NAME": ["tool"], "X_NAME": [],
+            ])
+        XCTAssertEqual(reads.unattributed, ["Shared/Foundations/Configuration/Extra.swift: X_NAME"])
         XCTAssertEqual(reads.stringDefaults, ["A_NAME": "five"])
         XCTAssertEqual(reads.dynamic, ["Services/Daemon/main.swift: processInfo.environment[name]"])
     }
@@ -93,11 +103,11 @@ final class ConfigurationDocumentTests: XCTestCase {
                 | variable | read by | default | format | meaning |
                 |---|---|---|---|---|
                 | `A_NAME` | services | `five` | text | A. |
-                | `B_NAME` | services, tool | unset | text | B, with `C_NAME` mentioned. |
+                | `B_NAME` | daemon, tool | unset | text | B, with `C_NAME` mentioned. |
                 ## Variables of the scripts
                 | `Z_NAME` | a script | unset | Z. |
                 """, services: ["gateway", "daemon"])
-        XCTAssertEqual(document.readers, ["A_NAME": ["gateway", "daemon"], "B_NAME": ["gateway", "daemon", "tool"]])
+        XCTAssertEqual(document.readers, ["A_NAME": ["gateway", "daemon"], "B_NAME": ["daemon", "tool"]])
         XCTAssertEqual(document.defaults["A_NAME"], "`five`")
         XCTAssertThrowsError(try ConfigurationDocument(text: "# nothing", services: []))
     }
@@ -148,15 +158,14 @@ struct EnvironmentReads {
     var readers: [String: Set<String>] = [:]
     /// The string-literal default of a variable's read, where the code gives one.
     var stringDefaults: [String: String] = [:]
-    /// The executables that build a `ServerConfiguration` (directly or through `ServiceMain.run`), and so read
-    /// every variable it reads.
-    var configurationReaders: Set<String> = []
     /// Reads found outside any place the scan can attribute.
     var unattributed: [String] = []
     /// Reads of the environment by a name that is not a literal.
     var dynamic: [String] = []
 
-    init(sources: SourceTree) throws {
+    /// `recorded`: the variables each process's configuration was seen reading, which attributes the reads of
+    /// `Shared/Foundations/Configuration` (and names the variables read through a value, not a literal there).
+    init(sources: SourceTree, recorded: [String: Set<String>]) throws {
         // The reading methods are EnvironmentReader's: every `func name(_ name: String` in its declarations.
         var methods: Set<String> = []
         let method = try Regex(#"func\s+(\w+)\(\s*_\s+name:\s*String"#)
@@ -169,10 +178,8 @@ struct EnvironmentReads {
         let getenvRead = try Regex(#"getenv\(\s*"# + name + #"\s*\)"#)
         let dynamicRead = try Regex(#"(?:processInfo\.environment\[|getenv\()\s*[^"\s\]\)][^\]\)]*[\]\)]"#)
 
-        for (path, text) in sources.files where !path.hasPrefix("Shared/Foundations/Configuration/") {
-            if text.contains("ServerConfiguration(environment:") || text.contains("ServiceMain.run(") {
-                configurationReaders.formUnion(sources.executables(containing: path))
-            }
+        for (process, variables) in recorded {
+            for variable in variables { readers[variable, default: []].insert(process) }
         }
         for (path, text) in sources.files.sorted(by: { $0.key < $1.key }) {
             var found: [(String, String?)] = []
@@ -185,10 +192,12 @@ struct EnvironmentReads {
             for match in text.matches(of: getenvRead) { found.append((String(match.output[1].substring ?? ""), nil)) }
             for match in text.matches(of: dynamicRead) { dynamic.append("\(path): \(text[match.range])") }
             guard !found.isEmpty else { continue }
-            let executables =
-                path.hasPrefix("Shared/Foundations/Configuration/")
-                ? configurationReaders : path.hasPrefix("Services/") ? sources.executables(containing: path) : []
+            let shared = path.hasPrefix("Shared/Foundations/Configuration/")
             for (variable, defaultValue) in found {
+                let executables =
+                    shared
+                    ? Set(recorded.filter { $0.value.contains(variable) }.keys)
+                    : path.hasPrefix("Services/") ? sources.executables(containing: path) : []
                 if executables.isEmpty { unattributed.append("\(path): \(variable)") }
                 readers[variable, default: []].formUnion(executables)
                 if let defaultValue, !defaultValue.isEmpty { stringDefaults[variable] = defaultValue }
@@ -198,7 +207,7 @@ struct EnvironmentReads {
 }
 
 /// The first table of `docs/configuration.md` ("Variables of the executables"): one variable a row, the
-/// executables that read it (`services` standing for the configuration's readers), and its default.
+/// executables that read it (`services` standing for every process with a configuration type), and its default.
 struct ConfigurationDocument {
     struct Missing: Error {}
 

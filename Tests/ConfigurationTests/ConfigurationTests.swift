@@ -1,17 +1,52 @@
+import ChallengeServiceCore
 import Configuration
+import GatewayCore
+import SessionServiceCore
+import VerificationServiceCore
 import XCTest
+
+/// Each process's configuration, read by the process's own type: what the process reads, and nothing else.
+enum Processes {
+    static let configurations: [String: @Sendable (EnvironmentReader) throws -> Void] = [
+        "gateway": { _ = try GatewayConfiguration($0) },
+        "challenge-service": { _ = try ChallengeServiceConfiguration($0) },
+        "verification-service": { _ = try VerificationServiceConfiguration($0) },
+        "session-service": { _ = try SessionServiceConfiguration($0) },
+    ]
+
+    /// The variables each process's configuration reads, recorded while it reads `environment` (the defaults
+    /// unless given).
+    static func variablesRead(in environment: [String: String] = [:]) -> [String: Set<String>] {
+        configurations.mapValues { read in
+            let log = EnvironmentReader.ReadLog()
+            try? read(EnvironmentReader(environment, log: log))
+            return log.read
+        }
+    }
+
+    /// The processes whose configuration reads `variable`.
+    static func readers(of variable: String) -> Set<String> {
+        Set(variablesRead().filter { $0.value.contains(variable) }.keys)
+    }
+}
 
 final class ConfigurationTests: XCTestCase {
     func testDefaultsServeTheLocalStack() throws {
-        let configuration = try ServerConfiguration(environment: [:])
+        let configuration = try GatewayConfiguration(environment: [:])
         XCTAssertEqual(configuration.relyingPartyID, "localhost")
         XCTAssertNil(configuration.eventLoopThreads, "one loop per core unless set")
-        XCTAssertEqual(try ServerConfiguration(environment: ["EVENT_LOOP_THREADS": "1"]).eventLoopThreads, 1)
-        XCTAssertEqual(configuration.relyingPartyName, "Passkey Demo")
+        XCTAssertEqual(try GatewayConfiguration(environment: ["EVENT_LOOP_THREADS": "1"]).eventLoopThreads, 1)
         XCTAssertEqual(configuration.origins, ["http://localhost:8080"])
-        XCTAssertEqual(configuration.challengeLifetime, 300)
-        XCTAssertEqual(configuration.accountRegistrationLifetime, 600)
-        XCTAssertEqual(configuration.sessionLifetime, 30 * 86_400)
+        let challenge = try ChallengeServiceConfiguration(environment: [:])
+        XCTAssertEqual(challenge.relyingPartyName, "Passkey Demo")
+        XCTAssertEqual(challenge.challengeLifetime, 300)
+        XCTAssertEqual(challenge.accountRegistrationLifetime, 600)
+        XCTAssertEqual(challenge.process.listen, ServiceAddress(host: "127.0.0.1", port: 50051))
+        XCTAssertEqual(challenge.process.listenVariable, "CHALLENGE_SERVICE_LISTEN")
+        let verification = try VerificationServiceConfiguration(environment: [:])
+        XCTAssertEqual(verification.sessionLifetime, 30 * 86_400)
+        XCTAssertEqual(verification.origins, ["http://localhost:8080"])
+        XCTAssertEqual(try SessionServiceConfiguration(environment: [:]).sessionLifetime, 30 * 86_400)
         XCTAssertEqual(configuration.passwordRateLimitPerEmail, Rate(count: 10, perSeconds: 60))
         XCTAssertEqual(configuration.passwordRateLimitPerEmail?.burst, 10)
         XCTAssertEqual(configuration.passkeyRateLimitPerAddress?.burst, 600)
@@ -19,14 +54,57 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(
             configuration.verificationServiceAddresses, [ServiceTarget(address: ServiceAddress(host: "127.0.0.1", port: 50052))])
         XCTAssertEqual(configuration.serviceDiscoveryInterval, 1)
-        XCTAssertNil(configuration.databaseURL)
-        XCTAssertThrowsError(try configuration.requireDatabaseURL()) {
+        XCTAssertNil(verification.process.databaseURL)
+        XCTAssertThrowsError(try verification.process.requireDatabaseURL()) {
             XCTAssertEqual(($0 as? ConfigurationError)?.variable, "DATABASE_URL")
+        }
+        XCTAssertThrowsError(try verification.process.requireGRPCTransport()) {
+            XCTAssertEqual(($0 as? ConfigurationError)?.variable, "GRPC_TLS_CERTIFICATE")
         }
     }
 
+    /// The gateway's default target for a service is where that service listens, as configured.
+    func testTheGatewayFindsTheServicesWhereTheyListen() throws {
+        let environment = ["SESSION_SERVICE_LISTEN": "127.0.0.1:6003", "CHALLENGE_SERVICE_ADDRESSES": "10.0.0.1:7001"]
+        let gateway = try GatewayConfiguration(environment: environment)
+        XCTAssertEqual(gateway.sessionServiceAddresses, [ServiceTarget(address: ServiceAddress(host: "127.0.0.1", port: 6003))])
+        XCTAssertEqual(gateway.challengeServiceAddresses, [ServiceTarget(address: ServiceAddress(host: "10.0.0.1", port: 7001))])
+        XCTAssertEqual(try SessionServiceConfiguration(environment: environment).process.listen.port, 6003)
+    }
+
+    /// A process reads its own variables and no others: a bad value of a variable that only other processes use
+    /// does not stop it.
+    func testEachProcessReadsOnlyItsOwnVariables() throws {
+        let read = Processes.variablesRead()
+        XCTAssertEqual(Set(read.keys), ["gateway", "challenge-service", "verification-service", "session-service"])
+        // Shared by all, owned by one, shared by some.
+        for process in read.keys {
+            XCTAssertTrue(read[process]!.contains("PASSKEY_RP_ID"), process)
+            XCTAssertTrue(read[process]!.contains("EVENT_LOOP_THREADS"), process)
+        }
+        XCTAssertEqual(Processes.readers(of: "SMTP_URL"), ["session-service"])
+        XCTAssertEqual(Processes.readers(of: "PASSKEY_CHALLENGE_LIFETIME"), ["challenge-service"])
+        XCTAssertEqual(Processes.readers(of: "PASSKEY_TRUSTED_PROXIES"), ["gateway"])
+        XCTAssertEqual(Processes.readers(of: "PASSKEY_ORIGINS"), ["gateway", "verification-service"])
+        XCTAssertEqual(Processes.readers(of: "PASSKEY_ALGORITHMS"), ["gateway", "verification-service"])
+        XCTAssertEqual(Processes.readers(of: "DATABASE_URL"), ["challenge-service", "verification-service", "session-service"])
+        XCTAssertEqual(
+            Processes.readers(of: "PASSKEY_SWEEP_INTERVAL"), ["challenge-service", "session-service"])
+
+        // Session-service's relay is nobody else's business, and the gateway's limits are not the services'.
+        let bad = ["SMTP_URL": "http://mail.example", "PASSKEY_RATE_LIMIT_PASSWORD_PER_EMAIL": "often"]
+        XCTAssertThrowsError(try SessionServiceConfiguration(environment: bad)) {
+            XCTAssertEqual(($0 as? ConfigurationError)?.variable, "SMTP_URL")
+        }
+        XCTAssertThrowsError(try GatewayConfiguration(environment: bad)) {
+            XCTAssertEqual(($0 as? ConfigurationError)?.variable, "PASSKEY_RATE_LIMIT_PASSWORD_PER_EMAIL")
+        }
+        XCTAssertNoThrow(try ChallengeServiceConfiguration(environment: bad))
+        XCTAssertNoThrow(try VerificationServiceConfiguration(environment: bad))
+    }
+
     func testValuesAreParsed() throws {
-        let configuration = try ServerConfiguration(environment: [
+        let environment = [
             "PASSKEY_RP_ID": "Example.com",
             "PASSKEY_ORIGINS":
                 "https://example.com, https://login.example.com:8443,android:apk-key-hash:"
@@ -36,12 +114,15 @@ final class ConfigurationTests: XCTestCase {
             "PASSKEY_CHALLENGE_LIFETIME": "90s", "PASSKEY_SESSION_LIFETIME": "12h",
             "PASSKEY_RATE_LIMIT_PASSWORD_PER_EMAIL": "0", "PASSKEY_RATE_LIMIT_PASSKEY_PER_ADDRESS": "50/s",
             "VERIFICATION_SERVICE_ADDRESSES": "127.0.0.1:6001, [::1]:6002", "GATEWAY_LISTEN": "0.0.0.0:0",
-        ])
+        ]
+        let configuration = try GatewayConfiguration(environment: environment)
         XCTAssertEqual(configuration.relyingPartyID, "example.com")
         XCTAssertEqual(configuration.origins.count, 4)
         XCTAssertEqual(configuration.androidApps.first?.sha256Fingerprint.prefix(5), "AB:AB")
-        XCTAssertEqual(configuration.challengeLifetime, 90)
-        XCTAssertEqual(configuration.sessionLifetime, 43_200)
+        XCTAssertEqual(try ChallengeServiceConfiguration(environment: environment).challengeLifetime, 90)
+        XCTAssertEqual(try ChallengeServiceConfiguration(environment: environment).relyingPartyID, "example.com")
+        XCTAssertEqual(try VerificationServiceConfiguration(environment: environment).sessionLifetime, 43_200)
+        XCTAssertEqual(try VerificationServiceConfiguration(environment: environment).origins.count, 4)
         XCTAssertNil(configuration.passwordRateLimitPerEmail)
         XCTAssertEqual(configuration.passkeyRateLimitPerAddress?.perSecond, 50)
         XCTAssertEqual(
@@ -75,19 +156,34 @@ final class ConfigurationTests: XCTestCase {
             ("EVENT_LOOP_THREADS", "0"),
             ("EVENT_LOOP_THREADS", "two"),
             ("GATEWAY_TLS_KEY", "/tmp/key.pem"),
+            ("SMTP_URL", "smtp://user@mail.example"), ("SMTP_FROM", "nobody"), ("SMTP_STARTTLS", "maybe"),
+            ("SMTP_PASSWORD", "secret"), ("PASSKEY_RECOVERY_REVOKES_SESSIONS", "yes"),
+            ("CHALLENGE_SERVICE_LISTEN", "nowhere"), ("METRICS_LISTEN", "9090"),
         ]
         for (variable, value) in cases {
-            XCTAssertThrowsError(try ServerConfiguration(environment: [variable: value]), "\(variable)=\(value)") {
-                let error = $0 as? ConfigurationError
-                XCTAssertTrue(
-                    error?.variable == variable || (variable == "GATEWAY_TLS_KEY" && error?.variable == "GATEWAY_TLS_CERTIFICATE"),
-                    "\(variable)=\(value) gave \(String(describing: error))")
+            // Every process that reads the variable stops, naming it; the others take no notice.
+            let readers = Processes.readers(of: variable)
+            XCTAssertFalse(readers.isEmpty, "\(variable) is read by no process")
+            for (process, read) in Processes.configurations {
+                let environment = EnvironmentReader([variable: value])
+                guard readers.contains(process) else {
+                    XCTAssertNoThrow(try read(environment), "\(process): \(variable)=\(value)")
+                    continue
+                }
+                XCTAssertThrowsError(try read(environment), "\(process): \(variable)=\(value)") {
+                    let error = $0 as? ConfigurationError
+                    let named = [
+                        "GATEWAY_TLS_KEY": "GATEWAY_TLS_CERTIFICATE", "SMTP_PASSWORD": "SMTP_USERNAME",
+                    ][variable] ?? variable
+                    XCTAssertEqual(error?.variable, named, "\(process): \(variable)=\(value)")
+                }
             }
         }
     }
 
     func testStartAndSignUpLimitsAndSweepingHaveDefaultsAndAreParsed() throws {
-        let defaults = try ServerConfiguration(environment: [:])
+        let defaults = try GatewayConfiguration(environment: [:])
+        let sessionDefaults = try SessionServiceConfiguration(environment: [:])
         XCTAssertEqual(defaults.startRateLimitPerAddress, Rate(count: 6000, perSeconds: 60))
         // 2,000 starts and 50 sign-ups a second on a replica, with bursts at least as large as one address's.
         XCTAssertEqual(defaults.startRateLimitGlobal, Rate(count: 120_000, perSeconds: 60))
@@ -98,28 +194,33 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(defaults.signUpRateLimitPerAddress?.burst, 10)
         XCTAssertEqual(defaults.signUpRateLimitGlobal, Rate(count: 3000, perSeconds: 60))
         XCTAssertEqual(defaults.signUpRateLimitGlobal?.burst, 300)
-        XCTAssertEqual(defaults.sweepInterval, 2)
-        XCTAssertEqual(defaults.sweepBatchSize, 1000)
-        XCTAssertEqual(defaults.sweepBatchPause, 0.05)
-        XCTAssertEqual(defaults.ceremonyRetention, 60)
-        XCTAssertEqual(defaults.sessionRetention, 7 * 86_400)
-        XCTAssertEqual(defaults.auditRetention, 365 * 86_400)
+        XCTAssertEqual(sessionDefaults.sweep.interval, 2)
+        XCTAssertEqual(sessionDefaults.sweep.batchSize, 1000)
+        XCTAssertEqual(sessionDefaults.sweep.batchPause, 0.05)
+        XCTAssertEqual(sessionDefaults.ceremonyRetention, 60)
+        XCTAssertEqual(sessionDefaults.sessionRetention, 7 * 86_400)
+        XCTAssertEqual(sessionDefaults.auditRetention, 365 * 86_400)
+        XCTAssertEqual(sessionDefaults.mail.from, "no-reply@localhost")
+        XCTAssertTrue(sessionDefaults.recoveryRevokesSessions)
 
-        let configured = try ServerConfiguration(environment: [
+        let environment = [
             "PASSKEY_RATE_LIMIT_START_PER_ADDRESS": "0", "PASSKEY_RATE_LIMIT_START_GLOBAL": "300/s",
             "PASSKEY_RATE_LIMIT_SIGNUP_PER_ADDRESS": "5/h", "PASSKEY_RATE_LIMIT_SIGNUP_GLOBAL": "0",
             "PASSKEY_SWEEP_INTERVAL": "250ms", "PASSKEY_SWEEP_BATCH_SIZE": "50", "PASSKEY_SWEEP_BATCH_PAUSE": "0",
             "PASSKEY_CEREMONY_RETENTION": "0", "PASSKEY_SESSION_RETENTION": "1d",
-        ])
+        ]
+        let configured = try GatewayConfiguration(environment: environment)
+        let session = try SessionServiceConfiguration(environment: environment)
+        XCTAssertEqual(try ChallengeServiceConfiguration(environment: environment).sweep, session.sweep)
         XCTAssertNil(configured.startRateLimitPerAddress)
         XCTAssertEqual(configured.startRateLimitGlobal?.perSecond, 300)
         XCTAssertEqual(configured.signUpRateLimitPerAddress, Rate(count: 5, perSeconds: 3600))
         XCTAssertNil(configured.signUpRateLimitGlobal)
-        XCTAssertEqual(configured.sweepInterval, 0.25)
-        XCTAssertEqual(configured.sweepBatchSize, 50)
-        XCTAssertEqual(configured.sweepBatchPause, 0)
-        XCTAssertEqual(configured.ceremonyRetention, 0)
-        XCTAssertEqual(configured.sessionRetention, 86_400)
+        XCTAssertEqual(session.sweep.interval, 0.25)
+        XCTAssertEqual(session.sweep.batchSize, 50)
+        XCTAssertEqual(session.sweep.batchPause, 0)
+        XCTAssertEqual(session.ceremonyRetention, 0)
+        XCTAssertEqual(session.sessionRetention, 86_400)
 
         let bad: [(String, String)] = [
             ("PASSKEY_RATE_LIMIT_START_PER_ADDRESS", "many"), ("PASSKEY_RATE_LIMIT_START_GLOBAL", "-5/s"),
@@ -131,14 +232,18 @@ final class ConfigurationTests: XCTestCase {
             ("PASSKEY_SESSION_RETENTION", "7 days"),
         ]
         for (variable, value) in bad {
-            XCTAssertThrowsError(try ServerConfiguration(environment: [variable: value]), "\(variable)=\(value)") {
-                XCTAssertEqual(($0 as? ConfigurationError)?.variable, variable, "\(variable)=\(value)")
+            let readers = Processes.readers(of: variable)
+            XCTAssertFalse(readers.isEmpty, variable)
+            for process in readers {
+                XCTAssertThrowsError(try Processes.configurations[process]!(EnvironmentReader([variable: value]))) {
+                    XCTAssertEqual(($0 as? ConfigurationError)?.variable, variable, "\(process): \(variable)=\(value)")
+                }
             }
         }
     }
 
     func testServiceTargetsInGRPCSyntax() throws {
-        let configuration = try ServerConfiguration(environment: [
+        let configuration = try GatewayConfiguration(environment: [
             "VERIFICATION_SERVICE_ADDRESSES":
                 "verification-service:50052, dns:///verification.internal:6000, dns://127.0.0.1:5353/v.test:7000, dns://[::1]/v6.test:7001, dns://10.0.0.10/v.test:7002",
             "SERVICE_DISCOVERY_INTERVAL": "250ms",

@@ -1,9 +1,10 @@
 import Configuration
+import GatewayCore
 import XCTest
 
 final class PasskeyEndpointPagesTests: XCTestCase {
     func testTheDefaultsAreTheGatewaysOwnSections() throws {
-        let configuration = try ServerConfiguration(environment: [:])
+        let configuration = try GatewayConfiguration(environment: [:])
         XCTAssertEqual(configuration.passkeyPages.enroll, "/passkeys/enroll")
         XCTAssertEqual(configuration.passkeyPages.manage, "/passkeys/manage")
     }
@@ -13,7 +14,7 @@ final class PasskeyEndpointPagesTests: XCTestCase {
             "https://accounts.example.com/passkeys/new", "https://example.com", "https://example.com:8443/a?b=c#d",
             "/settings/passkeys", "/", "/a/b?tab=passkeys#list", "/%E2%9C%93",
         ] {
-            let configuration = try ServerConfiguration(
+            let configuration = try GatewayConfiguration(
                 environment: ["PASSKEY_ENROLL_PAGE": value, "PASSKEY_MANAGE_PAGE": value])
             XCTAssertEqual(configuration.passkeyPages.enroll, value)
             XCTAssertEqual(configuration.passkeyPages.manage, value)
@@ -29,7 +30,7 @@ final class PasskeyEndpointPagesTests: XCTestCase {
                 "/" + String(repeating: "a", count: PasskeyEndpointPages.maximumLength),
                 "ftp://example.com/", "data:text/html,hi", "https://example.com/<script>",
             ] {
-                XCTAssertThrowsError(try ServerConfiguration(environment: [variable: value]), "\(variable)=\(value)") {
+                XCTAssertThrowsError(try GatewayConfiguration(environment: [variable: value]), "\(variable)=\(value)") {
                     error in
                     XCTAssertEqual((error as? ConfigurationError)?.variable, variable, value)
                 }

@@ -284,28 +284,40 @@ final class WebAuthnPolicyTests: XCTestCase {
 
     // MARK: Bad values stop the processes that offer or enforce them
 
-    func testABadPolicyValueStopsEveryServiceNamingTheVariable() async throws {
+    func testABadPolicyValueStopsEveryProcessThatReadsItNamingTheVariable() async throws {
         let stack = try await Self.standard.get()
+        func start(_ executable: String, _ variable: String, _ value: String) throws -> ManagedProcess {
+            var environment = stack.environment
+            environment[variable] = value
+            environment["GATEWAY_LISTEN"] = "127.0.0.1:\(freePort())"
+            environment["VERIFICATION_SERVICE_LISTEN"] = "127.0.0.1:\(freePort())"
+            environment["CHALLENGE_SERVICE_LISTEN"] = "127.0.0.1:\(freePort())"
+            environment["SESSION_SERVICE_LISTEN"] = "127.0.0.1:\(freePort())"
+            environment["GRPC_PLAINTEXT"] = "true"
+            let process = ManagedProcess(executable: executable, environment: environment, logDirectory: stack.logDirectory)
+            try process.start()
+            return process
+        }
         for (variable, value) in [
             ("PASSKEY_ALGORITHMS", "-7,-49"), ("PASSKEY_SIGN_COUNT", "warn"),
             ("PASSKEY_REGISTRATION_USER_VERIFICATION", "always"), ("PASSKEY_TOP_ORIGINS", "shop.example.net"),
             ("PASSKEY_AAGUID_DENY", "not-an-aaguid"), ("PASSKEY_HINTS", "usb"),
         ] {
-            for executable in ["gateway", "verification-service", "challenge-service", "session-service"] {
-                var environment = stack.environment
-                environment[variable] = value
-                environment["GATEWAY_LISTEN"] = "127.0.0.1:\(freePort())"
-                environment["VERIFICATION_SERVICE_LISTEN"] = "127.0.0.1:\(freePort())"
-                environment["CHALLENGE_SERVICE_LISTEN"] = "127.0.0.1:\(freePort())"
-                environment["SESSION_SERVICE_LISTEN"] = "127.0.0.1:\(freePort())"
-                environment["GRPC_PLAINTEXT"] = "true"
-                let process = ManagedProcess(
-                    executable: executable, environment: environment, logDirectory: stack.logDirectory)
-                try process.start()
+            for executable in ["gateway", "verification-service"] {
+                let process = try start(executable, variable, value)
                 XCTAssertTrue(waitUntil(timeout: 20) { !process.isRunning }, "\(executable) kept running with \(variable)")
                 XCTAssertEqual(process.terminate(), 2, "\(executable) \(variable)=\(value): \(process.log)")
                 XCTAssertTrue(process.log.contains(variable), "\(executable): \(process.log)")
             }
+        }
+        // The policy is not the other services' business: they read none of it, and a bad value does not stop them.
+        for executable in ["challenge-service", "session-service"] {
+            let process = try start(executable, "PASSKEY_ALGORITHMS", "-7,-49")
+            XCTAssertTrue(
+                waitUntil(timeout: 20) { process.log.contains("service.started") || !process.isRunning },
+                "\(executable) did not start")
+            XCTAssertTrue(process.isRunning, "\(executable): \(process.log)")
+            XCTAssertEqual(process.terminate(), 0, "\(executable): \(process.log)")
         }
     }
 }

@@ -97,7 +97,7 @@ final class GatewayApplicationTests: XCTestCase {
         let clock = self.clock
         settings.limiterClock = { clock.now }
         return GatewayApplication(
-            configuration: try ServerConfiguration(environment: environment), backends: backends,
+            configuration: try GatewayConfiguration(environment: environment), backends: backends,
             logger: Logger(service: "gateway", minimumLevel: .debug, sink: sink), metrics: MetricsRegistry(),
             settings: settings)
     }

@@ -76,7 +76,7 @@ final class GatewayGRPCTests: XCTestCase {
             second.shutdown()
         }
         let addresses = [first, second].compactMap { $0.localAddress?.description }.joined(separator: ",")
-        let configuration = try ServerConfiguration(environment: [
+        let configuration = try GatewayConfiguration(environment: [
             // The test's services are plaintext doubles.
             "GRPC_PLAINTEXT": "true",
             "CHALLENGE_SERVICE_ADDRESSES": addresses, "VERIFICATION_SERVICE_ADDRESSES": addresses,

@@ -18,7 +18,7 @@ final class GatewayServerTests: XCTestCase {
     override func setUp() async throws {
         try await super.setUp()
         let servicePort = unusedPort()
-        let configuration = try ServerConfiguration(environment: [
+        let configuration = try GatewayConfiguration(environment: [
             // The test's services are plaintext doubles.
             "GRPC_PLAINTEXT": "true",
             "CHALLENGE_SERVICE_ADDRESSES": "127.0.0.1:\(servicePort)",
@@ -320,7 +320,7 @@ final class GatewayTLSTests: XCTestCase {
             ])
         XCTAssertEqual(made, 0)
         let unused = unusedPort()
-        let configuration = try ServerConfiguration(environment: [
+        let configuration = try GatewayConfiguration(environment: [
             // The test's services are plaintext doubles.
             "GRPC_PLAINTEXT": "true",
             "GATEWAY_TLS_CERTIFICATE": "\(directory)/cert.pem", "GATEWAY_TLS_KEY": "\(directory)/key.pem",
@@ -343,7 +343,7 @@ final class GatewayTLSTests: XCTestCase {
     }
 
     func testUnloadableCertificateNamesTheVariable() throws {
-        let configuration = try ServerConfiguration(environment: [
+        let configuration = try GatewayConfiguration(environment: [
             // The test's services are plaintext doubles.
             "GRPC_PLAINTEXT": "true",
             "GATEWAY_TLS_CERTIFICATE": "/nonexistent/cert.pem", "GATEWAY_TLS_KEY": "/nonexistent/key.pem",
@@ -362,7 +362,7 @@ final class GatewayTLSTests: XCTestCase {
 final class GatewayRecoveryTests: XCTestCase {
     func testReadinessFollowsAServiceThatGoesAndComesBack() async throws {
         let servicePort = unusedPort()
-        let configuration = try ServerConfiguration(environment: [
+        let configuration = try GatewayConfiguration(environment: [
             // The test's services are plaintext doubles.
             "GRPC_PLAINTEXT": "true",
             "CHALLENGE_SERVICE_ADDRESSES": "127.0.0.1:\(servicePort)",

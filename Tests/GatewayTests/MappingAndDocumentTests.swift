@@ -285,7 +285,7 @@ final class WellKnownDocumentTests: XCTestCase {
     let fingerprint = (0..<32).map { _ in "AB" }.joined(separator: ":")
 
     func testDocumentsFromConfiguration() throws {
-        let configuration = try ServerConfiguration(environment: [
+        let configuration = try GatewayConfiguration(environment: [
             "PASSKEY_RP_ID": "example.com",
             "PASSKEY_ORIGINS": "https://example.com,android:apk-key-hash:" + String(repeating: "A", count: 43)
                 + ",https://login.example.com",

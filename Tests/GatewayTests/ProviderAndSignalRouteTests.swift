@@ -19,7 +19,7 @@ final class ProviderAndSignalRouteTests: XCTestCase {
 
     func makeApplication(_ environment: [String: String] = [:]) throws -> GatewayApplication {
         GatewayApplication(
-            configuration: try ServerConfiguration(environment: environment), backends: backends,
+            configuration: try GatewayConfiguration(environment: environment), backends: backends,
             logger: Logger(service: "gateway", minimumLevel: .info, sink: MemoryLogSink()), metrics: MetricsRegistry())
     }
 
@@ -148,7 +148,7 @@ final class ProviderAndSignalRouteTests: XCTestCase {
         let catalog = try PasskeyProviderCatalog(
             json: Array(#"{"12345678-1234-1234-1234-123456789abc": {"name": "Test Vault"}}"#.utf8))
         let application = GatewayApplication(
-            configuration: try ServerConfiguration(environment: [:]), backends: backends,
+            configuration: try GatewayConfiguration(environment: [:]), backends: backends,
             logger: Logger(service: "gateway", minimumLevel: .info, sink: MemoryLogSink()), metrics: MetricsRegistry(),
             providers: catalog)
         signedIn()

@@ -21,7 +21,7 @@ final class UnauthenticatedWriteLimitTests: XCTestCase {
         var base = ["PASSKEY_TRUSTED_PROXIES": "127.0.0.1"]
         base.merge(environment) { _, new in new }
         return GatewayApplication(
-            configuration: try ServerConfiguration(environment: base), backends: backends,
+            configuration: try GatewayConfiguration(environment: base), backends: backends,
             logger: Logger(service: "gateway", sink: MemoryLogSink()), metrics: MetricsRegistry(), settings: settings)
     }
 

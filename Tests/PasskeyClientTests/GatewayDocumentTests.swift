@@ -152,7 +152,7 @@ final class GatewayDocumentTests: XCTestCase {
     }
 
     func testTheWellKnownDocumentsDecode() throws {
-        let configuration = try ServerConfiguration(environment: [
+        let configuration = try GatewayConfiguration(environment: [
             "PASSKEY_ORIGINS": "https://example.com,android:apk-key-hash:" + String(repeating: "A", count: 43),
             "PASSKEY_APPLE_APP_IDS": "ABCDE12345.com.example.app",
             "PASSKEY_ANDROID_APPS": "com.example.app:" + Array(repeating: "AB", count: 32).joined(separator: ":"),

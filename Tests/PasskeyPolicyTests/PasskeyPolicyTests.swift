@@ -6,7 +6,7 @@ import XCTest
 /// The policy variables: each read, each refused with its name when bad, and mapped to the verifier's terms.
 final class PasskeyPolicyTests: XCTestCase {
     func configuration(_ environment: [String: String]) throws -> PasskeyPolicyConfiguration {
-        try ServerConfiguration(environment: environment).passkeyPolicy
+        try PasskeyPolicyConfiguration(EnvironmentReader(environment))
     }
 
     func assertRefused(_ environment: [String: String], naming variable: String, line: UInt = #line) {

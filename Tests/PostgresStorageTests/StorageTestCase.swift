@@ -5,15 +5,15 @@ import PostgresStorage
 import PostgresTestSupport
 import XCTest
 
-/// A database test case with the schema migrated and a `PostgresStorage` on it.
+/// A database test case with the schema migrated and every repository on it.
 class StorageTestCase: DatabaseTestCase {
     var pool: PostgresPool!
-    var storage: PostgresStorage!
+    var storage: Repositories!
 
     override func setUp() async throws {
         try await super.setUp()
         pool = database.makePool(size: 8)
-        storage = PostgresStorage(pool: pool)
+        storage = Repositories(pool: pool)
         try await storage.migrate()
     }
 

@@ -25,7 +25,7 @@ final class MutualTLSTransportTests: XCTestCase {
     private func transport(_ name: String) throws -> GRPCTransportSecurity {
         let certificates = try TestCertificates.shared()
         return try GRPCTransportSecurity(
-            configuration: ServerConfiguration(environment: certificates.environment(for: name)), logger: .disabled)
+            transport: GRPCTransportConfiguration.read(EnvironmentReader(certificates.environment(for: name))), logger: .disabled)
     }
 
     /// A server with session-service's identity whose echo method only the gateway may call.
@@ -102,17 +102,17 @@ final class MutualTLSTransportTests: XCTestCase {
     }
 
     func testPlaintextNeedsToBeAskedFor() throws {
-        XCTAssertThrowsError(try GRPCTransportSecurity(configuration: ServerConfiguration(environment: [:]), logger: .disabled)) {
+        XCTAssertThrowsError(try GRPCTransportSecurity(transport: GRPCTransportConfiguration.read(EnvironmentReader([:])), logger: .disabled)) {
             XCTAssertEqual(($0 as? ConfigurationError)?.variable, "GRPC_TLS_CERTIFICATE")
         }
         let plaintext = try GRPCTransportSecurity(
-            configuration: ServerConfiguration(environment: ["GRPC_PLAINTEXT": "true"]), logger: .disabled)
+            transport: GRPCTransportConfiguration.read(EnvironmentReader(["GRPC_PLAINTEXT": "true"])), logger: .disabled)
         XCTAssertNil(plaintext.serverTLS)
         XCTAssertNil(plaintext.clientTLS(to: ServiceIdentity.Name.sessionService))
-        XCTAssertThrowsError(try ServerConfiguration(environment: ["GRPC_PLAINTEXT": "yes"])) {
+        XCTAssertThrowsError(try GRPCTransportConfiguration.read(EnvironmentReader(["GRPC_PLAINTEXT": "yes"]))) {
             XCTAssertEqual(($0 as? ConfigurationError)?.variable, "GRPC_PLAINTEXT")
         }
-        XCTAssertThrowsError(try ServerConfiguration(environment: ["GRPC_TLS_KEY": "/k.pem"])) {
+        XCTAssertThrowsError(try GRPCTransportConfiguration.read(EnvironmentReader(["GRPC_TLS_KEY": "/k.pem"]))) {
             XCTAssertEqual(($0 as? ConfigurationError)?.variable, "GRPC_TLS_CERTIFICATE")
         }
     }

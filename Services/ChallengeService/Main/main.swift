@@ -1,44 +1,44 @@
 import ChallengeServiceCore
-import Crypto
-import Foundation
-import PostgresStorage
-import ServiceRuntime
 import Configuration
+import Crypto
+import PostgresStorage
 import ServiceContracts
-import Observability
+import ServiceRuntime
 
 await ServiceMain.run(
-    name: "challenge-service", listen: \.challengeServiceListen, callers: ChallengeService.callers,
-    sweeping: { context in
-        let storage = context.storage
-        let retention = context.configuration.ceremonyRetention
-        return [
+    .challengeService, configuration: ChallengeServiceConfiguration.self, callers: ChallengeService.callers
+) { server, context, configuration in
+    let pool = context.database.pool
+    let registrationChallenges = PostgresRegistrationChallengeRepository(pool: pool)
+    let authenticationChallenges = PostgresAuthenticationChallengeRepository(pool: pool)
+    let accountRegistrations = PostgresAccountRegistrationRepository(pool: pool)
+    let relyingParty = ChallengeUseCases.RelyingParty(
+        id: configuration.relyingPartyID, name: configuration.relyingPartyName)
+    let useCases = ChallengeUseCases(
+        storage: ChallengeStorage(
+            accounts: PostgresAccountRepository(pool: pool), emails: PostgresAccountEmailRepository(pool: pool),
+            passkeys: PostgresPasskeyCredentialRepository(pool: pool),
+            registrationChallenges: registrationChallenges, authenticationChallenges: authenticationChallenges,
+            accountRegistrations: accountRegistrations),
+        relyingParty: relyingParty, challengeLifetime: configuration.challengeLifetime,
+        accountRegistrationLifetime: configuration.accountRegistrationLifetime, random: SecureRandom(),
+        logger: context.logger, metrics: context.metrics)
+    ChallengeService(
+        useCases: useCases, relyingParty: relyingParty,
+        timeoutMilliseconds: Int64(configuration.challengeLifetime * 1000)
+    ).register(on: server, using: context)
+    // The ceremony tables are this service's: every replica deletes their ended rows.
+    let retention = configuration.ceremonyRetention
+    context.sweep(
+        [
             SweptTable(
                 PostgresRegistrationChallengeRepository.table, retention: retention,
-                deleteBatch: storage.registrationChallenges.deleteEnded),
+                deleteBatch: registrationChallenges.deleteEnded),
             SweptTable(
                 PostgresAuthenticationChallengeRepository.table, retention: retention,
-                deleteBatch: storage.authenticationChallenges.deleteEnded),
+                deleteBatch: authenticationChallenges.deleteEnded),
             SweptTable(
                 PostgresAccountRegistrationRepository.table, retention: retention,
-                deleteBatch: storage.accountRegistrations.deleteEnded),
-        ]
-    },
-    register: { server, context in
-        let storage = context.storage
-        let relyingParty = ChallengeUseCases.RelyingParty(
-            id: context.configuration.relyingPartyID, name: context.configuration.relyingPartyName)
-        let useCases = ChallengeUseCases(
-            storage: ChallengeStorage(
-                accounts: storage.accounts, emails: storage.accountEmails, passkeys: storage.passkeyCredentials,
-                registrationChallenges: storage.registrationChallenges,
-                authenticationChallenges: storage.authenticationChallenges,
-                accountRegistrations: storage.accountRegistrations),
-            relyingParty: relyingParty, challengeLifetime: context.configuration.challengeLifetime,
-            accountRegistrationLifetime: context.configuration.accountRegistrationLifetime, random: SecureRandom(),
-            logger: context.logger, metrics: context.metrics)
-        ChallengeService(
-            useCases: useCases, relyingParty: relyingParty,
-            timeoutMilliseconds: Int64(context.configuration.challengeLifetime * 1000)
-        ).register(on: server, using: context)
-    })
+                deleteBatch: accountRegistrations.deleteEnded),
+        ], settings: configuration.sweep)
+}

@@ -36,7 +36,7 @@ public final class Gateway: Sendable {
     /// Builds the gateway for `configuration`. `listenAddress` overrides `GATEWAY_LISTEN` (port 0 for any free
     /// port); `backends` replaces the gRPC clients (tests).
     public init(
-        configuration: ServerConfiguration, logger: Observability.Logger,
+        configuration: GatewayConfiguration, logger: Observability.Logger,
         listenAddress: SocketAddress? = nil, backends: (any ServiceBackends)? = nil,
         backendSettings: BackendCallSettings = BackendCallSettings(),
         serverSettings: (inout HTTPServerConfiguration) -> Void = { _ in },
@@ -63,7 +63,7 @@ public final class Gateway: Sendable {
         serverSettings(&serverConfiguration)
         let grpcBackends: GRPCServiceBackends?
         if backends == nil {
-            let transport = try GRPCTransportSecurity(configuration: configuration, logger: logger)
+            let transport = try GRPCTransportSecurity(transport: configuration.grpcTransport, logger: logger)
             grpcBackends = try GRPCServiceBackends(
                 configuration: configuration, settings: backendSettings, logger: logger, transport: transport)
             self.transport = transport

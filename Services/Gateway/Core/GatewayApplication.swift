@@ -15,7 +15,7 @@ import RateLimiting
 import ServiceContracts
 import Synchronization
 
-/// Settings of the gateway's own behavior (the deployment's settings are ``ServerConfiguration``).
+/// Settings of the gateway's own behavior (the deployment's settings are ``GatewayConfiguration``).
 public struct GatewaySettings: Sendable {
     /// The wall clock in Unix milliseconds.
     public var now: @Sendable () -> Int64 = { unixMillisecondsNow() }
@@ -29,7 +29,7 @@ public struct GatewaySettings: Sendable {
 /// The gateway's routes: authenticates bearer tokens, calls the services, and maps their answers to the JSON of
 /// docs/api.md. Every request ends in a response; failures are problem+json.
 public final class GatewayApplication: HTTPResponder {
-    let configuration: ServerConfiguration
+    let configuration: GatewayConfiguration
     /// What the passkey options offer: the configured policy (`PASSKEY_ALGORITHMS`, user verification, ...), which
     /// verification-service enforces.
     let ceremonyOptions: CeremonyOptions
@@ -59,7 +59,7 @@ public final class GatewayApplication: HTTPResponder {
 
     /// Creates the application; nothing is called until requests arrive.
     public init(
-        configuration: ServerConfiguration, backends: any ServiceBackends, logger: Logger,
+        configuration: GatewayConfiguration, backends: any ServiceBackends, logger: Logger,
         metrics: MetricsRegistry, tracer: Tracer = .off, settings: GatewaySettings = GatewaySettings(),
         providers: PasskeyProviderCatalog? = nil
     ) {

@@ -94,7 +94,7 @@ public final class GRPCServiceBackends: ServiceBackends {
     /// Creates the clients for the replica targets of a configuration: names are looked up again every
     /// `SERVICE_DISCOVERY_INTERVAL` and after a connection fails.
     public convenience init(
-        configuration: ServerConfiguration, settings: BackendCallSettings = BackendCallSettings(),
+        configuration: GatewayConfiguration, settings: BackendCallSettings = BackendCallSettings(),
         logger: Logger = .disabled, transport: GRPCTransportSecurity? = nil
     ) throws {
         let interval = Duration.milliseconds(Int64(configuration.serviceDiscoveryInterval * 1000))

@@ -10,7 +10,7 @@ public enum WellKnownDocuments {
 
     /// `/.well-known/assetlinks.json`: one `delegate_permission/common.get_login_creds` statement per package,
     /// with every fingerprint configured for it.
-    public static func assetLinks(apps: [ServerConfiguration.AndroidApp]) -> JSONValue {
+    public static func assetLinks(apps: [GatewayConfiguration.AndroidApp]) -> JSONValue {
         var packages: [String] = []
         var fingerprints: [String: [String]] = [:]
         for app in apps {

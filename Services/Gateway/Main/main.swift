@@ -7,7 +7,7 @@ import Observability
 // SIGTERM or SIGINT, drain, exit.
 let logger = Logger(service: "gateway")
 do {
-    let configuration = try ServerConfiguration(environment: ProcessInfo.processInfo.environment)
+    let configuration = try GatewayConfiguration(environment: ProcessInfo.processInfo.environment)
     let gateway = try Gateway(configuration: configuration, logger: logger)
     try gateway.run()
 } catch let error as ConfigurationError {

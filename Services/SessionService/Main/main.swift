@@ -11,84 +11,85 @@ import ServiceRuntime
 import SessionServiceCore
 import WebhookDelivery
 
-/// The webhook settings, read once; a bad value stops the start (in `register`) as any configuration error does.
-let webhookSettings = Result { try WebhookSettings(environment: ProcessInfo.processInfo.environment) }
-
 await ServiceMain.run(
-    name: "session-service", listen: \.sessionServiceListen, callers: SessionService.callers + AdminService.callers,
-    sweeping: { context in
+    .sessionService, configuration: SessionServiceConfiguration.self,
+    callers: SessionService.callers + AdminService.callers
+) { server, context, configuration in
+    let pool = context.database.pool
+    let accounts = PostgresAccountRepository(pool: pool)
+    let sessions = PostgresAuthenticationSessionRepository(pool: pool)
+    let recoveryRepository = PostgresAccountRecoveryRepository(pool: pool)
+    let outbox = PostgresEmailOutboxRepository(pool: pool)
+    let webhookRepository = PostgresWebhookRepository(pool: pool)
+    // Hashing gets the cores; its bounded queue turns a password flood into quick refusals.
+    let hashing = PasswordHashingPool(threadCount: max(1, ProcessInfo.processInfo.activeProcessorCount))
+    let useCases = SessionUseCases(
+        accounts: accounts, passwords: PostgresPasswordCredentialRepository(pool: pool), sessions: sessions,
+        hashing: hashing, random: SecureRandom(), sessionLifetime: configuration.sessionLifetime,
+        logger: context.logger, metrics: context.metrics)
+    let recovery = RecoveryUseCases(
+        recovery: recoveryRepository, random: SecureRandom(),
+        revokesOtherSessions: configuration.recoveryRevokesSessions, logger: context.logger)
+    SessionService(useCases: useCases, recovery: recovery).register(on: server, using: context)
+    // Webhooks: endpoints registered through the admin API; the worker sends what the audit trail queued.
+    let webhooks = try WebhookSettings(environment: ProcessInfo.processInfo.environment)
+    let sender = WebhookSender(settings: webhooks.sender, threadCount: webhooks.lanes)
+    let admin = AdminUseCases(
+        admin: PostgresAdminRepository(pool: pool), recovery: recoveryRepository, random: SecureRandom(),
+        logger: context.logger)
+    AdminService(
+        useCases: admin,
+        webhooks: WebhookAdministration(admin: admin, webhooks: webhookRepository, transport: sender)
+    ).register(on: server, using: context)
+    let webhookWorker = WebhookWorker(
+        webhooks: webhookRepository, transport: sender, retry: webhooks.retry, lanes: webhooks.lanes,
+        attemptTimeout: webhooks.sender.timeout, metrics: context.metrics, logger: context.logger)
+    context.background { await webhookWorker.run() }
+    let gauges = AdoptionGauges(
+        counts: PostgresSignInMethodCountRepository(pool: pool), metrics: context.metrics, logger: context.logger)
+    context.background { await gauges.run() }
+    let backlog = OutboxBacklogGauges(outbox: outbox, metrics: context.metrics, logger: context.logger)
+    context.background { await backlog.run() }
+    // The tables this service owns: every replica deletes their ended rows.
+    context.sweep(
         [
             SweptTable(
-                PostgresAuthenticationSessionRepository.table, retention: context.configuration.sessionRetention,
-                deleteBatch: context.storage.sessions.deleteEnded),
+                PostgresAuthenticationSessionRepository.table, retention: configuration.sessionRetention,
+                deleteBatch: sessions.deleteEnded),
             SweptTable(
-                PostgresAccountRecoveryRepository.codesTable, retention: context.configuration.ceremonyRetention,
-                deleteBatch: context.storage.recovery.deleteEndedCodes),
+                PostgresAccountRecoveryRepository.codesTable, retention: configuration.ceremonyRetention,
+                deleteBatch: recoveryRepository.deleteEndedCodes),
             SweptTable(
-                PostgresEmailOutboxRepository.table, retention: context.configuration.sessionRetention,
-                deleteBatch: context.storage.outbox.deleteEnded),
+                PostgresEmailOutboxRepository.table, retention: configuration.sessionRetention,
+                deleteBatch: outbox.deleteEnded),
             SweptTable(
-                PostgresAuditEventRepository.table, retention: context.configuration.auditRetention,
-                deleteBatch: context.storage.auditEvents.deleteEnded),
+                PostgresAuditEventRepository.table, retention: configuration.auditRetention,
+                deleteBatch: PostgresAuditEventRepository(pool: pool).deleteEnded),
             SweptTable(
-                PostgresWebhookRepository.deliveriesTable,
-                retention: (try? webhookSettings.get())?.retention ?? 7 * 86_400,
-                deleteBatch: context.storage.webhooks.deleteDelivered),
-        ]
-    },
-    register: { server, context in
-        let configuration = context.configuration
-        // Hashing gets the cores; its bounded queue turns a password flood into quick refusals.
-        let hashing = PasswordHashingPool(threadCount: max(1, ProcessInfo.processInfo.activeProcessorCount))
-        let useCases = SessionUseCases(
-            accounts: context.storage.accounts, passwords: context.storage.passwordCredentials,
-            sessions: context.storage.sessions, hashing: hashing, random: SecureRandom(),
-            sessionLifetime: configuration.sessionLifetime, logger: context.logger, metrics: context.metrics)
-        let recovery = RecoveryUseCases(
-            recovery: context.storage.recovery, random: SecureRandom(),
-            revokesOtherSessions: configuration.recoveryRevokesSessions, logger: context.logger)
-        SessionService(useCases: useCases, recovery: recovery).register(on: server, using: context)
-        // Webhooks: endpoints registered through the admin API; the worker sends what the audit trail queued.
-        let webhooks = try webhookSettings.get()
-        let sender = WebhookSender(settings: webhooks.sender, threadCount: webhooks.lanes)
-        let admin = AdminUseCases(
-            admin: context.storage.admin, recovery: context.storage.recovery, random: SecureRandom(),
-            logger: context.logger)
-        AdminService(
-            useCases: admin,
-            webhooks: WebhookAdministration(admin: admin, webhooks: context.storage.webhooks, transport: sender)
-        ).register(on: server, using: context)
-        let webhookWorker = WebhookWorker(
-            webhooks: context.storage.webhooks, transport: sender, retry: webhooks.retry, lanes: webhooks.lanes,
-            attemptTimeout: webhooks.sender.timeout, metrics: context.metrics, logger: context.logger)
-        context.background { await webhookWorker.run() }
-        let gauges = AdoptionGauges(
-            counts: context.storage.signInMethodCounts, metrics: context.metrics, logger: context.logger)
-        context.background { await gauges.run() }
-        let backlog = OutboxBacklogGauges(
-            outbox: context.storage.outbox, metrics: context.metrics, logger: context.logger)
-        context.background { await backlog.run() }
+                PostgresWebhookRepository.deliveriesTable, retention: webhooks.retention,
+                deleteBatch: webhookRepository.deleteDelivered),
+        ], settings: configuration.sweep)
 
-        let composer = try MailComposer(sender: configuration.smtpFrom, serviceName: configuration.relyingPartyName)
-        guard let url = configuration.smtpURL else {
-            context.logger.warning("mail.disabled", ["detail": "SMTP_URL is unset: messages wait in the outbox"])
-            return
-        }
-        let transport = SMTPTransport(
-            settings: SMTPSettings(
-                url: url, username: configuration.smtpUsername, password: configuration.smtpPassword,
-                requireStartTLS: configuration.smtpRequireStartTLS, caFile: configuration.smtpCAFile))
-        let worker = OutboxWorker(
-            outbox: context.storage.outbox, composer: composer,
-            send: { mail throws(MailSendFailure) in
-                do {
-                    try transport.send(from: mail.sender, to: mail.recipient, data: mail.data)
-                } catch let error as SMTPError {
-                    throw MailSendFailure(isTransient: error.isTransient, description: error.description)
-                } catch {
-                    throw MailSendFailure(isTransient: true, description: String(describing: error))
-                }
-            },
-            metrics: context.metrics, logger: context.logger)
-        context.background { await worker.run() }
-    })
+    let composer = try MailComposer(sender: configuration.mail.from, serviceName: configuration.relyingPartyName)
+    guard let url = configuration.mail.url else {
+        context.logger.warning("mail.disabled", ["detail": "SMTP_URL is unset: messages wait in the outbox"])
+        return
+    }
+    let transport = SMTPTransport(
+        settings: SMTPSettings(
+            url: url, username: configuration.mail.username, password: configuration.mail.password,
+            requireStartTLS: configuration.mail.requireStartTLS, caFile: configuration.mail.caFile))
+    let worker = OutboxWorker(
+        outbox: outbox, composer: composer,
+        send: { mail throws(MailSendFailure) in
+            do {
+                try transport.send(from: mail.sender, to: mail.recipient, data: mail.data)
+            } catch let error as SMTPError {
+                throw MailSendFailure(isTransient: error.isTransient, description: error.description)
+            } catch {
+                throw MailSendFailure(isTransient: true, description: String(describing: error))
+            }
+        },
+        metrics: context.metrics, logger: context.logger)
+    context.background { await worker.run() }
+}

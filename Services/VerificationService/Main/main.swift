@@ -1,20 +1,20 @@
+import Configuration
 import Crypto
-import Foundation
+import PasskeyPolicy
+import PasskeyProviders
+import PostgresStorage
+import ServiceContracts
 import ServiceRuntime
 import SessionIssuance
 import VerificationServiceCore
 import WebAuthn
-import PasskeyProviders
-import PostgresStorage
-import Configuration
-import PasskeyPolicy
-import ServiceContracts
 
 await ServiceMain.run(
-    name: "verification-service", listen: \.verificationServiceListen, callers: VerificationService.callers
-) { server, context in
-    let configuration = context.configuration
-    let storage = context.storage
+    .verificationService, configuration: VerificationServiceConfiguration.self, callers: VerificationService.callers
+) { server, context, configuration in
+    let pool = context.database.pool
+    // The WebAuthn policy, checked against what this build verifies (PASSKEY_ALGORITHMS): a bad one is a bad
+    // configuration value.
     let policy = try PasskeyPolicy(configuration.passkeyPolicy)
     // The FIDO metadata BLOB, when configured: verified now (a bad one stops the service, naming the variable)
     // and read again every PASSKEY_MDS_RELOAD_INTERVAL.
@@ -28,21 +28,22 @@ await ServiceMain.run(
         }
         return source
     }
-    let lastUse = LastUseRecorder(
-        repository: storage.passkeySignIns, metrics: context.metrics, logger: context.logger)
+    let signIns = PostgresPasskeySignInRepository(pool: pool)
+    let lastUse = LastUseRecorder(repository: signIns, metrics: context.metrics, logger: context.logger)
     let ceremonies = PasskeyCeremonies(
         challenges: StoredChallengeConsumer(
-            registrationChallenges: storage.registrationChallenges,
-            authenticationChallenges: storage.authenticationChallenges,
-            accountRegistrations: storage.accountRegistrations),
-        accounts: storage.accounts, passkeys: storage.passkeyCredentials, signIns: storage.passkeySignIns,
+            registrationChallenges: PostgresRegistrationChallengeRepository(pool: pool),
+            authenticationChallenges: PostgresAuthenticationChallengeRepository(pool: pool),
+            accountRegistrations: PostgresAccountRegistrationRepository(pool: pool)),
+        accounts: PostgresAccountRepository(pool: pool), passkeys: PostgresPasskeyCredentialRepository(pool: pool),
+        signIns: signIns,
         sessions: SessionIssuer(random: SecureRandom(), lifetime: configuration.sessionLifetime), lastUse: lastUse,
         registrationVerifier: RegistrationVerifier(trust: policy.trust()),
         authenticationVerifier: AuthenticationVerifier(policy: policy.authenticationPolicy),
         relyingPartyID: configuration.relyingPartyID, origins: policy.origins(allowing: configuration.origins),
         options: policy.options,
-        recoveryRegistrations: storage.recoveryRegistrations, metadata: metadata, logger: context.logger,
-        metrics: context.metrics
+        recoveryRegistrations: PostgresRecoveryRegistrationRepository(pool: pool), metadata: metadata,
+        logger: context.logger, metrics: context.metrics
     ).naming(with: try PasskeyProviderCatalog.shipped.get())
     VerificationService(ceremonies: ceremonies).register(on: server, using: context)
     // Cancelled once the server has drained, so the last batch is written before the process ends.

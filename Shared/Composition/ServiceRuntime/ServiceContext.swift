@@ -3,28 +3,29 @@ import Domain
 import Observability
 import PostgresStorage
 
-/// What every service handler may use: configuration, logging, metrics, tracing and storage, built once in `main`.
+/// What every service handler may use: its process's configuration, logging, metrics, tracing and the database,
+/// built once in `main`. A service builds the repositories it uses on `database.pool`, and no others.
 public struct ServiceContext: Sendable {
     /// The executable's name, for example `verification-service`.
     public let name: String
-    public let configuration: ServerConfiguration
+    public let process: ServiceProcessConfiguration
     public let logger: Logger
     public let metrics: MetricsRegistry
-    public let storage: PostgresStorage
+    public let database: PostgresStorage
     /// Makes each call's span, continuing the caller's trace.
     public let tracer: Tracer
     /// Work beyond the calls; ended after they drain.
     public let backgroundTasks: BackgroundTasks
 
     public init(
-        name: String, configuration: ServerConfiguration, logger: Logger, metrics: MetricsRegistry,
-        storage: PostgresStorage, tracer: Tracer
+        name: String, process: ServiceProcessConfiguration, logger: Logger, metrics: MetricsRegistry,
+        database: PostgresStorage, tracer: Tracer
     ) {
         self.name = name
-        self.configuration = configuration
+        self.process = process
         self.logger = logger
         self.metrics = metrics
-        self.storage = storage
+        self.database = database
         self.tracer = tracer
         self.backgroundTasks = BackgroundTasks()
     }
@@ -32,5 +33,13 @@ public struct ServiceContext: Sendable {
     /// Runs `body` beside the calls until the service has drained; see `BackgroundTasks`.
     public func background(_ body: @escaping @Sendable () async -> Void) {
         backgroundTasks.start(body)
+    }
+
+    /// Deletes the ended rows of `tables` (which this service owns) on every replica, in batches, every
+    /// `settings.interval`; see ``Sweeper``.
+    public func sweep(_ tables: [SweptTable], settings: SweepConfiguration) {
+        let sweeper = Sweeper(
+            service: name, tables: tables, settings: Sweeper.Settings(settings), metrics: metrics, logger: logger)
+        background { await sweeper.run() }
     }
 }

@@ -5,7 +5,6 @@ import GRPCHealth
 import HTTPServer
 import NetworkIO
 import Observability
-import PasskeyPolicy
 import PostgresStorage
 import NameResolution
 import RuntimeMetrics
@@ -18,27 +17,26 @@ import ServiceTransport
 /// gRPC with health, watch the database for readiness, sweep the tables the service owns, run until SIGTERM or
 /// SIGINT, drain, exit.
 public enum ServiceMain {
-    /// Runs the service and exits the process: 0 after a clean shutdown, 1 when the database cannot be reached
-    /// or the listener cannot be opened, 2 for a bad configuration value. `sweeping` names the tables whose ended
-    /// rows this service deletes (see ``Sweeper``); every replica sweeps them.
+    /// Runs `service` and exits the process: 0 after a clean shutdown, 1 when the listener cannot be opened (or
+    /// the database does not answer within `DATABASE_WAIT_TIMEOUT`), 2 for a bad configuration value. The service
+    /// reads its own variables only, as its `Configuration` says.
     ///
     /// `callers` says which services may call which of its methods (health is open to every caller); a
     /// registered method without a rule stops the service at start, and with mutual TLS every call is checked.
-    public static func run(
-        name: String, listen: KeyPath<ServerConfiguration, ServiceAddress>,
-        callers: [CallerPolicy.Rule],
+    /// `register` adds the service's methods to the server, with the repositories and background work they use
+    /// (``ServiceContext/sweep(_:settings:)`` for the tables whose ended rows the service deletes).
+    public static func run<Configuration: ServiceConfiguration>(
+        _ service: GRPCServiceName, configuration: Configuration.Type, callers: [CallerPolicy.Rule],
         environment: [String: String] = ProcessInfo.processInfo.environment,
-        sweeping sweptTables: @Sendable (ServiceContext) -> [SweptTable] = { _ in [] },
-        register: @Sendable (GRPCServer, ServiceContext) throws -> Void
+        register: @Sendable (GRPCServer, ServiceContext, Configuration) throws -> Void
     ) async -> Never {
+        let name = service.rawValue
         let logger = Observability.Logger(service: name)
-        let configuration: ServerConfiguration
+        let serviceConfiguration: Configuration
         let databaseURL: String
         do {
-            configuration = try ServerConfiguration(environment: environment)
-            // The WebAuthn policy, checked against what this build verifies (PASSKEY_ALGORITHMS).
-            _ = try PasskeyPolicy(configuration.passkeyPolicy)
-            databaseURL = try configuration.requireDatabaseURL()
+            serviceConfiguration = try Configuration(EnvironmentReader(environment))
+            databaseURL = try serviceConfiguration.process.requireDatabaseURL()
             do {
                 try PostgresStorage.checkURL(databaseURL)
             } catch {
@@ -48,10 +46,11 @@ public enum ServiceMain {
             logger.error("configuration.invalid", ["detail": String(describing: error)])
             exitWithMessage(name, "\(error)", status: 2)
         }
+        let configuration = serviceConfiguration.process
 
         let transport: GRPCTransportSecurity
         do {
-            transport = try GRPCTransportSecurity(configuration: configuration, logger: logger)
+            transport = try GRPCTransportSecurity(transport: configuration.grpcTransport, logger: logger)
         } catch {
             logger.error("configuration.invalid", ["detail": String(describing: error)])
             exitWithMessage(name, "\(error)", status: 2)
@@ -67,13 +66,11 @@ public enum ServiceMain {
         exporter?.start()
         let tracer = exporter?.tracer(sampleRatio: configuration.tracing.sampleRatio) ?? .off
         let context = ServiceContext(
-            name: name, configuration: configuration, logger: logger, metrics: metrics, storage: storage,
-            tracer: tracer)
-        let address = configuration[keyPath: listen]
+            name: name, process: configuration, logger: logger, metrics: metrics, database: storage, tracer: tracer)
+        let address = configuration.listen
         let socketAddress: SocketAddress
         do {
-            let variable = name.uppercased().replacingOccurrences(of: "-", with: "_") + "_LISTEN"
-            socketAddress = try AddressResolution.resolve(address, variable: variable)
+            socketAddress = try AddressResolution.resolve(address, variable: configuration.listenVariable)
         } catch {
             exitWithMessage(name, "\(error)", status: 2)
         }
@@ -91,7 +88,7 @@ public enum ServiceMain {
         health.setDependency("database", available: false)
         health.register(on: server)
         do {
-            try register(server, context)
+            try register(server, context, serviceConfiguration)
         } catch let error as ConfigurationError {
             // A value only the service can judge (a policy the verifier cannot apply): a bad configuration.
             logger.error("configuration.invalid", ["detail": String(describing: error)])
@@ -146,10 +143,6 @@ public enum ServiceMain {
             }
             operations = endpoint
         }
-        let tables = sweptTables(context)
-        let sweeper = Sweeper(
-            service: name, tables: tables, settings: Sweeper.Settings(configuration), metrics: metrics, logger: logger)
-        if !tables.isEmpty { context.background { await sweeper.run() } }
         context.background { await transport.watchForRotation(metrics: metrics, service: name) }
         await waitForTerminationSignal()
         logger.info("service.stopping")

@@ -49,10 +49,10 @@ public struct Sweeper: Sendable {
         }
 
         /// `PASSKEY_SWEEP_INTERVAL`, `PASSKEY_SWEEP_BATCH_SIZE` and `PASSKEY_SWEEP_BATCH_PAUSE`.
-        public init(_ configuration: ServerConfiguration) {
+        public init(_ configuration: SweepConfiguration) {
             self.init(
-                interval: .seconds(configuration.sweepInterval), batchSize: configuration.sweepBatchSize,
-                pause: .seconds(configuration.sweepBatchPause))
+                interval: .seconds(configuration.interval), batchSize: configuration.batchSize,
+                pause: .seconds(configuration.batchPause))
         }
     }
 

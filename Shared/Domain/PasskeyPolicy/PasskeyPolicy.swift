@@ -1,7 +1,7 @@
 import Configuration
 import WebAuthn
 
-/// The configured WebAuthn policy (`ServerConfiguration.passkeyPolicy`) in the verifier's terms: the options the
+/// The configured WebAuthn policy (`PasskeyPolicyConfiguration`) in the verifier's terms: the options the
 /// gateway offers and the rules verification-service enforces, made from the same values in one place.
 public struct PasskeyPolicy: Sendable {
     /// What the options ask for: algorithms (offered and the only ones accepted), user verification per ceremony,

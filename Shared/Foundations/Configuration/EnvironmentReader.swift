@@ -1,4 +1,5 @@
 import Encoding
+import Synchronization
 
 /// A configuration value that cannot be used; the message names the variable.
 public struct ConfigurationError: Error, CustomStringConvertible, Equatable, Sendable {
@@ -16,11 +17,29 @@ public struct ConfigurationError: Error, CustomStringConvertible, Equatable, Sen
 /// Reads typed values from environment variables, each with a default, failing with the variable's name.
 public struct EnvironmentReader: Sendable {
     private let environment: [String: String]
+    private let log: ReadLog?
 
-    public init(_ environment: [String: String]) { self.environment = environment }
+    /// A reader of `environment`; with a `log`, every variable it is asked for is written there (which variables a
+    /// process's configuration reads, for `docs/configuration.md`'s **read by** column).
+    public init(_ environment: [String: String], log: ReadLog? = nil) {
+        self.environment = environment
+        self.log = log
+    }
+
+    /// The names of the variables a reader was asked for, set or not.
+    public final class ReadLog: Sendable {
+        private let names = Mutex<Set<String>>([])
+
+        public init() {}
+
+        public var read: Set<String> { names.withLock { $0 } }
+
+        func record(_ name: String) { _ = names.withLock { $0.insert(name) } }
+    }
 
     /// The raw value, or nil when unset or empty.
     public func raw(_ name: String) -> String? {
+        log?.record(name)
         guard let value = environment[name]?.trimmingWhitespace(), !value.isEmpty else { return nil }
         return value
     }

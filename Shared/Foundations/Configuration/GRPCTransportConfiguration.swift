@@ -22,8 +22,8 @@ public enum GRPCTransportConfiguration: Sendable, Equatable {
     public static let fileVariables = ["GRPC_TLS_CERTIFICATE", "GRPC_TLS_KEY", "GRPC_TLS_CA"]
 
     /// Reads and validates the `GRPC_*` variables: nil when none of the three files is set and plaintext is not
-    /// asked for, which ``ServerConfiguration/requireGRPCTransport()`` refuses for the executables that speak gRPC.
-    static func read(_ env: EnvironmentReader) throws -> GRPCTransportConfiguration? {
+    /// asked for, which ``require(_:)`` refuses for the executables that speak gRPC.
+    public static func read(_ env: EnvironmentReader) throws -> GRPCTransportConfiguration? {
         let plaintextValue = env.raw("GRPC_PLAINTEXT")?.lowercased()
         guard plaintextValue == nil || plaintextValue == "true" || plaintextValue == "false" else {
             throw ConfigurationError(
@@ -56,6 +56,14 @@ public enum GRPCTransportConfiguration: Sendable, Equatable {
                     certificatePath: files[0]!, keyPath: files[1]!, trustedCAPath: files[2]!,
                     trustDomain: trustDomain, reloadInterval: reloadInterval))
         }
+    }
+
+    /// The transport that was read, or the error every executable that speaks gRPC stops with when none was.
+    public static func require(_ transport: GRPCTransportConfiguration?) throws -> GRPCTransportConfiguration {
+        guard let transport else {
+            throw ConfigurationError(variable: "GRPC_TLS_CERTIFICATE", problem: missingProblem)
+        }
+        return transport
     }
 
     static let missingProblem =

@@ -19,7 +19,7 @@ public struct PasskeyEndpointPages: Sendable, Equatable {
     }
 
     /// Reads both variables; a value that is neither an absolute https URL nor a path names its variable.
-    init(_ env: EnvironmentReader) throws {
+    public init(_ env: EnvironmentReader) throws {
         enroll = try Self.validated(env.string("PASSKEY_ENROLL_PAGE", default: "/passkeys/enroll"), "PASSKEY_ENROLL_PAGE")
         manage = try Self.validated(env.string("PASSKEY_MANAGE_PAGE", default: "/passkeys/manage"), "PASSKEY_MANAGE_PAGE")
     }
@@ -51,7 +51,7 @@ public struct PasskeyEndpointPages: Sendable, Equatable {
             guard let number = Int(port), (1...65535).contains(number), port.count <= 5 else { return false }
             host = text[..<colon]
         }
-        return ServerConfiguration.isValidHostName(String(host).lowercased())
+        return ConfigurationValues.isValidHostName(String(host).lowercased())
     }
 
     private static func isURLCharacter(_ byte: UInt8) -> Bool {

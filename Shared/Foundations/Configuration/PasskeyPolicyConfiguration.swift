@@ -107,7 +107,7 @@ public struct PasskeyPolicyConfiguration: Sendable, Equatable {
         deniedAAGUIDs = try env.aaguids("PASSKEY_AAGUID_DENY")
         topOrigins = env.list("PASSKEY_TOP_ORIGINS")
         for origin in topOrigins
-        where !(origin.hasPrefix("https://") || origin.hasPrefix("http://")) || !ServerConfiguration.isValidOrigin(origin)
+        where !(origin.hasPrefix("https://") || origin.hasPrefix("http://")) || !ConfigurationValues.isValidOrigin(origin)
         {
             throw ConfigurationError(
                 variable: "PASSKEY_TOP_ORIGINS",

@@ -7,6 +7,8 @@ import Postgres
 public struct PostgresAccountRepository: AccountRepository {
     let pool: PostgresPool
 
+    public init(pool: PostgresPool) { self.pool = pool }
+
     public func createPasswordAccount(_ account: Account, email: AccountEmail, password: PasswordCredential)
         async throws
     {
@@ -152,6 +154,8 @@ public struct PostgresAccountRepository: AccountRepository {
 public struct PostgresAccountEmailRepository: AccountEmailRepository {
     let pool: PostgresPool
 
+    public init(pool: PostgresPool) { self.pool = pool }
+
     public func add(_ email: AccountEmail) async throws {
         try await translatingErrors {
             try await pool.withConnection { try Self.insert(email, on: $0) }
@@ -200,6 +204,8 @@ public struct PostgresAccountEmailRepository: AccountEmailRepository {
 /// `password_credentials`.
 public struct PostgresPasswordCredentialRepository: PasswordCredentialRepository {
     let pool: PostgresPool
+
+    public init(pool: PostgresPool) { self.pool = pool }
 
     public func upsert(_ credential: PasswordCredential) async throws {
         try await translatingErrors {

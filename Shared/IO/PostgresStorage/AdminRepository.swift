@@ -11,6 +11,12 @@ public struct PostgresAdminRepository: AdminRepository {
     let tokens: PostgresAdminTokenRepository
     let auditTrail: PostgresAuditEventRepository
 
+    public init(pool: PostgresPool) {
+        self.pool = pool
+        tokens = PostgresAdminTokenRepository(pool: pool)
+        auditTrail = PostgresAuditEventRepository(pool: pool)
+    }
+
     public func token(digest: [UInt8]) async throws -> AdminToken? {
         try await tokens.find(digest: digest)
     }

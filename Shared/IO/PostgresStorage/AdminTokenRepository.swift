@@ -9,6 +9,8 @@ public struct PostgresAdminTokenRepository: Sendable {
     static let columns = "id, name, scopes, created_by, created_at, expires_at, revoked_at, last_used_at"
     let pool: PostgresPool
 
+    public init(pool: PostgresPool) { self.pool = pool }
+
     /// Stores `token` with the digest of its secret.
     public func create(_ token: AdminToken, digest: [UInt8]) async throws {
         let scopes = PostgresTextArray(token.scopes.map(\.rawValue))

@@ -9,6 +9,8 @@ public struct PostgresAuditEventRepository: Sendable {
     public static let table = AuditTrail.table
     let pool: PostgresPool
 
+    public init(pool: PostgresPool) { self.pool = pool }
+
     /// A page of events, newest first.
     public func events(_ query: AuditEventQuery) async throws -> [StoredAuditEvent] {
         let types = PostgresTextArray(query.types)

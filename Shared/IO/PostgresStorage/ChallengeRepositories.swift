@@ -9,6 +9,8 @@ import Postgres
 public struct PostgresRegistrationChallengeRepository: RegistrationChallengeRepository {
     let pool: PostgresPool
 
+    public init(pool: PostgresPool) { self.pool = pool }
+
     /// The table's name, for the sweeper's logs and metrics.
     public static let table = "passkey_registration_challenges"
 
@@ -59,6 +61,8 @@ public struct PostgresRegistrationChallengeRepository: RegistrationChallengeRepo
 public struct PostgresAuthenticationChallengeRepository: AuthenticationChallengeRepository {
     let pool: PostgresPool
 
+    public init(pool: PostgresPool) { self.pool = pool }
+
     /// The table's name, for the sweeper's logs and metrics.
     public static let table = "passkey_authentication_challenges"
 
@@ -104,6 +108,8 @@ public struct PostgresAuthenticationChallengeRepository: AuthenticationChallenge
 /// `passkey_account_registrations`.
 public struct PostgresAccountRegistrationRepository: AccountRegistrationRepository {
     let pool: PostgresPool
+
+    public init(pool: PostgresPool) { self.pool = pool }
 
     /// The table's name, for the sweeper's logs and metrics.
     public static let table = "passkey_account_registrations"

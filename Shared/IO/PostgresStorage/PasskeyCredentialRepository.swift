@@ -8,6 +8,8 @@ import Postgres
 public struct PostgresPasskeyCredentialRepository: PasskeyCredentialRepository {
     let pool: PostgresPool
 
+    public init(pool: PostgresPool) { self.pool = pool }
+
     static let columns = """
         c.id, c.credential_id, c.account_id, c.public_key, c.algorithm, c.sign_count, c.backup_eligible, c.backed_up,
         c.uv_initialized, c.transports, c.aaguid, c.attestation_format, c.clone_warning, c.name, c.created_at,

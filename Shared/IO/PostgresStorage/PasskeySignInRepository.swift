@@ -11,6 +11,8 @@ import Postgres
 public struct PostgresPasskeySignInRepository: PasskeySignInRepository {
     let pool: PostgresPool
 
+    public init(pool: PostgresPool) { self.pool = pool }
+
     /// The most passkeys one `recordLastUse` statement updates.
     public static let lastUseBatchLimit = 1_000
 

@@ -3,46 +3,13 @@ import Foundation
 import Observability
 import Postgres
 
-/// Every repository of the schema, built on one pool.
+/// The schema's database: one pool, the migrations, and the checks a service runs on it. Each process builds the
+/// repositories it uses on ``pool`` (`PostgresAccountRepository(pool:)`, ...), and no others.
 public struct PostgresStorage: Sendable {
     public let pool: PostgresPool
-    public let accounts: PostgresAccountRepository
-    public let accountEmails: PostgresAccountEmailRepository
-    public let passwordCredentials: PostgresPasswordCredentialRepository
-    public let passkeyCredentials: PostgresPasskeyCredentialRepository
-    public let sessions: PostgresAuthenticationSessionRepository
-    public let passkeySignIns: PostgresPasskeySignInRepository
-    public let registrationChallenges: PostgresRegistrationChallengeRepository
-    public let authenticationChallenges: PostgresAuthenticationChallengeRepository
-    public let accountRegistrations: PostgresAccountRegistrationRepository
-    public let recovery: PostgresAccountRecoveryRepository
-    public let outbox: PostgresEmailOutboxRepository
-    public let recoveryRegistrations: PostgresRecoveryRegistrationRepository
-    public let signInMethodCounts: PostgresSignInMethodCountRepository
-    public let auditEvents: PostgresAuditEventRepository
-    public let adminTokens: PostgresAdminTokenRepository
-    public let admin: PostgresAdminRepository
-    public let webhooks: PostgresWebhookRepository
 
     public init(pool: PostgresPool) {
         self.pool = pool
-        accounts = PostgresAccountRepository(pool: pool)
-        accountEmails = PostgresAccountEmailRepository(pool: pool)
-        passwordCredentials = PostgresPasswordCredentialRepository(pool: pool)
-        passkeyCredentials = PostgresPasskeyCredentialRepository(pool: pool)
-        sessions = PostgresAuthenticationSessionRepository(pool: pool)
-        passkeySignIns = PostgresPasskeySignInRepository(pool: pool)
-        registrationChallenges = PostgresRegistrationChallengeRepository(pool: pool)
-        authenticationChallenges = PostgresAuthenticationChallengeRepository(pool: pool)
-        accountRegistrations = PostgresAccountRegistrationRepository(pool: pool)
-        recovery = PostgresAccountRecoveryRepository(pool: pool)
-        outbox = PostgresEmailOutboxRepository(pool: pool)
-        recoveryRegistrations = PostgresRecoveryRegistrationRepository(pool: pool)
-        signInMethodCounts = PostgresSignInMethodCountRepository(pool: pool)
-        auditEvents = PostgresAuditEventRepository(pool: pool)
-        adminTokens = PostgresAdminTokenRepository(pool: pool)
-        admin = PostgresAdminRepository(pool: pool, tokens: adminTokens, auditTrail: auditEvents)
-        webhooks = PostgresWebhookRepository(pool: pool)
     }
 
     /// Storage over a new pool of `poolSize` connections to `url`, opened as they are needed.

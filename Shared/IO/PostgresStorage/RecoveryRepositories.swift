@@ -9,6 +9,8 @@ import Postgres
 public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
     let pool: PostgresPool
 
+    public init(pool: PostgresPool) { self.pool = pool }
+
     /// The email codes' table name, for the sweeper's logs and metrics.
     public static let codesTable = "email_codes"
 
@@ -229,6 +231,8 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
 public struct PostgresEmailOutboxRepository: EmailOutboxRepository {
     let pool: PostgresPool
 
+    public init(pool: PostgresPool) { self.pool = pool }
+
     /// The table's name, for the sweeper's logs and metrics.
     public static let table = "email_outbox"
 
@@ -319,6 +323,8 @@ public struct PostgresEmailOutboxRepository: EmailOutboxRepository {
 /// in one transaction (verification-service).
 public struct PostgresRecoveryRegistrationRepository: RecoveryRegistrationRepository {
     let pool: PostgresPool
+
+    public init(pool: PostgresPool) { self.pool = pool }
 
     public func completeRecovery(
         _ credential: PasskeyCredential, endingRecoverySession recoverySessionID: SessionID,

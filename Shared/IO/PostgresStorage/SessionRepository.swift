@@ -7,6 +7,8 @@ import Postgres
 public struct PostgresAuthenticationSessionRepository: AuthenticationSessionRepository {
     let pool: PostgresPool
 
+    public init(pool: PostgresPool) { self.pool = pool }
+
     /// The table's name, for the sweeper's logs and metrics.
     public static let table = "authentication_sessions"
 

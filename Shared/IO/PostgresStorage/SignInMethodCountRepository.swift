@@ -6,6 +6,8 @@ import Postgres
 public struct PostgresSignInMethodCountRepository: SignInMethodCountRepository {
     let pool: PostgresPool
 
+    public init(pool: PostgresPool) { self.pool = pool }
+
     public func counts() async throws -> SignInMethodCounts {
         try await translatingErrors {
             try await pool.transaction { connection in

@@ -14,6 +14,8 @@ public struct PostgresWebhookRepository: WebhookRepository {
         """
     let pool: PostgresPool
 
+    public init(pool: PostgresPool) { self.pool = pool }
+
     public func createEndpoint(url: String, eventTypes: [String], description: String, secret: WebhookSecret)
         async throws -> WebhookEndpoint?
     {

@@ -18,12 +18,12 @@ public final class GRPCTransportSecurity: Sendable {
     private let reloadInterval: Double
     private let logger: Logger
 
-    /// Reads the transport of `configuration` and loads its files. A missing, unreadable or unusable file (a key
-    /// that does not match its certificate, a CA bundle that does not parse) throws a ``ConfigurationError``
-    /// naming its variable and path.
-    public init(configuration: ServerConfiguration, logger: Logger) throws {
+    /// Loads the files of `transport` (the `GRPC_*` variables as read; nil, when none was configured, is refused).
+    /// A missing, unreadable or unusable file (a key that does not match its certificate, a CA bundle that does not
+    /// parse) throws a ``ConfigurationError`` naming its variable and path.
+    public init(transport: GRPCTransportConfiguration?, logger: Logger) throws {
         self.logger = logger
-        switch try configuration.requireGRPCTransport() {
+        switch try GRPCTransportConfiguration.require(transport) {
         case .plaintext:
             credentials = nil
             trustDomain = ""

@@ -1,0 +1,144 @@
+import Configuration
+
+/// What the gateway reads from the environment (docs/configuration.md's table, the rows read by `gateway`),
+/// validated at start.
+public struct GatewayConfiguration: Sendable, Equatable {
+    public var relyingPartyID: String
+    /// Allowed client-data origins, exact match: web origins and app origins (`android:apk-key-hash:…`,
+    /// `ios:bundle-id:…`).
+    public var origins: [String]
+    /// `TEAMID.bundle.id` entries for the apple-app-site-association file.
+    public var appleAppIDs: [String]
+    /// Android apps for assetlinks.json.
+    public var androidApps: [AndroidApp]
+    /// The enroll and manage pages `/.well-known/passkey-endpoints` names (`PASSKEY_ENROLL_PAGE`,
+    /// `PASSKEY_MANAGE_PAGE`).
+    public var passkeyPages: PasskeyEndpointPages
+    /// What the options ask of passkeys (`PASSKEY_ALGORITHMS`, user verification, ...).
+    public var passkeyPolicy: PasskeyPolicyConfiguration
+    public var passwordRateLimitPerEmail: Rate?
+    public var passwordRateLimitPerAddress: Rate?
+    public var passkeyRateLimitPerAddress: Rate?
+    /// Passkey ceremony starts that write a challenge row (signing in, adding a passkey), per client address and on
+    /// one gateway replica in all. Each start writes a row, so the global rate bounds how fast the challenge tables
+    /// can grow between sweeps.
+    public var startRateLimitPerAddress: Rate?
+    public var startRateLimitGlobal: Rate?
+    /// Account sign-ups (a password account, or starting one with a passkey), per client address and on one gateway
+    /// replica in all.
+    public var signUpRateLimitPerAddress: Rate?
+    public var signUpRateLimitGlobal: Rate?
+    /// Recovery starts and finishes, and email verification attempts and resends, per normalized email (or account)
+    /// and per client address.
+    public var recoveryRateLimitPerEmail: Rate?
+    public var recoveryRateLimitPerAddress: Rate?
+    /// Peers whose `X-Forwarded-For` is believed.
+    public var trustedProxies: [String]
+    /// `EVENT_LOOP_THREADS`; nil means one per online core.
+    public var eventLoopThreads: Int?
+    public var gatewayListen: ServiceAddress
+    /// Where each service's replicas are found: numeric addresses, or names resolved again every
+    /// `serviceDiscoveryInterval` and after a connection fails.
+    public var challengeServiceAddresses: [ServiceTarget]
+    public var verificationServiceAddresses: [ServiceTarget]
+    public var sessionServiceAddresses: [ServiceTarget]
+    /// Seconds between lookups of the replica names in `*_SERVICE_ADDRESSES` (`SERVICE_DISCOVERY_INTERVAL`).
+    public var serviceDiscoveryInterval: Double
+    /// Where the gateway serves the admin API (`ADMIN_LISTEN`); nil: no admin API.
+    public var adminListen: ServiceAddress?
+    /// Admin API calls per client address (`PASSKEY_RATE_LIMIT_ADMIN_PER_ADDRESS`).
+    public var adminRateLimitPerAddress: Rate?
+    /// How gRPC to the services is secured; nil when nothing says (refused by ``requireGRPCTransport()``).
+    public var grpcTransport: GRPCTransportConfiguration?
+    /// PEM files for TLS on the gateway; both or neither.
+    public var gatewayTLSCertificate: String?
+    public var gatewayTLSKey: String?
+    /// Trace export (`OTEL_*`).
+    public var tracing: TracingConfiguration
+
+    /// An Android app: its package name and the SHA-256 fingerprint of its signing certificate.
+    public struct AndroidApp: Sendable, Equatable {
+        public var packageName: String
+        /// Colon-separated uppercase hex, as `keytool` prints it.
+        public var sha256Fingerprint: String
+    }
+
+    /// Reads and validates. Throws `ConfigurationError` naming the first bad variable.
+    public init(environment: [String: String]) throws {
+        try self.init(EnvironmentReader(environment))
+    }
+
+    public init(_ env: EnvironmentReader) throws {
+        relyingPartyID = try env.relyingPartyID()
+        origins = try env.origins()
+        appleAppIDs = env.list("PASSKEY_APPLE_APP_IDS")
+        for id in appleAppIDs where !Self.isValidAppleAppID(id) {
+            throw ConfigurationError(variable: "PASSKEY_APPLE_APP_IDS", problem: "expected TEAMID.bundle.id, got \(id)")
+        }
+        androidApps = try env.list("PASSKEY_ANDROID_APPS").map { entry in
+            guard let app = Self.parseAndroidApp(entry) else {
+                throw ConfigurationError(
+                    variable: "PASSKEY_ANDROID_APPS", problem: "expected package:SHA256FINGERPRINT, got \(entry)")
+            }
+            return app
+        }
+        passkeyPages = try PasskeyEndpointPages(env)
+        passkeyPolicy = try PasskeyPolicyConfiguration(env)
+        passwordRateLimitPerEmail = try env.rate("PASSKEY_RATE_LIMIT_PASSWORD_PER_EMAIL", default: "10/m")
+        passwordRateLimitPerAddress = try env.rate("PASSKEY_RATE_LIMIT_PASSWORD_PER_ADDRESS", default: "100/m")
+        passkeyRateLimitPerAddress = try env.rate("PASSKEY_RATE_LIMIT_PASSKEY_PER_ADDRESS", default: "6000/m")
+        startRateLimitPerAddress = try env.rate("PASSKEY_RATE_LIMIT_START_PER_ADDRESS", default: "6000/m")
+        startRateLimitGlobal = try env.rate("PASSKEY_RATE_LIMIT_START_GLOBAL", default: "120000/m")
+        signUpRateLimitPerAddress = try env.rate("PASSKEY_RATE_LIMIT_SIGNUP_PER_ADDRESS", default: "30/m")
+        signUpRateLimitGlobal = try env.rate("PASSKEY_RATE_LIMIT_SIGNUP_GLOBAL", default: "3000/m")
+        recoveryRateLimitPerEmail = try env.rate("PASSKEY_RATE_LIMIT_RECOVERY_PER_EMAIL", default: "20/h")
+        recoveryRateLimitPerAddress = try env.rate("PASSKEY_RATE_LIMIT_RECOVERY_PER_ADDRESS", default: "100/h")
+        trustedProxies = env.list("PASSKEY_TRUSTED_PROXIES")
+        eventLoopThreads = try env.eventLoopThreads()
+        gatewayListen = try env.address("GATEWAY_LISTEN", default: "127.0.0.1:8080")
+        // A service's address defaults to where that service listens by default (or as configured here).
+        challengeServiceAddresses = try env.targets(
+            "CHALLENGE_SERVICE_ADDRESSES", default: [ServiceTarget(address: env.listenAddress(.challengeService))])
+        verificationServiceAddresses = try env.targets(
+            "VERIFICATION_SERVICE_ADDRESSES", default: [ServiceTarget(address: env.listenAddress(.verificationService))])
+        sessionServiceAddresses = try env.targets(
+            "SESSION_SERVICE_ADDRESSES", default: [ServiceTarget(address: env.listenAddress(.sessionService))])
+        serviceDiscoveryInterval = try env.duration("SERVICE_DISCOVERY_INTERVAL", default: "1s")
+        adminListen = try env.optionalAddress("ADMIN_LISTEN")
+        adminRateLimitPerAddress = try env.rate("PASSKEY_RATE_LIMIT_ADMIN_PER_ADDRESS", default: "600/m")
+        grpcTransport = try GRPCTransportConfiguration.read(env)
+        gatewayTLSCertificate = env.raw("GATEWAY_TLS_CERTIFICATE")
+        gatewayTLSKey = env.raw("GATEWAY_TLS_KEY")
+        guard (gatewayTLSCertificate == nil) == (gatewayTLSKey == nil) else {
+            throw ConfigurationError(
+                variable: gatewayTLSCertificate == nil ? "GATEWAY_TLS_CERTIFICATE" : "GATEWAY_TLS_KEY",
+                problem: "GATEWAY_TLS_CERTIFICATE and GATEWAY_TLS_KEY must be set together")
+        }
+        tracing = try TracingConfiguration(env)
+    }
+
+    /// How gRPC to the services is secured: mutual TLS unless plaintext was asked for explicitly.
+    public func requireGRPCTransport() throws -> GRPCTransportConfiguration {
+        try GRPCTransportConfiguration.require(grpcTransport)
+    }
+
+    static func isValidAppleAppID(_ id: String) -> Bool {
+        guard let dot = id.firstIndex(of: ".") else { return false }
+        let team = id[..<dot]
+        let bundle = id[id.index(after: dot)...]
+        return team.count == 10 && team.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isUppercase || ("0"..."9").contains($0)) }
+            && !bundle.isEmpty && bundle.unicodeScalars.allSatisfy { ConfigurationValues.isBase64URLCharacter($0) || $0 == "." }
+    }
+
+    static func parseAndroidApp(_ entry: String) -> AndroidApp? {
+        guard let colon = entry.firstIndex(of: ":") else { return nil }
+        let package = String(entry[..<colon])
+        let fingerprint = String(entry[entry.index(after: colon)...]).uppercased()
+        let bytes = fingerprint.split(separator: ":", omittingEmptySubsequences: false)
+        guard !package.isEmpty, package.contains("."),
+            package.unicodeScalars.allSatisfy({ ($0.isASCII && $0.properties.isAlphabetic) || ("0"..."9").contains($0) || $0 == "_" || $0 == "." }),
+            bytes.count == 32, bytes.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isHexDigit) })
+        else { return nil }
+        return AndroidApp(packageName: package, sha256Fingerprint: fingerprint)
+    }
+}

@@ -1,0 +1,22 @@
+import Configuration
+
+/// What verification-service reads from the environment (docs/configuration.md, the rows read by
+/// `verification-service`).
+public struct VerificationServiceConfiguration: ServiceConfiguration, Equatable {
+    public var process: ServiceProcessConfiguration
+    public var relyingPartyID: String
+    /// The client-data origins a ceremony may come from (`PASSKEY_ORIGINS`).
+    public var origins: [String]
+    /// Seconds a session issued by a passkey sign-in lasts.
+    public var sessionLifetime: Double
+    /// What verification enforces (`PASSKEY_ALGORITHMS`, user verification, attestation, AAGUIDs, metadata).
+    public var passkeyPolicy: PasskeyPolicyConfiguration
+
+    public init(_ env: EnvironmentReader) throws {
+        process = try ServiceProcessConfiguration(env, service: .verificationService)
+        relyingPartyID = try env.relyingPartyID()
+        origins = try env.origins()
+        sessionLifetime = try env.sessionLifetime()
+        passkeyPolicy = try PasskeyPolicyConfiguration(env)
+    }
+}
