@@ -511,4 +511,36 @@ final class AdminDocumentTests: XCTestCase {
         }
         XCTAssertEqual(documented, Set(AdminApplication.routeNames))
     }
+
+    /// The admin route table and the document, both ways: the same operations, and for each the same token (an
+    /// admin token exactly where the middleware asks for one), query parameters and body.
+    func testTheAdminRouteTableAndTheDocumentAgreeOnTokensQueriesAndBodies() throws {
+        let document = try JSONReader.parse(AdminOpenAPIDocument.bytes)
+        let paths = try XCTUnwrap(document["paths"]?.objectValue)
+        XCTAssertEqual(AdminApplication.routes.count, Set(AdminApplication.routes.map { "\($0.method) \($0.path)" }).count)
+        for route in AdminApplication.routes {
+            let name = "\(route.method) \(route.path)"
+            let operation = try XCTUnwrap(paths[route.path]?[route.method.lowercased()], "\(name) is not documented")
+            let token = !(operation["security"]?.arrayValue ?? []).isEmpty
+            XCTAssertEqual(token, route.authenticated, "\(name): admin token")
+            var query: Set<String> = []
+            for parameter in operation["parameters"]?.arrayValue ?? [] {
+                var parameter = parameter
+                if let reference = parameter["$ref"]?.stringValue {
+                    var node: JSONValue? = document
+                    for piece in reference.dropFirst(2).split(separator: "/") { node = node?[String(piece)] }
+                    parameter = try XCTUnwrap(node, reference)
+                }
+                if parameter["in"]?.stringValue == "query", let parameterName = parameter["name"]?.stringValue {
+                    query.insert(parameterName)
+                }
+            }
+            XCTAssertEqual(query, route.query, "\(name): query parameters")
+            let body = operation["requestBody"]
+            switch route.body {
+            case .none: XCTAssertNil(body, "\(name): the document has a body the route does not read")
+            case .json: XCTAssertEqual(body?["required"], .boolean(true), "\(name): a required body")
+            }
+        }
+    }
 }

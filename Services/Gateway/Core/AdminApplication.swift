@@ -28,33 +28,12 @@ public final class AdminApplication: HTTPResponder {
         }
     }
 
-    enum Endpoint: Sendable {
-        case findAccounts, accountDetail, eraseAccount, disableAccount, enableAccount, revokeSessions, revokeSession, removePasskey, auditEvents, openAPI
-        case createWebhook, listWebhooks, webhook, deleteWebhook, enableWebhook, recoveryEmail, verificationEmail
-    }
-
     /// The largest body an admin call takes (a webhook's registration).
     static let bodyLimit = 8192
 
-    static let router: Router<Endpoint> = {
-        var router = Router<Endpoint>()
-        router.add("GET", "/admin/v1/accounts", .findAccounts)
-        router.add("GET", "/admin/v1/accounts/{accountID}", .accountDetail)
-        router.add("DELETE", "/admin/v1/accounts/{accountID}", .eraseAccount)
-        router.add("POST", "/admin/v1/accounts/{accountID}/disable", .disableAccount)
-        router.add("POST", "/admin/v1/accounts/{accountID}/enable", .enableAccount)
-        router.add("DELETE", "/admin/v1/accounts/{accountID}/sessions", .revokeSessions)
-        router.add("DELETE", "/admin/v1/accounts/{accountID}/sessions/{sessionID}", .revokeSession)
-        router.add("DELETE", "/admin/v1/accounts/{accountID}/passkeys/{credentialID}", .removePasskey)
-        router.add("POST", "/admin/v1/accounts/{accountID}/recovery-email", .recoveryEmail)
-        router.add("POST", "/admin/v1/accounts/{accountID}/verification-email", .verificationEmail)
-        router.add("GET", "/admin/v1/audit-events", .auditEvents)
-        router.add("POST", "/admin/v1/webhooks", .createWebhook)
-        router.add("GET", "/admin/v1/webhooks", .listWebhooks)
-        router.add("GET", "/admin/v1/webhooks/{webhookID}", .webhook)
-        router.add("DELETE", "/admin/v1/webhooks/{webhookID}", .deleteWebhook)
-        router.add("POST", "/admin/v1/webhooks/{webhookID}/enable", .enableWebhook)
-        router.add("GET", "/admin/v1/openapi.json", .openAPI)
+    static let router: Router<AdminRoute> = {
+        var router = Router<AdminRoute>()
+        for route in routes { router.add(route.method, route.path, route) }
         return router
     }()
 
@@ -79,13 +58,13 @@ public final class AdminApplication: HTTPResponder {
                 ? APIProblem.methodNotAllowed(allowed: ["GET", "HEAD"]).response : APIProblem.notFound.response
         case .methodNotAllowed(let allowed):
             response = APIProblem.methodNotAllowed(allowed: allowed).response
-        case .found(let endpoint, let route, let parameters):
-            routeName = route
+        case .found(let route, let name, let parameters):
+            routeName = name
             let context = RequestContext(
-                request: request, route: route, parameters: parameters, requestID: requestID,
+                request: request, route: name, parameters: parameters, requestID: requestID,
                 clientAddress: clientAddress)
             response = await gateway.answer(context, failureEvent: "admin.request_failed") {
-                try await handle(endpoint, context)
+                try await dispatch(route, context)
             }
         }
         response.headers.set("x-request-id", requestID)
@@ -105,182 +84,209 @@ public final class AdminApplication: HTTPResponder {
         gateway.refusal(status: status, detail: detail)
     }
 
-    private func handle(_ endpoint: Endpoint, _ context: RequestContext) async throws -> HTTPResponse {
-        if endpoint == .openAPI {
-            return GatewayApplication.jsonResponse(200, bytes: AdminOpenAPIDocument.bytes, cacheable: false)
+    /// The middleware every authenticated route's value asks for, in order: the per-address limit, the admin token,
+    /// the body (a JSON object of at most ``bodyLimit`` bytes, or none) and the query's names; then the route's
+    /// handler.
+    func dispatch(_ route: AdminRoute, _ context: RequestContext) async throws -> HTTPResponse {
+        let admin = AdminServiceClient(
+            BackendCaller(application: gateway, service: .session, context: context, ceremony: nil))
+        // The open route (the document) takes whatever it is sent.
+        guard route.authenticated else {
+            return try await route.handle(self, AdminCall(context: context, token: "", query: AdminQuery(nil), admin: admin))
         }
         try gateway.limit(perAddress, key: context.clientAddress, name: "admin_per_address", context)
         let token = try Self.adminToken(context)
-        if endpoint == .createWebhook {
+        switch route.body {
+        case .json:
             guard context.request.headers["content-type"]?.lowercased().hasPrefix("application/json") == true else {
                 throw APIProblem.unsupportedMediaType
             }
             guard context.request.body.count <= Self.bodyLimit else {
                 throw APIProblem.invalidRequest("The body is over \(Self.bodyLimit) bytes.")
             }
-        } else {
+        case .none:
             guard context.request.body.isEmpty else { throw APIProblem.invalidRequest("Admin calls here take no body.") }
         }
         let query = try AdminQuery(context.request.query)
-        let admin = AdminServiceClient(
-            BackendCaller(application: gateway, service: .session, context: context, ceremony: nil))
-        switch endpoint {
-        case .findAccounts:
-            let lookups: Set<String> = ["email", "accountID", "credentialID", "externalID"]
-            let filters: Set<String> = ["hasPassword", "hasPasskey", "disabled", "createdSince", "createdUntil", "after", "limit"]
-            if query.pairs.contains(where: { lookups.contains($0.0) }) {
-                try query.allowOnly(lookups)
-                var request = FindAccountsRequest()
-                request.adminToken = token
-                request.email = try query.text("email", limit: 254) ?? ""
-                request.accountID = try query.text("accountID", limit: 36) ?? ""
-                request.externalID = try query.text("externalID", limit: 256) ?? ""
-                if let credential = try query.text("credentialID", limit: 1400) {
-                    guard let bytes = Base64URL.decode(credential), !bytes.isEmpty else {
-                        throw APIProblem.invalidRequest("credentialID must be base64url.")
-                    }
-                    request.credentialID = bytes
-                }
-                let found = try await admin.findAccounts(request)
-                return GatewayApplication.json(200, .object(["accounts": .array(found.accounts.map(Self.summary))]))
-            }
-            try query.allowOnly(filters)
-            var request = ListAccountsRequest()
-            request.adminToken = token
-            request.hasPassword = try query.filter("hasPassword")
-            request.hasPasskey = try query.filter("hasPasskey")
-            request.disabled = try query.filter("disabled")
-            request.createdSinceUnixMilliseconds = try query.integer("createdSince", in: 0...253_402_300_799_999) ?? 0
-            request.createdUntilUnixMilliseconds = try query.integer("createdUntil", in: 0...253_402_300_799_999) ?? 0
-            request.after = try query.text("after", limit: 60) ?? ""
-            request.limit = Int32(try query.integer("limit", in: 1...Int64(AccountListing.pageLimit)) ?? 50)
-            let listed = try await admin.listAccounts(request).accounts
-            var page: [(String, JSONValue)] = [("accounts", .array(listed.map(Self.summary)))]
-            if listed.count == Int(request.limit), let last = listed.last { page.append(("nextAfter", .string(last.cursor))) }
-            return GatewayApplication.json(200, .object(JSONObject(page)))
-        case .accountDetail:
-            try query.allowOnly([])
-            var request = AdminAccountRequest()
-            request.adminToken = token
-            request.accountID = try context.parameter("accountID")
-            return GatewayApplication.json(
-                200, Self.detail(try await admin.getAccountDetail(request), providers: gateway.providers))
-        case .eraseAccount:
-            try query.allowOnly([])
-            var request = AdminAccountRequest()
-            request.adminToken = token
-            request.accountID = try context.parameter("accountID")
-            _ = try await admin.eraseAccount(request)
-            return GatewayApplication.noContent
-        case .disableAccount, .enableAccount:
-            try query.allowOnly([])
-            var request = SetAccountDisabledRequest()
-            request.adminToken = token
-            request.accountID = try context.parameter("accountID")
-            request.disabled = endpoint == .disableAccount
-            let outcome = try await admin.setAccountDisabled(request)
-            return GatewayApplication.json(
-                200,
-                .object([
-                    "disabled": .boolean(request.disabled), "changed": .boolean(outcome.changed),
-                    "sessionsRevoked": .number(Double(outcome.sessionsRevoked)),
-                ]))
-        case .revokeSessions, .revokeSession:
-            try query.allowOnly([])
-            var request = RevokeAccountSessionsRequest()
-            request.adminToken = token
-            request.accountID = try context.parameter("accountID")
-            if endpoint == .revokeSession { request.sessionID = try context.parameter("sessionID") }
-            let revoked = try await admin.revokeAccountSessions(request)
-            return GatewayApplication.json(200, .object(["revoked": .number(Double(revoked.revoked))]))
-        case .recoveryEmail, .verificationEmail:
-            try query.allowOnly(["email"])
-            var request = SendAccountEmailRequest()
-            request.adminToken = token
-            request.accountID = try context.parameter("accountID")
-            request.purpose = endpoint == .recoveryEmail ? "recovery" : "verification"
+        try query.allowOnly(route.query)
+        return try await route.handle(self, AdminCall(context: context, token: token, query: query, admin: admin))
+    }
+
+    // MARK: - Handlers
+
+    func findAccounts(_ call: AdminCall) async throws -> HTTPResponse {
+        let query = call.query
+        let lookups: Set<String> = ["email", "accountID", "credentialID", "externalID"]
+        if query.pairs.contains(where: { lookups.contains($0.0) }) {
+            // A lookup names one account; the listing's filters do not go with it.
+            try query.allowOnly(lookups)
+            var request = FindAccountsRequest()
+            request.adminToken = call.token
             request.email = try query.text("email", limit: 254) ?? ""
-            let sent = try await admin.sendAccountEmail(request)
-            return GatewayApplication.json(202, .object(["sentTo": .string(sent.sentTo)]))
-        case .removePasskey:
-            try query.allowOnly(["override", "recoveryEmail"])
-            var request = RemoveAccountPasskeyRequest()
-            request.adminToken = token
-            request.accountID = try context.parameter("accountID")
-            guard let bytes = Base64URL.decode(try context.parameter("credentialID")), !bytes.isEmpty else {
-                throw APIProblem.invalidRequest("credentialID must be base64url.")
-            }
-            request.credentialID = bytes
-            switch try query.text("override", limit: 32) {
-            case nil: break
-            case "lastSignInMethod": request.overrideLastMethod = true
-            default: throw APIProblem.invalidRequest("override may only be lastSignInMethod.")
-            }
-            switch try query.text("recoveryEmail", limit: 8) {
-            case nil, "true": break
-            case "false": request.skipRecoveryEmail = true
-            default: throw APIProblem.invalidRequest("recoveryEmail is true or false.")
-            }
-            _ = try await admin.removeAccountPasskey(request)
-            return GatewayApplication.noContent
-        case .auditEvents:
-            try query.allowOnly(["accountID", "type", "since", "until", "before", "limit"])
-            var request = ListAuditEventsRequest()
-            request.adminToken = token
             request.accountID = try query.text("accountID", limit: 36) ?? ""
-            request.types = try query.all("type", limit: 64, count: 32)
-            request.sinceUnixMilliseconds = try query.integer("since", in: 0...253_402_300_799_999) ?? 0
-            request.untilUnixMilliseconds = try query.integer("until", in: 0...253_402_300_799_999) ?? 0
-            request.beforeID = try query.integer("before", in: 1...Int64.max) ?? 0
-            request.limit = Int32(try query.integer("limit", in: 1...Int64(AuditEventQuery.pageLimit)) ?? 100)
-            let events = try await admin.listAuditEvents(request).events
-            var page: [(String, JSONValue)] = [("events", .array(events.map(Self.event)))]
-            if events.count == Int(request.limit), let last = events.last { page.append(("nextBefore", .number(Double(last.id)))) }
-            return GatewayApplication.json(200, .object(JSONObject(page)))
-        case .createWebhook:
-            try query.allowOnly([])
-            let body = try JSONBody(bytes: context.request.body)
-            if let unknown = body.object.keys.first(where: { !["url", "eventTypes", "description"].contains($0) }) {
-                throw APIProblem.invalidRequest("Unknown member \(unknown.prefix(32)).")
-            }
-            var request = CreateWebhookRequest()
-            request.adminToken = token
-            request.url = try body.string("url")
-            guard case .array(let types)? = body.object["eventTypes"] else {
-                throw APIProblem.invalidRequest("eventTypes must be an array of event types.")
-            }
-            request.eventTypes = try types.map { type in
-                guard case .string(let text) = type, (1...64).contains(text.utf8.count) else {
-                    throw APIProblem.invalidRequest("eventTypes must hold strings of 1 to 64 bytes.")
+            request.externalID = try query.text("externalID", limit: 256) ?? ""
+            if let credential = try query.text("credentialID", limit: 1400) {
+                guard let bytes = Base64URL.decode(credential), !bytes.isEmpty else {
+                    throw APIProblem.invalidRequest("credentialID must be base64url.")
                 }
-                return text
+                request.credentialID = bytes
             }
-            request.description = try body.optionalString("description") ?? ""
-            let created = try await admin.createWebhook(request)
-            return GatewayApplication.json(201, Self.webhook(created.webhook ?? WebhookEntry(), secret: created.secret))
-        case .listWebhooks:
-            try query.allowOnly([])
-            var request = ListWebhooksRequest()
-            request.adminToken = token
-            let listed = try await admin.listWebhooks(request)
-            return GatewayApplication.json(200, .object(["webhooks": .array(listed.webhooks.map { Self.webhook($0) })]))
-        case .webhook, .deleteWebhook, .enableWebhook:
-            try query.allowOnly([])
-            var request = WebhookRequest()
-            request.adminToken = token
-            request.webhookID = try context.parameter("webhookID")
-            switch endpoint {
-            case .webhook: return GatewayApplication.json(200, Self.webhook(try await admin.getWebhook(request)))
-            case .deleteWebhook:
-                _ = try await admin.deleteWebhook(request)
-                return GatewayApplication.noContent
-            default:
-                let enabled = try await admin.enableWebhook(request)
-                return GatewayApplication.json(200, .object(["changed": .boolean(enabled.changed)]))
-            }
-        case .openAPI:
-            return GatewayApplication.jsonResponse(200, bytes: AdminOpenAPIDocument.bytes, cacheable: false)
+            let found = try await call.admin.findAccounts(request)
+            return GatewayApplication.json(200, .object(["accounts": .array(found.accounts.map(Self.summary))]))
         }
+        var request = ListAccountsRequest()
+        request.adminToken = call.token
+        request.hasPassword = try query.filter("hasPassword")
+        request.hasPasskey = try query.filter("hasPasskey")
+        request.disabled = try query.filter("disabled")
+        request.createdSinceUnixMilliseconds = try query.integer("createdSince", in: 0...253_402_300_799_999) ?? 0
+        request.createdUntilUnixMilliseconds = try query.integer("createdUntil", in: 0...253_402_300_799_999) ?? 0
+        request.after = try query.text("after", limit: 60) ?? ""
+        request.limit = Int32(try query.integer("limit", in: 1...Int64(AccountListing.pageLimit)) ?? 50)
+        let listed = try await call.admin.listAccounts(request).accounts
+        var page: [(String, JSONValue)] = [("accounts", .array(listed.map(Self.summary)))]
+        if listed.count == Int(request.limit), let last = listed.last { page.append(("nextAfter", .string(last.cursor))) }
+        return GatewayApplication.json(200, .object(JSONObject(page)))
+    }
+
+    func accountDetail(_ call: AdminCall) async throws -> HTTPResponse {
+        var request = AdminAccountRequest()
+        request.adminToken = call.token
+        request.accountID = try call.context.parameter("accountID")
+        return GatewayApplication.json(
+            200, Self.detail(try await call.admin.getAccountDetail(request), providers: gateway.providers))
+    }
+
+    func eraseAccount(_ call: AdminCall) async throws -> HTTPResponse {
+        var request = AdminAccountRequest()
+        request.adminToken = call.token
+        request.accountID = try call.context.parameter("accountID")
+        _ = try await call.admin.eraseAccount(request)
+        return GatewayApplication.noContent
+    }
+
+    func setAccountDisabled(_ call: AdminCall, disabled: Bool) async throws -> HTTPResponse {
+        var request = SetAccountDisabledRequest()
+        request.adminToken = call.token
+        request.accountID = try call.context.parameter("accountID")
+        request.disabled = disabled
+        let outcome = try await call.admin.setAccountDisabled(request)
+        return GatewayApplication.json(
+            200,
+            .object([
+                "disabled": .boolean(request.disabled), "changed": .boolean(outcome.changed),
+                "sessionsRevoked": .number(Double(outcome.sessionsRevoked)),
+            ]))
+    }
+
+    /// Every session of the account, or the one `sessionID` names.
+    func revokeSessions(_ call: AdminCall) async throws -> HTTPResponse {
+        var request = RevokeAccountSessionsRequest()
+        request.adminToken = call.token
+        request.accountID = try call.context.parameter("accountID")
+        if call.context.parameters["sessionID"] != nil { request.sessionID = try call.context.parameter("sessionID") }
+        let revoked = try await call.admin.revokeAccountSessions(request)
+        return GatewayApplication.json(200, .object(["revoked": .number(Double(revoked.revoked))]))
+    }
+
+    /// A recovery code (`recovery`) or a verification code (`verification`) to one of the account's addresses.
+    func sendAccountEmail(_ call: AdminCall, purpose: String) async throws -> HTTPResponse {
+        var request = SendAccountEmailRequest()
+        request.adminToken = call.token
+        request.accountID = try call.context.parameter("accountID")
+        request.purpose = purpose
+        request.email = try call.query.text("email", limit: 254) ?? ""
+        let sent = try await call.admin.sendAccountEmail(request)
+        return GatewayApplication.json(202, .object(["sentTo": .string(sent.sentTo)]))
+    }
+
+    func removePasskey(_ call: AdminCall) async throws -> HTTPResponse {
+        var request = RemoveAccountPasskeyRequest()
+        request.adminToken = call.token
+        request.accountID = try call.context.parameter("accountID")
+        guard let bytes = Base64URL.decode(try call.context.parameter("credentialID")), !bytes.isEmpty else {
+            throw APIProblem.invalidRequest("credentialID must be base64url.")
+        }
+        request.credentialID = bytes
+        switch try call.query.text("override", limit: 32) {
+        case nil: break
+        case "lastSignInMethod": request.overrideLastMethod = true
+        default: throw APIProblem.invalidRequest("override may only be lastSignInMethod.")
+        }
+        switch try call.query.text("recoveryEmail", limit: 8) {
+        case nil, "true": break
+        case "false": request.skipRecoveryEmail = true
+        default: throw APIProblem.invalidRequest("recoveryEmail is true or false.")
+        }
+        _ = try await call.admin.removeAccountPasskey(request)
+        return GatewayApplication.noContent
+    }
+
+    func auditEvents(_ call: AdminCall) async throws -> HTTPResponse {
+        let query = call.query
+        var request = ListAuditEventsRequest()
+        request.adminToken = call.token
+        request.accountID = try query.text("accountID", limit: 36) ?? ""
+        request.types = try query.all("type", limit: 64, count: 32)
+        request.sinceUnixMilliseconds = try query.integer("since", in: 0...253_402_300_799_999) ?? 0
+        request.untilUnixMilliseconds = try query.integer("until", in: 0...253_402_300_799_999) ?? 0
+        request.beforeID = try query.integer("before", in: 1...Int64.max) ?? 0
+        request.limit = Int32(try query.integer("limit", in: 1...Int64(AuditEventQuery.pageLimit)) ?? 100)
+        let events = try await call.admin.listAuditEvents(request).events
+        var page: [(String, JSONValue)] = [("events", .array(events.map(Self.event)))]
+        if events.count == Int(request.limit), let last = events.last { page.append(("nextBefore", .number(Double(last.id)))) }
+        return GatewayApplication.json(200, .object(JSONObject(page)))
+    }
+
+    func createWebhook(_ call: AdminCall) async throws -> HTTPResponse {
+        let body = try JSONBody(bytes: call.context.request.body)
+        if let unknown = body.object.keys.first(where: { !["url", "eventTypes", "description"].contains($0) }) {
+            throw APIProblem.invalidRequest("Unknown member \(unknown.prefix(32)).")
+        }
+        var request = CreateWebhookRequest()
+        request.adminToken = call.token
+        request.url = try body.string("url")
+        guard case .array(let types)? = body.object["eventTypes"] else {
+            throw APIProblem.invalidRequest("eventTypes must be an array of event types.")
+        }
+        request.eventTypes = try types.map { type in
+            guard case .string(let text) = type, (1...64).contains(text.utf8.count) else {
+                throw APIProblem.invalidRequest("eventTypes must hold strings of 1 to 64 bytes.")
+            }
+            return text
+        }
+        request.description = try body.optionalString("description") ?? ""
+        let created = try await call.admin.createWebhook(request)
+        return GatewayApplication.json(201, Self.webhook(created.webhook ?? WebhookEntry(), secret: created.secret))
+    }
+
+    func listWebhooks(_ call: AdminCall) async throws -> HTTPResponse {
+        var request = ListWebhooksRequest()
+        request.adminToken = call.token
+        let listed = try await call.admin.listWebhooks(request)
+        return GatewayApplication.json(200, .object(["webhooks": .array(listed.webhooks.map { Self.webhook($0) })]))
+    }
+
+    /// The webhook the path names.
+    static func webhookRequest(_ call: AdminCall) throws -> WebhookRequest {
+        var request = WebhookRequest()
+        request.adminToken = call.token
+        request.webhookID = try call.context.parameter("webhookID")
+        return request
+    }
+
+    func webhook(_ call: AdminCall) async throws -> HTTPResponse {
+        GatewayApplication.json(200, Self.webhook(try await call.admin.getWebhook(Self.webhookRequest(call))))
+    }
+
+    func deleteWebhook(_ call: AdminCall) async throws -> HTTPResponse {
+        _ = try await call.admin.deleteWebhook(Self.webhookRequest(call))
+        return GatewayApplication.noContent
+    }
+
+    func enableWebhook(_ call: AdminCall) async throws -> HTTPResponse {
+        let enabled = try await call.admin.enableWebhook(Self.webhookRequest(call))
+        return GatewayApplication.json(200, .object(["changed": .boolean(enabled.changed)]))
     }
 
     /// An endpoint as the admin API shows it; `secret` only in the answer to its registration.
@@ -368,7 +374,7 @@ public final class AdminApplication: HTTPResponder {
 }
 
 /// An admin call's query string: `name=value` pairs, percent-decoded, each name known to the route.
-struct AdminQuery {
+struct AdminQuery: Sendable {
     static let byteLimit = 4096
     var pairs: [(String, String)] = []
 
