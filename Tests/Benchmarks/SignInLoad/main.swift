@@ -179,7 +179,12 @@ let group = DispatchGroup()
 var workers: [(HTTPConnection, SoftwareAuthenticator)] = []
 for _ in 0..<connections {
     let connection = HTTPConnection(host: host, port: port)
-    workers.append((connection, try makeAccount(connection)))
+    do {
+        workers.append((connection, try makeAccount(connection)))
+    } catch {
+        FileHandle.standardError.write(Data("passkey-signin-load: cannot set up an account at \(url): \(error)\n".utf8))
+        exit(1)
+    }
 }
 func cpuSeconds() -> Double {
     var usage = rusage()
