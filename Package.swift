@@ -106,12 +106,18 @@ let recoveryTargets: [Target] = [
     .target(name: "CurlTransport", dependencies: ["CCurl"], path: "Shared/IO/CurlTransport"),
     // Webhooks: Standard Webhooks secrets and signatures, endpoint URLs, the destination policy against SSRF,
     // backoff, and the endpoints' storage port; no I/O.
-    .target(name: "Webhooks", dependencies: ["Crypto", "Encoding"], path: "Shared/Domain/Webhooks"),
-    .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Crypto", "Encoding"], path: "Tests/WebhooksTests"),
+    .target(name: "IPAddresses", path: "Shared/Foundations/IPAddresses"),
+    .testTarget(name: "IPAddressesTests", dependencies: ["IPAddresses"], path: "Tests/IPAddressesTests"),
+    .target(name: "Webhooks", dependencies: ["Crypto", "Encoding", "IPAddresses"], path: "Shared/Domain/Webhooks"),
+    .testTarget(
+        name: "WebhooksTests", dependencies: ["Webhooks", "Crypto", "Encoding", "IPAddresses"], path: "Tests/WebhooksTests"),
     // Webhook deliveries: each endpoint's name resolved and checked against the policy, then one signed POST
     // pinned to the checked addresses.
     .target(
-        name: "WebhookDelivery", dependencies: ["Configuration", "CurlTransport", "NameResolution", "NetworkIO", "Webhooks", "WorkerThreads"],
+        name: "WebhookDelivery",
+        dependencies: [
+            "Configuration", "CurlTransport", "IPAddresses", "NameResolution", "NetworkIO", "Webhooks", "WorkerThreads",
+        ],
         path: "Shared/IO/WebhookDelivery"),
     // Admin tokens (their form, digest, scopes, the access decision) and the admin API's storage port; no I/O.
     .target(name: "AdminAccess", dependencies: ["Crypto", "Domain", "Encoding"], path: "Shared/Domain/AdminAccess"),
@@ -262,8 +268,9 @@ let serviceTargets: [Target] = [
     .executableTarget(
         name: "session-service",
         dependencies: [
-            "AccountRecovery", "Configuration", "Crypto", "CurlTransport", "Observability", "PasswordHashing",
-            "PostgresStorage", "ServiceContracts", "ServiceRuntime", "SessionServiceCore", "WebhookDelivery", "Webhooks",
+            "AccountRecovery", "Configuration", "Crypto", "CurlTransport", "IPAddresses", "Observability",
+            "PasswordHashing", "PostgresStorage", "ServiceContracts", "ServiceRuntime", "SessionServiceCore",
+            "WebhookDelivery", "Webhooks",
         ],
         path: "Services/SessionService/Main"),
     .target(name: "JSON", path: "Shared/Foundations/JSON", swiftSettings: hotPathSettings),
@@ -276,7 +283,7 @@ let serviceTargets: [Target] = [
         name: "GatewayCore",
         dependencies: [
             "AccountRecovery", "AdminAccess", "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "GRPCHealth",
-            "HTTPMessages", "HTTPServer", "JSON", "NameResolution", "NetworkIO", "Observability", "PasskeyPolicy",
+            "HTTPMessages", "HTTPServer", "IPAddresses", "JSON", "NameResolution", "NetworkIO", "Observability", "PasskeyPolicy",
             "PasskeyProviders", "Protobuf", "RateLimiting", "RuntimeMetrics", "ServiceContracts", "ServiceTransport",
             "TraceExport", "WebAuthn",
         ],

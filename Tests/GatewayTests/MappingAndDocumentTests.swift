@@ -272,12 +272,14 @@ final class ClientAddressTests: XCTestCase {
         XCTAssertEqual(resolver.clientAddress(peer: "127.0.0.1", forwardedFor: ["1.2.3.4"]), "127.0.0.1")
     }
 
-    func testAddressBlocks() {
-        XCTAssertNotNil(AddressBlock("10.0.0.0/8"))
-        XCTAssertNotNil(AddressBlock("::1"))
-        XCTAssertNil(AddressBlock("10.0.0.0/33"))
-        XCTAssertNil(AddressBlock("host.example"))
-        XCTAssertNil(AddressBlock("10.0.0.0/x"))
+    /// The trusted-proxy blocks hold their own family: an IPv4-mapped peer is the IPv4 address, and an IPv6 block
+    /// does not make IPv4 peers trusted.
+    func testTrustedBlocksHoldTheirOwnFamily() {
+        let resolver = ClientAddressResolver(trustedProxies: ["10.0.0.0/8", "::/0", "not a block"])
+        XCTAssertEqual(resolver.clientAddress(peer: "::ffff:10.0.0.1", forwardedFor: ["1.2.3.4"]), "1.2.3.4")
+        XCTAssertEqual(resolver.clientAddress(peer: "192.168.0.1", forwardedFor: ["1.2.3.4"]), "192.168.0.1")
+        XCTAssertEqual(resolver.clientAddress(peer: "2001:db8::1", forwardedFor: ["1.2.3.4"]), "1.2.3.4")
+        XCTAssertEqual(resolver.clientAddress(peer: "::ffff:192.168.0.1", forwardedFor: ["1.2.3.4"]), "192.168.0.1")
     }
 }
 

@@ -1,6 +1,7 @@
 import Crypto
 import Encoding
 import Foundation
+import IPAddresses
 import Webhooks
 import XCTest
 

@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import IPAddresses
 import WebhookDelivery
 import Webhooks
 

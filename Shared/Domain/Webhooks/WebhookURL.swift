@@ -1,4 +1,5 @@
 import Foundation
+import IPAddresses
 
 /// Why a webhook URL or its destination is refused.
 public struct WebhookURLError: Error, Sendable, Equatable, CustomStringConvertible {

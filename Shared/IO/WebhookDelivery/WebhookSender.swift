@@ -1,6 +1,7 @@
 import Configuration
 import CurlTransport
 import Foundation
+import IPAddresses
 import NameResolution
 import NetworkIO
 import Webhooks
