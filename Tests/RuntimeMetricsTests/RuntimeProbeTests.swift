@@ -28,6 +28,25 @@ final class ProcessStatisticsTests: XCTestCase {
         XCTAssertGreaterThan(try XCTUnwrap(ProcessStatistics.openDescriptors()), 2)
         XCTAssertGreaterThan(try XCTUnwrap(ProcessStatistics.bootTime()), 1_500_000_000)
     }
+
+    /// The count follows the descriptors opened and closed, across many directory buffers' worth of entries (the
+    /// reading must stop at each entry's own length, never past the kernel's buffer).
+    func testCountsEveryOpenDescriptor() throws {
+        let before = try XCTUnwrap(ProcessStatistics.openDescriptors())
+        var opened: [Int32] = []
+        defer { opened.forEach { close($0) } }
+        for round in 1...8 {
+            for _ in 0..<100 {
+                var pair: [Int32] = [0, 0]
+                XCTAssertEqual(pipe(&pair), 0)
+                opened += pair
+            }
+            XCTAssertEqual(try XCTUnwrap(ProcessStatistics.openDescriptors()), before + 200 * round)
+        }
+        opened.forEach { close($0) }
+        opened = []
+        XCTAssertEqual(try XCTUnwrap(ProcessStatistics.openDescriptors()), before)
+    }
 }
 
 final class RuntimeProbeTests: XCTestCase {

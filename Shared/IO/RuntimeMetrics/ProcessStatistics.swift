@@ -53,9 +53,13 @@ public struct ProcessStatistics: Sendable, Equatable {
         guard let directory = opendir("/proc/self/fd") else { return nil }
         defer { closedir(directory) }
         var count = 0
+        // Only the name's first byte is read, in place. A directory entry is as long as its name (`d_reclen`), not
+        // `MemoryLayout<dirent>.size`: loading `entry.pointee` whole reads past the last entry of the buffer, which
+        // can end at an unmapped page (it crashed a test process that way, in memcpy).
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         while let entry = readdir(directory) {
-            let isDot = withUnsafeBytes(of: entry.pointee.d_name) { name in name.first == UInt8(ascii: ".") }
-            if !isDot { count += 1 }
+            let first = UnsafeRawPointer(entry).load(fromByteOffset: nameOffset, as: UInt8.self)
+            if first != UInt8(ascii: ".") { count += 1 }
         }
         // The directory stream's own descriptor is listed too.
         return max(0, count - 1)
