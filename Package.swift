@@ -216,7 +216,7 @@ let serviceTargets: [Target] = [
         path: "Services/ChallengeService/Core"),
     .executableTarget(
         name: "challenge-service",
-        dependencies: ["ChallengeServiceCore", "Configuration", "Crypto", "PostgresStorage", "ServiceContracts", "ServiceRuntime"],
+        dependencies: ["ChallengeServiceCore", "Crypto", "PostgresStorage", "ServiceContracts", "ServiceRuntime"],
         path: "Services/ChallengeService/Main"),
     .target(
         name: "VerificationServiceCore",

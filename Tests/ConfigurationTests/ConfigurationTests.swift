@@ -58,7 +58,7 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertThrowsError(try verification.process.requireDatabaseURL()) {
             XCTAssertEqual(($0 as? ConfigurationError)?.variable, "DATABASE_URL")
         }
-        XCTAssertThrowsError(try verification.process.requireGRPCTransport()) {
+        XCTAssertThrowsError(try GRPCTransportConfiguration.require(verification.process.grpcTransport)) {
             XCTAssertEqual(($0 as? ConfigurationError)?.variable, "GRPC_TLS_CERTIFICATE")
         }
     }

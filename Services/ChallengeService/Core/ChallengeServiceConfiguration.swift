@@ -2,6 +2,7 @@ import Configuration
 
 /// What challenge-service reads from the environment (docs/configuration.md, the rows read by `challenge-service`).
 public struct ChallengeServiceConfiguration: ServiceConfiguration, Equatable {
+    public static let service = GRPCServiceName.challengeService
     public var process: ServiceProcessConfiguration
     public var relyingPartyID: String
     public var relyingPartyName: String
@@ -14,7 +15,7 @@ public struct ChallengeServiceConfiguration: ServiceConfiguration, Equatable {
     public var ceremonyRetention: Double
 
     public init(_ env: EnvironmentReader) throws {
-        process = try ServiceProcessConfiguration(env, service: .challengeService)
+        process = try ServiceProcessConfiguration(env, service: Self.service)
         relyingPartyID = try env.relyingPartyID()
         relyingPartyName = env.relyingPartyName()
         challengeLifetime = try env.duration("PASSKEY_CHALLENGE_LIFETIME", default: "5m")

@@ -1,12 +1,11 @@
 import ChallengeServiceCore
-import Configuration
 import Crypto
 import PostgresStorage
 import ServiceContracts
 import ServiceRuntime
 
 await ServiceMain.run(
-    .challengeService, configuration: ChallengeServiceConfiguration.self, callers: ChallengeService.callers
+    configuration: ChallengeServiceConfiguration.self, callers: ChallengeService.callers
 ) { server, context, configuration in
     let pool = context.database.pool
     let registrationChallenges = PostgresRegistrationChallengeRepository(pool: pool)

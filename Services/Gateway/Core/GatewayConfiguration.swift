@@ -48,7 +48,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var adminListen: ServiceAddress?
     /// Admin API calls per client address (`PASSKEY_RATE_LIMIT_ADMIN_PER_ADDRESS`).
     public var adminRateLimitPerAddress: Rate?
-    /// How gRPC to the services is secured; nil when nothing says (refused by ``requireGRPCTransport()``).
+    /// How gRPC to the services is secured; nil when nothing says (refused by `GRPCTransportConfiguration.require`).
     public var grpcTransport: GRPCTransportConfiguration?
     /// PEM files for TLS on the gateway; both or neither.
     public var gatewayTLSCertificate: String?
@@ -115,11 +115,6 @@ public struct GatewayConfiguration: Sendable, Equatable {
                 problem: "GATEWAY_TLS_CERTIFICATE and GATEWAY_TLS_KEY must be set together")
         }
         tracing = try TracingConfiguration(env)
-    }
-
-    /// How gRPC to the services is secured: mutual TLS unless plaintext was asked for explicitly.
-    public func requireGRPCTransport() throws -> GRPCTransportConfiguration {
-        try GRPCTransportConfiguration.require(grpcTransport)
     }
 
     static func isValidAppleAppID(_ id: String) -> Bool {

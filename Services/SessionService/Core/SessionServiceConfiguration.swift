@@ -3,6 +3,7 @@ import Configuration
 /// What session-service reads from the environment (docs/configuration.md, the rows read by `session-service`;
 /// the webhook variables are read beside it, by `WebhookSettings`).
 public struct SessionServiceConfiguration: ServiceConfiguration, Equatable {
+    public static let service = GRPCServiceName.sessionService
     public var process: ServiceProcessConfiguration
     /// The name mails give the service.
     public var relyingPartyName: String
@@ -18,7 +19,7 @@ public struct SessionServiceConfiguration: ServiceConfiguration, Equatable {
     public var mail: MailConfiguration
 
     public init(_ env: EnvironmentReader) throws {
-        process = try ServiceProcessConfiguration(env, service: .sessionService)
+        process = try ServiceProcessConfiguration(env, service: Self.service)
         relyingPartyName = env.relyingPartyName()
         sessionLifetime = try env.sessionLifetime()
         sweep = try SweepConfiguration(env)

@@ -15,13 +15,7 @@ struct WebhookSettings: Sendable {
 
     init(environment: [String: String]) throws {
         let env = EnvironmentReader(environment)
-        let allowHTTP: Bool
-        switch env.string("PASSKEY_WEBHOOK_ALLOW_HTTP", default: "false") {
-        case "true": allowHTTP = true
-        case "false": allowHTTP = false
-        case let other:
-            throw ConfigurationError(variable: "PASSKEY_WEBHOOK_ALLOW_HTTP", problem: "expected true or false, got \(other.prefix(40))")
-        }
+        let allowHTTP = try env.flag("PASSKEY_WEBHOOK_ALLOW_HTTP", default: false)
         var allowed: [IPNetwork] = []
         for text in env.list("PASSKEY_WEBHOOK_ALLOWED_NETWORKS") {
             guard let network = IPNetwork(parsing: text) else {

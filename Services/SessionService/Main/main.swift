@@ -12,7 +12,7 @@ import SessionServiceCore
 import WebhookDelivery
 
 await ServiceMain.run(
-    .sessionService, configuration: SessionServiceConfiguration.self,
+    configuration: SessionServiceConfiguration.self,
     callers: SessionService.callers + AdminService.callers
 ) { server, context, configuration in
     let pool = context.database.pool

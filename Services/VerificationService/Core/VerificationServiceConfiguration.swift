@@ -3,6 +3,7 @@ import Configuration
 /// What verification-service reads from the environment (docs/configuration.md, the rows read by
 /// `verification-service`).
 public struct VerificationServiceConfiguration: ServiceConfiguration, Equatable {
+    public static let service = GRPCServiceName.verificationService
     public var process: ServiceProcessConfiguration
     public var relyingPartyID: String
     /// The client-data origins a ceremony may come from (`PASSKEY_ORIGINS`).
@@ -13,7 +14,7 @@ public struct VerificationServiceConfiguration: ServiceConfiguration, Equatable 
     public var passkeyPolicy: PasskeyPolicyConfiguration
 
     public init(_ env: EnvironmentReader) throws {
-        process = try ServiceProcessConfiguration(env, service: .verificationService)
+        process = try ServiceProcessConfiguration(env, service: Self.service)
         relyingPartyID = try env.relyingPartyID()
         origins = try env.origins()
         sessionLifetime = try env.sessionLifetime()

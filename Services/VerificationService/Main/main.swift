@@ -10,7 +10,7 @@ import VerificationServiceCore
 import WebAuthn
 
 await ServiceMain.run(
-    .verificationService, configuration: VerificationServiceConfiguration.self, callers: VerificationService.callers
+    configuration: VerificationServiceConfiguration.self, callers: VerificationService.callers
 ) { server, context, configuration in
     let pool = context.database.pool
     // The WebAuthn policy, checked against what this build verifies (PASSKEY_ALGORITHMS): a bad one is a bad

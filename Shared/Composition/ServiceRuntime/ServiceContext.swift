@@ -3,12 +3,11 @@ import Domain
 import Observability
 import PostgresStorage
 
-/// What every service handler may use: its process's configuration, logging, metrics, tracing and the database,
-/// built once in `main`. A service builds the repositories it uses on `database.pool`, and no others.
+/// What every service handler may use: logging, metrics, tracing and the database, built once in `main` (the
+/// service's configuration goes to its `register` beside it). A service builds the repositories it uses on `database.pool`, and no others.
 public struct ServiceContext: Sendable {
     /// The executable's name, for example `verification-service`.
     public let name: String
-    public let process: ServiceProcessConfiguration
     public let logger: Logger
     public let metrics: MetricsRegistry
     public let database: PostgresStorage
@@ -18,11 +17,9 @@ public struct ServiceContext: Sendable {
     public let backgroundTasks: BackgroundTasks
 
     public init(
-        name: String, process: ServiceProcessConfiguration, logger: Logger, metrics: MetricsRegistry,
-        database: PostgresStorage, tracer: Tracer
+        name: String, logger: Logger, metrics: MetricsRegistry, database: PostgresStorage, tracer: Tracer
     ) {
         self.name = name
-        self.process = process
         self.logger = logger
         self.metrics = metrics
         self.database = database

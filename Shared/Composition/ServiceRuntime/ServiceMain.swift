@@ -17,7 +17,7 @@ import ServiceTransport
 /// gRPC with health, watch the database for readiness, sweep the tables the service owns, run until SIGTERM or
 /// SIGINT, drain, exit.
 public enum ServiceMain {
-    /// Runs `service` and exits the process: 0 after a clean shutdown, 1 when the listener cannot be opened (or
+    /// Runs the service `Configuration` names and exits the process: 0 after a clean shutdown, 1 when the listener cannot be opened (or
     /// the database does not answer within `DATABASE_WAIT_TIMEOUT`), 2 for a bad configuration value. The service
     /// reads its own variables only, as its `Configuration` says.
     ///
@@ -26,11 +26,11 @@ public enum ServiceMain {
     /// `register` adds the service's methods to the server, with the repositories and background work they use
     /// (``ServiceContext/sweep(_:settings:)`` for the tables whose ended rows the service deletes).
     public static func run<Configuration: ServiceConfiguration>(
-        _ service: GRPCServiceName, configuration: Configuration.Type, callers: [CallerPolicy.Rule],
+        configuration: Configuration.Type, callers: [CallerPolicy.Rule],
         environment: [String: String] = ProcessInfo.processInfo.environment,
         register: @Sendable (GRPCServer, ServiceContext, Configuration) throws -> Void
     ) async -> Never {
-        let name = service.rawValue
+        let name = Configuration.service.rawValue
         let logger = Observability.Logger(service: name)
         let serviceConfiguration: Configuration
         let databaseURL: String
@@ -66,7 +66,7 @@ public enum ServiceMain {
         exporter?.start()
         let tracer = exporter?.tracer(sampleRatio: configuration.tracing.sampleRatio) ?? .off
         let context = ServiceContext(
-            name: name, process: configuration, logger: logger, metrics: metrics, database: storage, tracer: tracer)
+            name: name, logger: logger, metrics: metrics, database: storage, tracer: tracer)
         let address = configuration.listen
         let socketAddress: SocketAddress
         do {

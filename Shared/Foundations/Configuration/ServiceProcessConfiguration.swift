@@ -2,9 +2,11 @@
 /// how gRPC is secured, where it serves metrics and health, and where its traces go. `ServiceMain` runs a service
 /// from it.
 public struct ServiceProcessConfiguration: Sendable, Equatable {
-    /// The service's own gRPC address (`CHALLENGE_SERVICE_LISTEN`, ...) and the variable that set it.
+    /// The service, and its own gRPC address (`CHALLENGE_SERVICE_LISTEN`, ...).
+    public var service: GRPCServiceName
     public var listen: ServiceAddress
-    public var listenVariable: String
+    /// The variable that sets ``listen``.
+    public var listenVariable: String { service.listenVariable }
     /// `DATABASE_URL`; nil: the run command starts a local Postgres and sets it. Checked by ``requireDatabaseURL()``.
     public var databaseURL: String?
     public var databasePoolSize: Int
@@ -16,7 +18,7 @@ public struct ServiceProcessConfiguration: Sendable, Equatable {
     public var eventLoopThreads: Int?
     /// Where the service serves `/metrics` and `/healthz` over HTTP (`METRICS_LISTEN`); nil for none.
     public var metricsListen: ServiceAddress?
-    /// How gRPC is secured; nil when nothing says (refused by ``requireGRPCTransport()``).
+    /// How gRPC is secured; nil when nothing says (refused by `GRPCTransportConfiguration.require`).
     public var grpcTransport: GRPCTransportConfiguration?
     /// Where the service also serves `grpc.health.v1` alone, in plaintext, for probes that cannot speak TLS
     /// (`GRPC_HEALTH_LISTEN`); nil for none.
@@ -26,8 +28,8 @@ public struct ServiceProcessConfiguration: Sendable, Equatable {
 
     /// Reads and validates the variables of `service`'s process. Throws `ConfigurationError` naming the first bad one.
     public init(_ env: EnvironmentReader, service: GRPCServiceName) throws {
+        self.service = service
         listen = try env.listenAddress(service)
-        listenVariable = service.listenVariable
         databaseURL = env.raw("DATABASE_URL")
         databasePoolSize = try env.integer("DATABASE_POOL_SIZE", default: 8, range: 1...256)
         let databaseWait = try env.duration("DATABASE_WAIT_TIMEOUT", default: "0", allowingZero: true)
@@ -46,16 +48,13 @@ public struct ServiceProcessConfiguration: Sendable, Equatable {
         }
         return databaseURL
     }
-
-    /// How gRPC is secured: mutual TLS unless plaintext was asked for explicitly.
-    public func requireGRPCTransport() throws -> GRPCTransportConfiguration {
-        try GRPCTransportConfiguration.require(grpcTransport)
-    }
 }
 
 /// A gRPC service's whole configuration: what every service process reads (``process``), and its own values.
 /// Each service reads only its own variables, so a value that only another service uses cannot stop it.
 public protocol ServiceConfiguration: Sendable {
+    /// The service this configures.
+    static var service: GRPCServiceName { get }
     /// Reads and validates the service's variables. Throws `ConfigurationError` naming the first bad one.
     init(_ env: EnvironmentReader) throws
     var process: ServiceProcessConfiguration { get }

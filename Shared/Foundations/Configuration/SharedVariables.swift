@@ -61,7 +61,8 @@ extension EnvironmentReader {
         switch string(name, default: defaultValue ? "true" : "false") {
         case "true": return true
         case "false": return false
-        case let other: throw ConfigurationError(variable: name, problem: "expected true or false, got \(other)")
+        case let other:
+            throw ConfigurationError(variable: name, problem: "expected true or false, got \(other.prefix(40))")
         }
     }
 }
