@@ -32,6 +32,9 @@ public enum ServiceMain {
     ) async -> Never {
         let name = Configuration.service.rawValue
         let logger = Observability.Logger(service: name)
+        // Handlers first: a SIGTERM that arrives while the service starts (right after it listens) is kept and
+        // answered with a drain and status 0, not the default action's death.
+        let signals = try? SignalWaiter(signals: [SIGTERM, SIGINT])
         let serviceConfiguration: Configuration
         let databaseURL: String
         do {
@@ -144,7 +147,7 @@ public enum ServiceMain {
             operations = endpoint
         }
         context.background { await transport.watchForRotation(metrics: metrics, service: name) }
-        await waitForTerminationSignal()
+        await waitForTerminationSignal(signals)
         logger.info("service.stopping")
         // Shutdown blocks while calls drain; it runs on a thread of its own, not a cooperative one.
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
@@ -273,16 +276,14 @@ public enum ServiceMain {
     }
 
     /// Suspends until SIGTERM or SIGINT arrives.
-    static func waitForTerminationSignal() async {
+    static func waitForTerminationSignal(_ signals: SignalWaiter?) async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             Thread {
-                do {
-                    let waiter = try SignalWaiter(signals: [SIGTERM, SIGINT])
-                    _ = waiter.wait()
-                } catch {
+                guard let signals else {
                     // Without a signal handler the process still ends on SIGTERM by default.
                     while true { sleep(3600) }
                 }
+                _ = signals.wait()
                 done.resume()
             }.start()
         }
