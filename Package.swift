@@ -33,7 +33,13 @@ let cryptoTargets: [Target] = [
 
 let persistenceTargets: [Target] = [
     .target(name: "Domain", dependencies: ["Encoding"], path: "Shared/Domain/Domain"),
-    .target(name: "SessionIssuance", dependencies: ["Crypto", "Domain", "Encoding"], path: "Shared/Domain/SessionIssuance"),
+    .target(name: "AccessTokens", dependencies: ["Encoding", "JSON"], path: "Shared/Domain/AccessTokens"),
+    .testTarget(
+        name: "AccessTokensTests", dependencies: ["AccessTokens", "Crypto", "Encoding", "JSON", "SessionIssuance"],
+        path: "Tests/AccessTokensTests"),
+    .target(
+        name: "SessionIssuance", dependencies: ["AccessTokens", "Crypto", "Domain", "Encoding"],
+        path: "Shared/Domain/SessionIssuance"),
     .target(name: "ServiceIdentity", path: "Shared/Domain/ServiceIdentity"),
     .testTarget(name: "ServiceIdentityTests", dependencies: ["ServiceIdentity"], path: "Tests/ServiceIdentityTests"),
     .target(name: "WorkerThreads", path: "Shared/Foundations/WorkerThreads"),
@@ -44,7 +50,10 @@ let persistenceTargets: [Target] = [
         swiftSettings: hotPathSettings),
     .target(
         name: "PostgresStorage",
-        dependencies: ["AdminAccess", "Domain", "Encoding", "Observability", "Postgres", "Webhooks"],
+        dependencies: [
+            "AccessTokens", "AdminAccess", "Domain", "Encoding", "JSON", "Observability", "Postgres", "SessionIssuance",
+            "Webhooks",
+        ],
         path: "Shared/IO/PostgresStorage",
         resources: [.copy("Migrations")]),
     .executableTarget(name: "passkey-migrate", dependencies: ["Postgres", "PostgresStorage"], path: "Services/Migrate"),
@@ -205,7 +214,7 @@ let serviceTargets: [Target] = [
         dependencies: [
             "Configuration", "Domain", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "NameResolution",
             "NetworkIO", "Observability", "PostgresStorage", "Protobuf", "RuntimeMetrics",
-            "ServiceContracts", "ServiceIdentity", "ServiceTransport", "TraceExport",
+            "ServiceContracts", "ServiceIdentity", "ServiceTransport", "TraceExport", "AccessTokens", "Postgres", "SessionIssuance",
         ],
         path: "Shared/Composition/ServiceRuntime"),
     .testTarget(
@@ -261,15 +270,15 @@ let serviceTargets: [Target] = [
     .target(
         name: "SessionServiceCore",
         dependencies: [
-            "AccountRecovery", "AdminAccess", "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "Observability",
-            "PasswordHashing", "ServiceContracts", "ServiceIdentity", "SessionIssuance", "Webhooks",
+            "AccessTokens", "AccountRecovery", "AdminAccess", "Configuration", "Crypto", "Domain", "Encoding", "GRPC",
+            "JSON", "Observability", "PasswordHashing", "ServiceContracts", "ServiceIdentity", "SessionIssuance", "Webhooks",
         ],
         path: "Services/SessionService/Core"),
     .executableTarget(
         name: "session-service",
         dependencies: [
             "AccountRecovery", "Configuration", "Crypto", "CurlTransport", "IPAddresses", "Observability",
-            "PasswordHashing", "PostgresStorage", "ServiceContracts", "ServiceRuntime", "SessionServiceCore",
+            "PasswordHashing", "PostgresStorage", "ServiceContracts", "ServiceRuntime", "SessionIssuance", "SessionServiceCore",
             "WebhookDelivery", "Webhooks",
         ],
         path: "Services/SessionService/Main"),
@@ -282,7 +291,7 @@ let serviceTargets: [Target] = [
     .target(
         name: "GatewayCore",
         dependencies: [
-            "AccountRecovery", "AdminAccess", "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "GRPCHealth",
+            "AccessTokens", "AccountRecovery", "AdminAccess", "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "GRPCHealth",
             "HTTPMessages", "HTTPServer", "IPAddresses", "JSON", "NameResolution", "NetworkIO", "Observability", "PasskeyPolicy",
             "PasskeyProviders", "Protobuf", "RateLimiting", "RuntimeMetrics", "ServiceContracts", "ServiceTransport",
             "TraceExport", "WebAuthn",
@@ -327,8 +336,23 @@ let serviceTargets: [Target] = [
 
 // MARK: - The client library apps use: Foundation only, no server module (Clients/PasskeyClient/Package.swift builds
 // it on its own for iOS 16+ and macOS 13+); its end-to-end tests run in EndToEndTests against the real stack.
+// The session verifier apps' backends use: the access token format and OpenSSL, no server module.
 
 let clientTargets: [Target] = [
+    .target(
+        name: "PasskeySessionVerifier", dependencies: ["AccessTokens", "COpenSSL"], path: "Clients/PasskeySessionVerifier"),
+    .target(
+        name: "AccessTokenSigning", dependencies: ["AccessTokens", "COpenSSL", "Encoding", "JSON"],
+        path: "Tests/Support/AccessTokenSigning"),
+    .testTarget(
+        name: "PasskeySessionVerifierTests",
+        dependencies: [
+            "AccessTokens", "AccessTokenSigning", "COpenSSL", "Encoding", "JSON", "PasskeySessionVerifier",
+        ],
+        path: "Tests/PasskeySessionVerifierTests"),
+    .executableTarget(
+        name: "session-verifier-benchmark", dependencies: ["AccessTokens", "AccessTokenSigning", "PasskeySessionVerifier"],
+        path: "Tests/Benchmarks/SessionVerifierBenchmark"),
     .target(name: "PasskeyClient", path: "Clients/PasskeyClient/Sources/PasskeyClient"),
     .testTarget(
         name: "PasskeyClientTests",
@@ -358,7 +382,7 @@ let layers: [(folder: String, name: String)] = [
      "I/O: event loops, TLS, HTTP/2, gRPC and its transport security, discovery, the HTTP server, Postgres and the repositories, libcurl"),
     ("Shared/Composition/", "the services' contracts and their composition root"),
     ("Services/", "services: each one's core (use cases and handlers) and executable; the gateway; the operators' tools"),
-    ("Clients/", "the app client library (Foundation only)"),
+    ("Clients/", "the app client library (Foundation only) and the backend session verifier (access tokens, OpenSSL)"),
 ]
 
 /// The index of the layer whose folder holds `path`.

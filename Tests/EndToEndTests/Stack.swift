@@ -45,9 +45,14 @@ final class Stack: @unchecked Sendable {
         metricsPorts = ["challenge-service": freePort(), "session-service": freePort(), "verification-service": freePort()]
 
         let certificates = try TestCertificates.shared()
+        // The key-encryption key that seals the access-token signing keys: 32 random bytes, hex.
+        let keyEncryptionKey = logDirectory.appendingPathComponent("token-kek")
+        try (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+            .write(to: keyEncryptionKey, atomically: true, encoding: .utf8)
         var environment = ProcessInfo.processInfo.environment
         environment.merge([
             "DATABASE_URL": database.url, "DATABASE_POOL_SIZE": "4",
+            "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE": keyEncryptionKey.path,
             "PASSKEY_RP_ID": Self.relyingPartyID, "PASSKEY_RP_NAME": "Passkey Test", "PASSKEY_ORIGINS": Self.origin,
             "PASSKEY_RATE_LIMIT_PASSWORD_PER_EMAIL": "0", "PASSKEY_RATE_LIMIT_PASSWORD_PER_ADDRESS": "0",
             "PASSKEY_RATE_LIMIT_PASSKEY_PER_ADDRESS": "0", "PASSKEY_RATE_LIMIT_START_PER_ADDRESS": "0",

@@ -303,8 +303,8 @@ final class SessionUseCasesTests: XCTestCase {
         let id = try await signUp()
         let verified = try XCTUnwrap(storedHash(of: id))
         let now = clock.now
-        let (_, session) = SessionIssuer(random: SecureRandom(), lifetime: 60, clock: { now })
-            .newSession(accountID: id, method: .password)
+        let session = SessionIssuer(random: SecureRandom(), lifetime: 60, clock: { now })
+            .newSession(accountID: id, method: .password).session
         store.state.withLock { $0.passwords[id]?.passwordHash = "$argon2id$v=19$m=256,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2g" }
         let stored = try await store.completeSignIn(session, verifiedHash: verified, replacement: nil, at: clock.now)
         XCTAssertFalse(stored)

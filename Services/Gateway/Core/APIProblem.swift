@@ -159,7 +159,7 @@ public enum ProblemMapping {
         case .unauthenticated, .invalidCredentials: 401
         case .forbidden, .accountDisabled: 403
         case .notFound: 404
-        case .emailTaken, .credentialAlreadyRegistered, .lastSignInMethod: 409
+        case .emailTaken, .credentialAlreadyRegistered, .lastSignInMethod, .conflict: 409
         case .challengeUnavailable: 410
         case .rateLimited: 429
         case .unavailable: 503
@@ -176,7 +176,7 @@ public enum ProblemMapping {
         // Domain messages are written to be shown; the ones that could tell sign-in failures apart are not used.
         // An `unavailable` with a reason says what the client must do next (`challenge_spent`: start again).
         let showsMessage = code == error.code
-            && ([.invalidRequest, .forbidden, .verificationFailed].contains(code)
+            && ([.invalidRequest, .forbidden, .verificationFailed, .conflict].contains(code)
                 || (code == .unavailable && error.reason != nil) || (code == .lastSignInMethod && error.reason != nil))
         problem.detail = showsMessage && !error.message.isEmpty ? error.message : detail(for: code)
         if code == .rateLimited { problem.headers = [("retry-after", "1")] }
@@ -218,6 +218,7 @@ public enum ProblemMapping {
         case .rateLimited: "Too many attempts; try again later."
         case .unavailable: "A backend service cannot be reached."
         case .accountDisabled: "This account is disabled; contact the service's support."
+        case .conflict: "The change conflicts with the resource's current state."
         }
     }
 }

@@ -28,7 +28,7 @@ extension GatewayApplication {
         request.email = body.email
         request.password = body.password
         let issued = try await sessionService(context).signInWithPassword(request)
-        return Self.json(200, ResponseDocuments.session(issued))
+        return sessionResponse(200, issued, context)
     }
 
     // MARK: - The signed-in account
@@ -44,7 +44,11 @@ extension GatewayApplication {
         request.accountID = session.accountID
         request.sessionID = session.sessionID
         _ = try await sessionService(context).revokeSession(request)
-        return Self.noContent
+        var response = Self.noContent
+        if configuration.refreshCookie, browserOrigin(of: context) != nil {
+            response.headers.add("set-cookie", Self.refreshCookie(value: "", maxAge: 0))
+        }
+        return response
     }
 
     func listSessions(_ context: RequestContext) async throws -> HTTPResponse {

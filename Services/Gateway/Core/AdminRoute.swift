@@ -75,6 +75,9 @@ extension AdminApplication {
         AdminRoute("GET", "/admin/v1/webhooks/{webhookID}") { try await $0.webhook($1) },
         AdminRoute("DELETE", "/admin/v1/webhooks/{webhookID}") { try await $0.deleteWebhook($1) },
         AdminRoute("POST", "/admin/v1/webhooks/{webhookID}/enable") { try await $0.enableWebhook($1) },
+        AdminRoute("GET", "/admin/v1/signing-keys") { try await $0.listSigningKeys($1) },
+        AdminRoute("POST", "/admin/v1/signing-keys") { try await $0.rotateSigningKey($1) },
+        AdminRoute("POST", "/admin/v1/signing-keys/{keyID}/retire") { try await $0.retireSigningKey($1) },
         AdminRoute("GET", "/admin/v1/openapi.json", authenticated: false) { _, _ in
             GatewayApplication.jsonResponse(200, bytes: AdminOpenAPIDocument.bytes, cacheable: false)
         },

@@ -45,6 +45,7 @@ public final class GatewayApplication: HTTPResponder {
     let passwordPerEmail: TokenBucketLimiter?
     let passwordPerAddress: TokenBucketLimiter?
     let passkeyPerAddress: TokenBucketLimiter?
+    let refreshPerAddress: TokenBucketLimiter?
     let startPerAddress: TokenBucketLimiter?
     let startGlobal: TokenBucketLimiter?
     let signUpPerAddress: TokenBucketLimiter?
@@ -54,6 +55,12 @@ public final class GatewayApplication: HTTPResponder {
     private let wellKnown: [String: [UInt8]]
     /// The passkey providers' names and icons.
     let providers: ProviderDirectory
+    /// CORS for `PASSKEY_CORS_ORIGINS`.
+    let crossOrigin: CrossOrigin
+    /// The JWKS, from session-service, refreshed at most every two seconds.
+    let publishedKeys: PublishedKeyCache
+    /// `/.well-known/openid-configuration`, made once.
+    let discoveryDocument: [UInt8]
     /// During an outage every request fails the same way: one line per service and status per second is enough.
     private let failureLog = LogThrottle(interval: 1)
 
@@ -82,6 +89,7 @@ public final class GatewayApplication: HTTPResponder {
         passwordPerEmail = limiter(configuration.passwordRateLimitPerEmail)
         passwordPerAddress = limiter(configuration.passwordRateLimitPerAddress)
         passkeyPerAddress = limiter(configuration.passkeyRateLimitPerAddress)
+        refreshPerAddress = limiter(configuration.passkeyRateLimitPerAddress)
         startPerAddress = limiter(configuration.startRateLimitPerAddress)
         startGlobal = limiter(configuration.startRateLimitGlobal, keys: 1)
         signUpPerAddress = limiter(configuration.signUpRateLimitPerAddress)
@@ -101,6 +109,16 @@ public final class GatewayApplication: HTTPResponder {
         }
         wellKnown = documents
         webPage = WebPage()
+        crossOrigin = CrossOrigin(origins: configuration.corsOrigins)
+        discoveryDocument = Self.discoveryDocument(issuer: configuration.tokenIssuer)
+        publishedKeys = PublishedKeyCache { [backends] in
+            var metadata = Metadata()
+            metadata.add(AuditContext.requestIDKey, "jwks")
+            let keys = try await backends.call(
+                .session, SessionServiceMethods.getPublishedKeys, GetPublishedKeysRequest(), idempotent: true,
+                metadata: metadata)
+            return Array(keys.jwksJSON.utf8)
+        }
     }
 
     /// Every route as `METHOD pattern`.
@@ -112,6 +130,18 @@ public final class GatewayApplication: HTTPResponder {
     // MARK: - Dispatch
 
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
+        if let preflight = crossOrigin.preflight(request) {
+            metrics.increment(
+                "gateway_http_requests_total", help: "HTTP requests by route and status.",
+                labels: ["route": "preflight", "status": "204"])
+            return preflight
+        }
+        var response = await respondInSpan(to: request)
+        crossOrigin.decorate(&response, for: request)
+        return response
+    }
+
+    private func respondInSpan(to request: HTTPRequest) async -> HTTPResponse {
         let started = monotonicSeconds()
         let match = Self.router.match(method: request.method, path: request.path)
         // The caller's trace when it sent a valid traceparent, else a new one; either way the calls to the
@@ -258,6 +288,7 @@ public final class GatewayApplication: HTTPResponder {
             try await $0.finishAuthentication($1)
         },
         Route("GET", "/v1/session", session: .required(.fullAccess)) { try await $0.currentSession($1) },
+        Route("POST", "/v1/session/refresh", limit: .refresh, body: .optionalJSON) { try await $0.refreshSession($1) },
         Route("DELETE", "/v1/session", session: .required(.fullAccess)) { try await $0.signOut($1) },
         Route("GET", "/v1/sessions", session: .required(.fullAccess)) { try await $0.listSessions($1) },
         Route("DELETE", "/v1/sessions/{sessionID}", session: .required(.fullAccess)) { try await $0.revokeSession($1) },
@@ -288,6 +319,8 @@ public final class GatewayApplication: HTTPResponder {
         Route("GET", "/.well-known/assetlinks.json") { try $0.wellKnownDocument($1) },
         Route("GET", "/.well-known/webauthn") { try $0.wellKnownDocument($1) },
         Route("GET", "/.well-known/passkey-endpoints") { try $0.wellKnownDocument($1) },
+        Route("GET", "/.well-known/jwks.json") { try await $0.jsonWebKeySet($1) },
+        Route("GET", "/.well-known/openid-configuration") { try $0.openIDConfiguration($1) },
         Route("GET", "/healthz") { _, _ in GatewayApplication.json(200, ["status": "ok"]) },
         Route("GET", "/readyz") { application, _ in await application.readiness() },
         Route("GET", "/metrics") { application, _ in
@@ -315,6 +348,7 @@ public final class GatewayApplication: HTTPResponder {
         case .signUp: try limit(perAddress: signUpPerAddress, global: signUpGlobal, name: "signup", context)
         case .start: try limit(perAddress: startPerAddress, global: startGlobal, name: "start", context)
         case .passkey: try limit(passkeyPerAddress, key: context.clientAddress, name: "passkey_per_address", context)
+        case .refresh: try limit(refreshPerAddress, key: context.clientAddress, name: "refresh_per_address", context)
         }
         if case .required(let admitted) = route.session {
             context.session = try await authenticate(context, allowing: admitted)

@@ -55,6 +55,13 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var gatewayTLSKey: String?
     /// Trace export (`OTEL_*`).
     public var tracing: TracingConfiguration
+    /// Web origins allowed to call the API from a browser (`PASSKEY_CORS_ORIGINS`): preflights are answered and
+    /// credentials allowed for these only.
+    public var corsOrigins: [String]
+    /// Whether browsers get their refresh token in an `HttpOnly` cookie (`PASSKEY_REFRESH_COOKIE`).
+    public var refreshCookie: Bool
+    /// The access tokens' issuer (`PASSKEY_TOKEN_ISSUER`), for the discovery document.
+    public var tokenIssuer: String
 
     /// An Android app: its package name and the SHA-256 fingerprint of its signing certificate.
     public struct AndroidApp: Sendable, Equatable {
@@ -115,6 +122,14 @@ public struct GatewayConfiguration: Sendable, Equatable {
                 problem: "GATEWAY_TLS_CERTIFICATE and GATEWAY_TLS_KEY must be set together")
         }
         tracing = try TracingConfiguration(env)
+        corsOrigins = env.list("PASSKEY_CORS_ORIGINS")
+        for origin in corsOrigins
+        where !(origin.hasPrefix("https://") || origin.hasPrefix("http://")) || !ConfigurationValues.isValidOrigin(origin) {
+            throw ConfigurationError(
+                variable: "PASSKEY_CORS_ORIGINS", problem: "\(origin) is not a web origin (https://host[:port])")
+        }
+        refreshCookie = try env.flag("PASSKEY_REFRESH_COOKIE", default: false)
+        tokenIssuer = try env.tokenIssuer()
     }
 
     static func isValidAppleAppID(_ id: String) -> Bool {

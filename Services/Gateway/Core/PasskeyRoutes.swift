@@ -57,7 +57,9 @@ extension GatewayApplication {
         request.displayName = body.displayName ?? ""
         request.credential = body.credential
         let response = try await verificationService(context, ceremony: .registration).finishAccountRegistration(request)
-        return Self.json(201, ["accountID": .string(response.accountID)])
+        // The new account is signed in: its first session comes with it (`accountID` stays where it was).
+        guard let issued = response.session else { return Self.json(201, ["accountID": .string(response.accountID)]) }
+        return sessionResponse(201, issued, context)
     }
 
     // MARK: - Signing in with a passkey
@@ -78,6 +80,6 @@ extension GatewayApplication {
         guard let issued = verified.session else {
             throw APIProblem.unavailable
         }
-        return Self.json(200, ResponseDocuments.session(issued))
+        return sessionResponse(200, issued, context)
     }
 }

@@ -64,9 +64,8 @@ extension GatewayApplication {
         request.code = body.code ?? ""
         request.recoveryCode = body.recoveryCode ?? ""
         let issued = try await sessionService(context).finishRecovery(request)
-        guard case .object(var document) = ResponseDocuments.session(issued) else { throw APIProblem.internalError }
-        document["authenticationMethod"] = .string(AuthenticationMethod.recovery.rawValue)
-        return Self.json(200, .object(document))
+        return sessionResponse(
+            200, issued, context, extra: [("authenticationMethod", .string(AuthenticationMethod.recovery.rawValue))])
     }
 
     /// Finishes the passkey registration of a recovery session: the passkey is stored, the recovery session ends and
@@ -80,7 +79,7 @@ extension GatewayApplication {
         request.credential = body.credential
         request.recoverySessionID = session.sessionID
         let issued = try await verificationService(context, ceremony: .registration).finishRecoveryRegistration(request)
-        return Self.json(200, ResponseDocuments.session(issued))
+        return sessionResponse(200, issued, context)
     }
 
     /// The recovery limits: the client address's bucket, then the email's (or account's).

@@ -1,3 +1,4 @@
+import Foundation
 import Domain
 import Encoding
 import JSON
@@ -122,15 +123,33 @@ public enum ResponseDocuments {
         ]
     }
 
-    /// `Session`: `{accessToken, tokenType, expiresAt, accountID, displayName}`.
-    public static func session(_ issued: IssuedSession) -> JSONValue {
-        [
-            "accessToken": .string(issued.accessToken),
-            "tokenType": "Bearer",
-            "expiresAt": .string(timestamp(unixMilliseconds: issued.expiresAtUnixMilliseconds)),
-            "accountID": .string(issued.accountID),
-            "displayName": .string(issued.displayName),
+    /// `Session`: `{accessToken, tokenType, expiresAt, expiresIn, refreshToken?, refreshTokenExpiresAt?,
+    /// sessionID, sessionExpiresAt, accountID, displayName}`. `expiresAt` is when the access token expires (the
+    /// session's end for an opaque token); the refresh members are there for a session with signed access tokens,
+    /// unless the refresh token travels in a cookie.
+    public static func session(_ issued: IssuedSession, includingRefreshToken: Bool = true) -> JSONValue {
+        let accessExpiry =
+            issued.accessTokenExpiresAtUnixMilliseconds > 0
+            ? issued.accessTokenExpiresAtUnixMilliseconds : issued.expiresAtUnixMilliseconds
+        let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        var members: [(String, JSONValue)] = [
+            ("accessToken", .string(issued.accessToken)),
+            ("tokenType", "Bearer"),
+            ("expiresAt", .string(timestamp(unixMilliseconds: accessExpiry))),
+            ("expiresIn", .integer(max(0, (accessExpiry - now) / 1000))),
         ]
+        if !issued.refreshToken.isEmpty {
+            if includingRefreshToken { members.append(("refreshToken", .string(issued.refreshToken))) }
+            members.append(
+                ("refreshTokenExpiresAt", .string(timestamp(unixMilliseconds: issued.refreshTokenExpiresAtUnixMilliseconds))))
+        }
+        members += [
+            ("sessionID", .string(issued.sessionID)),
+            ("sessionExpiresAt", .string(timestamp(unixMilliseconds: issued.expiresAtUnixMilliseconds))),
+            ("accountID", .string(issued.accountID)),
+            ("displayName", .string(issued.displayName)),
+        ]
+        return .object(JSONObject(members))
     }
 
     /// `200` of `GET /v1/session`.

@@ -17,6 +17,8 @@ struct Route: Sendable {
         case start
         /// Passkey finishes: `PASSKEY_RATE_LIMIT_PASSKEY_PER_ADDRESS`.
         case passkey
+        /// Session refreshes: the same rate as passkey finishes, in a bucket of their own.
+        case refresh
     }
 
     /// Whether the route takes a bearer session, and which.

@@ -1,6 +1,8 @@
+import AccessTokens
 import AdminAccess
 import Domain
 import Foundation
+import SessionIssuance
 import GRPC
 import ServiceContracts
 import ServiceIdentity
@@ -10,10 +12,51 @@ import Webhooks
 public struct AdminService: AdminServiceHandler {
     let useCases: AdminUseCases
     let webhooks: WebhookAdministration
+    let signingKeys: SigningKeyAdministration?
 
-    public init(useCases: AdminUseCases, webhooks: WebhookAdministration) {
+    public init(useCases: AdminUseCases, webhooks: WebhookAdministration, signingKeys: SigningKeyAdministration? = nil) {
         self.useCases = useCases
         self.webhooks = webhooks
+        self.signingKeys = signingKeys
+    }
+
+    public func listSigningKeys(_ request: SigningKeysRequest, context: ServerContext) async throws
+        -> SigningKeysResponse
+    {
+        var response = SigningKeysResponse()
+        response.keys = try await keyAdministration().list(token: request.adminToken).map(Self.entry)
+        return response
+    }
+
+    public func rotateSigningKey(_ request: SigningKeysRequest, context: ServerContext) async throws -> SigningKeyEntry {
+        Self.entry(try await keyAdministration().rotate(token: request.adminToken))
+    }
+
+    public func retireSigningKey(_ request: RetireSigningKeyRequest, context: ServerContext) async throws
+        -> SigningKeyEntry
+    {
+        guard !request.keyID.isEmpty, request.keyID.utf8.count <= 128 else {
+            throw DomainError(.invalidRequest, "key_id must be 1 to 128 characters")
+        }
+        return Self.entry(try await keyAdministration().retire(token: request.adminToken, keyID: request.keyID))
+    }
+
+    private func keyAdministration() throws -> SigningKeyAdministration {
+        guard let signingKeys else {
+            throw DomainError(.notFound, "sessions use opaque tokens here (PASSKEY_SESSION_TOKENS=opaque): there are no signing keys")
+        }
+        return signingKeys
+    }
+
+    static func entry(_ listed: SigningKeyAdministration.Listed) -> SigningKeyEntry {
+        var entry = SigningKeyEntry()
+        entry.keyID = listed.key.keyID
+        entry.algorithm = listed.key.publicKey.algorithm.rawValue
+        entry.createdAtUnixMilliseconds = listed.key.createdAt.unixMilliseconds
+        entry.activatesAtUnixMilliseconds = listed.key.activatesAt.unixMilliseconds
+        entry.retiredAtUnixMilliseconds = listed.key.retiredAt?.unixMilliseconds ?? 0
+        entry.state = listed.state
+        return entry
     }
 
     public func findAccounts(_ request: FindAccountsRequest, context: ServerContext) async throws -> FindAccountsResponse {

@@ -154,7 +154,9 @@ public struct RecoveryUseCases: Sendable {
             proof = .recoveryCode(record.id)
         }
         guard let target else { throw failed("unknown_address") }
-        let (token, session) = issuer.newSession(accountID: target.accountID, method: .recovery)
+        // A recovery session is always an opaque token without refresh: it may only register a passkey.
+        let pending = issuer.newSession(accountID: target.accountID, method: .recovery)
+        let session = pending.session
         guard
             let revoked = try await recovery.startRecoverySession(
                 session, consuming: proof, revokingOtherSessions: revokesOtherSessions)
@@ -165,7 +167,7 @@ public struct RecoveryUseCases: Sendable {
                 "proof": kind, "account.id": target.accountID.description, "session.id": session.id.description,
                 "sessions.revoked": String(revoked),
             ])
-        return SessionIssuer.IssuedSession(token: token, session: session, displayName: target.displayName)
+        return try await issuer.issue(pending, displayName: target.displayName)
     }
 
     /// Replaces the account's recovery codes with ten new ones and returns them: the only time they are shown.

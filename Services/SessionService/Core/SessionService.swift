@@ -1,6 +1,8 @@
+import AccessTokens
 import Domain
 import Foundation
 import GRPC
+import JSON
 import ServiceContracts
 import ServiceIdentity
 
@@ -8,10 +10,27 @@ import ServiceIdentity
 public struct SessionService: SessionServiceHandler {
     let useCases: SessionUseCases
     let recovery: RecoveryUseCases
+    let refresh: SessionRefreshUseCases?
 
-    public init(useCases: SessionUseCases, recovery: RecoveryUseCases) {
+    public init(useCases: SessionUseCases, recovery: RecoveryUseCases, refresh: SessionRefreshUseCases? = nil) {
         self.useCases = useCases
         self.recovery = recovery
+        self.refresh = refresh
+    }
+
+    public func refreshSession(_ request: RefreshSessionRequest, context: ServerContext) async throws -> IssuedSession {
+        guard let refresh, request.refreshToken.utf8.count <= 256 else {
+            throw DomainError(.unauthenticated, "the refresh token is not valid", reason: "refresh_token_invalid")
+        }
+        return IssuedSession(try await refresh.refresh(request.refreshToken))
+    }
+
+    public func getPublishedKeys(_ request: GetPublishedKeysRequest, context: ServerContext) async throws
+        -> PublishedKeys
+    {
+        var keys = PublishedKeys()
+        keys.jwksJSON = JSONWriter.string(await refresh?.publishedKeySet() ?? JSONWebKey.keySet([]))
+        return keys
     }
 
     public func createPasswordAccount(_ request: CreatePasswordAccountRequest, context: ServerContext) async throws
@@ -157,6 +176,8 @@ extension SessionService {
                 SessionServiceMethods.finishRecovery.path,
                 SessionServiceMethods.generateRecoveryCodes.path,
                 SessionServiceMethods.removePassword.path,
+                SessionServiceMethods.refreshSession.path,
+                SessionServiceMethods.getPublishedKeys.path,
             ], callers: [ServiceIdentity.Name.gateway])
     ]
 }

@@ -17,6 +17,8 @@ public struct SessionServiceConfiguration: ServiceConfiguration, Equatable {
     /// Whether finishing a recovery revokes the account's other sessions.
     public var recoveryRevokesSessions: Bool
     public var mail: MailConfiguration
+    /// Signed access tokens and refresh tokens, or opaque tokens (`PASSKEY_SESSION_TOKENS`, ...).
+    public var sessionTokens: SessionTokenConfiguration
 
     public init(_ env: EnvironmentReader) throws {
         process = try ServiceProcessConfiguration(env, service: Self.service)
@@ -28,6 +30,7 @@ public struct SessionServiceConfiguration: ServiceConfiguration, Equatable {
         auditRetention = try env.duration("PASSKEY_AUDIT_RETENTION", default: "365d")
         recoveryRevokesSessions = try env.flag("PASSKEY_RECOVERY_REVOKES_SESSIONS", default: true)
         mail = try MailConfiguration(env)
+        sessionTokens = try SessionTokenConfiguration(env)
     }
 }
 

@@ -1,3 +1,4 @@
+import AccessTokens
 import AccountRecovery
 import Crypto
 import Domain
@@ -23,7 +24,7 @@ public struct SessionUseCases: Sendable {
         accounts: any AccountRepository, passwords: any PasswordCredentialRepository,
         sessions: any AuthenticationSessionRepository, hashing: PasswordHashingPool, random: any RandomSource,
         sessionLifetime: TimeInterval, clock: @escaping @Sendable () -> Date = Date.init, logger: Logger,
-        metrics: MetricsRegistry
+        metrics: MetricsRegistry, issuer: SessionIssuer? = nil
     ) {
         self.metrics = metrics
         self.accounts = accounts
@@ -31,7 +32,7 @@ public struct SessionUseCases: Sendable {
         self.sessions = sessions
         self.hashing = hashing
         self.random = random
-        self.issuer = SessionIssuer(random: random, lifetime: sessionLifetime, clock: clock)
+        self.issuer = issuer ?? SessionIssuer(random: random, lifetime: sessionLifetime, clock: clock)
         self.clock = clock
         self.logger = logger
     }
@@ -101,7 +102,8 @@ public struct SessionUseCases: Sendable {
         // busy to make the new one, the sign-in goes ahead on the old hash and a later sign-in upgrades it.
         var replacement: String?
         if hashing.hasher.needsRehash(stored) { replacement = try? await hashing.hash(password) }
-        let (token, session) = issuer.newSession(accountID: record.accountID, method: .password)
+        let pending = issuer.newSession(accountID: record.accountID, method: .password)
+        let session = pending.session
         guard try await passwords.completeSignIn(
             session, verifiedHash: record.passwordHash, replacement: replacement, at: clock())
         else {
@@ -118,7 +120,7 @@ public struct SessionUseCases: Sendable {
         AdoptionMetrics.signedIn(metrics, method: AuthenticationMethod.password.rawValue)
         logger.audit(.signInSucceeded,
             ["method": "password", "account.id": record.accountID.description, "session.id": session.id.description])
-        return SessionIssuer.IssuedSession(token: token, session: session, displayName: record.displayName)
+        return try await issuer.issue(pending, displayName: record.displayName)
     }
 
     /// Removes the account's password once it has a passkey and has signed in with one (stage ③). Throws
@@ -135,12 +137,33 @@ public struct SessionUseCases: Sendable {
     }
 
     /// The live session a bearer token names, with its account's display name. Throws `unauthenticated`.
+    /// The live session a bearer token stands for: a signed access token (its signature, key, issuer, audience
+    /// and expiry checked, then its session looked up, so a revocation shows at once) or an opaque session token.
+    /// A refresh token is refused here.
     public func validate(token: String) async throws -> (AuthenticationSession, displayName: String) {
         let failure = DomainError(.unauthenticated, "the access token is missing, unknown, expired or revoked")
-        guard let (id, digest) = SessionTokens.parse(token), let session = try await sessions.find(id: id),
-            SessionTokens.matches(session.tokenDigest, digest), session.isLive(at: clock()),
-            let account = try await accounts.account(id: session.accountID)
-        else { throw failure }
+        let session: AuthenticationSession
+        if let signer = issuer.signer, AccessTokenFormat.looksLikeJWT(token) {
+            await signer.ring.waitUntilLoaded()
+            let claims: AccessTokenClaims
+            do {
+                claims = try signer.verify(token, now: clock())
+            } catch {
+                throw DomainError(.unauthenticated, "the access token is not valid", reason: error.code.rawValue)
+            }
+            guard let uuid = UUID(uuidString: claims.sessionID), let found = try await sessions.find(id: SessionID(uuid)),
+                found.accountID.description == claims.subject
+            else { throw failure }
+            session = found
+        } else {
+            guard let (id, digest) = SessionTokens.parse(token), let found = try await sessions.find(id: id),
+                SessionTokens.matches(found.tokenDigest, digest)
+            else { throw failure }
+            session = found
+        }
+        guard session.isLive(at: clock()), let account = try await accounts.account(id: session.accountID) else {
+            throw failure
+        }
         return (session, account.displayName)
     }
 

@@ -8,6 +8,7 @@ import PasswordHashing
 import PostgresStorage
 import ServiceContracts
 import ServiceRuntime
+import SessionIssuance
 import SessionServiceCore
 import WebhookDelivery
 
@@ -23,14 +24,21 @@ await ServiceMain.run(
     let webhookRepository = PostgresWebhookRepository(pool: pool)
     // Hashing gets the cores; its bounded queue turns a password flood into quick refusals.
     let hashing = PasswordHashingPool(threadCount: max(1, ProcessInfo.processInfo.activeProcessorCount))
+    let tokens = configuration.sessionTokens
+    let issuer = SessionIssuer(
+        random: SecureRandom(), lifetime: configuration.sessionLifetime,
+        signer: try SigningKeyLoader.signer(tokens, pool: pool, context: context), idleTimeout: tokens.idleTimeout)
     let useCases = SessionUseCases(
         accounts: accounts, passwords: PostgresPasswordCredentialRepository(pool: pool), sessions: sessions,
         hashing: hashing, random: SecureRandom(), sessionLifetime: configuration.sessionLifetime,
-        logger: context.logger, metrics: context.metrics)
+        logger: context.logger, metrics: context.metrics, issuer: issuer)
+    let refresh = SessionRefreshUseCases(
+        repository: PostgresSessionRefreshRepository(pool: pool), issuer: issuer, reuseWindow: tokens.reuseWindow,
+        logger: context.logger)
     let recovery = RecoveryUseCases(
         recovery: recoveryRepository, random: SecureRandom(),
         revokesOtherSessions: configuration.recoveryRevokesSessions, logger: context.logger)
-    SessionService(useCases: useCases, recovery: recovery).register(on: server, using: context)
+    SessionService(useCases: useCases, recovery: recovery, refresh: refresh).register(on: server, using: context)
     // Webhooks: endpoints registered through the admin API; the worker sends what the audit trail queued.
     let webhooks = try WebhookSettings(environment: ProcessInfo.processInfo.environment)
     let sender = WebhookSender(settings: webhooks.sender, threadCount: webhooks.lanes)
@@ -39,7 +47,12 @@ await ServiceMain.run(
         logger: context.logger)
     AdminService(
         useCases: admin,
-        webhooks: WebhookAdministration(admin: admin, webhooks: webhookRepository, transport: sender)
+        webhooks: WebhookAdministration(admin: admin, webhooks: webhookRepository, transport: sender),
+        signingKeys: issuer.signer.map { signer in
+            SigningKeyAdministration(
+                admin: admin, repository: PostgresSigningKeyRepository(pool: pool), ring: signer.ring,
+                algorithm: signer.settings.algorithm)
+        }
     ).register(on: server, using: context)
     let webhookWorker = WebhookWorker(
         webhooks: webhookRepository, transport: sender, retry: webhooks.retry, lanes: webhooks.lanes,

@@ -1,3 +1,4 @@
+import AccessTokens
 import AccountRecovery
 import Crypto
 import Domain
@@ -108,7 +109,9 @@ public struct PasskeyCeremonies: Sendable {
         // A recovery session proves no presence of its own: the new passkey must (UP = 1, modal).
         let verified = try verifyRegistration(response, challenge: challenge, mediation: .modal, accountID: accountID)
         let credential = try storedCredential(verified, accountID: accountID)
-        let (token, session) = sessions.newSession(accountID: accountID, method: .passkey)
+        let pending = sessions.newSession(
+            accountID: accountID, method: .passkey, references: AuthenticationMethodReferences.recovery)
+        let session = pending.session
         guard
             let displayName = try await recoveryRegistrations.completeRecovery(
                 credential, endingRecoverySession: recoverySessionID, session: session)
@@ -128,14 +131,14 @@ public struct PasskeyCeremonies: Sendable {
                 "account.id": accountID.description, "recovery_session.id": recoverySessionID.description,
                 "session.id": session.id.description,
             ])
-        return SessionIssuer.IssuedSession(token: token, session: session, displayName: displayName)
+        return try await sessions.issue(pending, displayName: displayName)
     }
 
     /// Creates an account with its first passkey: account, email and passkey in one transaction.
     public func finishAccountRegistration(
         registrationID: AccountRegistrationID, email rawEmail: String?, displayName rawName: String?,
         response: RegistrationResponse
-    ) async throws -> Account {
+    ) async throws -> (account: Account, session: SessionIssuer.IssuedSession) {
         let registration = try await challenges.consumeAccountRegistration(id: registrationID)
         // Given at finish, or else at start; required by then, and checked by the same rule either way.
         guard let email = try EmailAddress.validatedIfPresent(rawEmail) ?? EmailAddress.validatedIfPresent(registration.email)
@@ -153,18 +156,21 @@ public struct PasskeyCeremonies: Sendable {
             id: registration.prospectiveAccountID, displayName: displayName.value, userHandle: registration.userHandle,
             createdAt: now)
         let accountEmail = AccountEmail(accountID: account.id, address: email, createdAt: now)
+        let pending = sessions.newSession(accountID: account.id, method: .passkey)
         try await accounts.createPasskeyAccount(
             account, email: accountEmail, credential: try storedCredential(verified, accountID: account.id),
             completing: registrationID,
             verification: OneTimeCodes.delivery(
                 accountID: account.id, emailID: accountEmail.id, address: accountEmail.email, purpose: .verification,
-                random: random, now: now))
+                random: random, now: now),
+            session: pending.session)
         logger.audit(
             .accountCreated,
             ["account.id": account.id.description, "method": "passkey", "format": verified.attestationFormat.rawValue])
         logger.audit(.emailVerificationSent, ["account.id": account.id.description])
         AdoptionMetrics.registered(metrics, mode: RegistrationMode.modal.rawValue)
-        return account
+        AdoptionMetrics.signedIn(metrics, method: AuthenticationMethod.passkey.rawValue)
+        return (account, try await sessions.issue(pending, displayName: account.displayName))
     }
 
     /// The outcome of a passkey sign-in: the session it issued.
@@ -229,7 +235,8 @@ public struct PasskeyCeremonies: Sendable {
                 try await spend(challengeID)
                 throw signInFailed(error.code.rawValue, accountID: accountID)
             }
-            let (token, session) = sessions.newSession(accountID: accountID, method: .passkey)
+            let pending = sessions.newSession(accountID: accountID, method: .passkey)
+            let session = pending.session
             let usage = PasskeyUsage(
                 signCount: verified.newSignCount, backedUp: verified.backedUp, cloneWarning: verified.possiblyCloned,
                 usedAt: session.createdAt)
@@ -276,7 +283,7 @@ public struct PasskeyCeremonies: Sendable {
                 return SignIn(
                     accountID: accountID, credentialID: credentialID, userVerified: verified.userVerified,
                     cloneWarning: verified.possiblyCloned,
-                    session: SessionIssuer.IssuedSession(token: token, session: session, displayName: displayName))
+                    session: try await sessions.issue(pending, displayName: displayName))
             case .passkeyChanged:
                 // Nothing was written: decide again on what is stored now.
                 continue

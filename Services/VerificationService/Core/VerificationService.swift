@@ -36,12 +36,13 @@ public struct VerificationService: VerificationServiceHandler {
     public func finishAccountRegistration(_ request: FinishAccountRegistrationRequest, context: ServerContext)
         async throws -> FinishAccountRegistrationResponse
     {
-        let account = try await ceremonies.finishAccountRegistration(
+        let (account, session) = try await ceremonies.finishAccountRegistration(
             registrationID: try RequestFields.registrationID(request.registrationID), email: request.email,
             displayName: request.displayName, response: try Self.registrationResponse(request.credential))
         var response = FinishAccountRegistrationResponse()
         response.accountID = account.id.description
         response.displayName = account.displayName
+        response.session = IssuedSession(session)
         return response
     }
 

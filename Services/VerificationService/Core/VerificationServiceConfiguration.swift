@@ -12,6 +12,8 @@ public struct VerificationServiceConfiguration: ServiceConfiguration, Equatable 
     public var sessionLifetime: Double
     /// What verification enforces (`PASSKEY_ALGORITHMS`, user verification, attestation, AAGUIDs, metadata).
     public var passkeyPolicy: PasskeyPolicyConfiguration
+    /// Signed access tokens and refresh tokens, or opaque tokens (`PASSKEY_SESSION_TOKENS`, ...).
+    public var sessionTokens: SessionTokenConfiguration
 
     public init(_ env: EnvironmentReader) throws {
         process = try ServiceProcessConfiguration(env, service: Self.service)
@@ -19,5 +21,6 @@ public struct VerificationServiceConfiguration: ServiceConfiguration, Equatable 
         origins = try env.origins()
         sessionLifetime = try env.sessionLifetime()
         passkeyPolicy = try PasskeyPolicyConfiguration(env)
+        sessionTokens = try SessionTokenConfiguration(env)
     }
 }

@@ -37,7 +37,11 @@ await ServiceMain.run(
             accountRegistrations: PostgresAccountRegistrationRepository(pool: pool)),
         accounts: PostgresAccountRepository(pool: pool), passkeys: PostgresPasskeyCredentialRepository(pool: pool),
         signIns: signIns,
-        sessions: SessionIssuer(random: SecureRandom(), lifetime: configuration.sessionLifetime), lastUse: lastUse,
+        sessions: SessionIssuer(
+            random: SecureRandom(), lifetime: configuration.sessionLifetime,
+            signer: try SigningKeyLoader.signer(configuration.sessionTokens, pool: pool, context: context),
+            idleTimeout: configuration.sessionTokens.idleTimeout),
+        lastUse: lastUse,
         registrationVerifier: RegistrationVerifier(trust: policy.trust()),
         authenticationVerifier: AuthenticationVerifier(policy: policy.authenticationPolicy),
         relyingPartyID: configuration.relyingPartyID, origins: policy.origins(allowing: configuration.origins),

@@ -11,5 +11,8 @@ extension IssuedSession {
         accountID = issued.session.accountID.description
         displayName = issued.displayName
         sessionID = issued.session.id.description
+        refreshToken = issued.refreshToken ?? ""
+        accessTokenExpiresAtUnixMilliseconds = issued.tokenExpiresAt.unixMilliseconds
+        refreshTokenExpiresAtUnixMilliseconds = issued.refreshTokenExpiresAt?.unixMilliseconds ?? 0
     }
 }

@@ -16,7 +16,7 @@ public enum ServiceErrors {
         switch code {
         case .invalidRequest: .invalidArgument
         case .emailTaken, .credentialAlreadyRegistered: .alreadyExists
-        case .lastSignInMethod, .challengeUnavailable: .failedPrecondition
+        case .lastSignInMethod, .challengeUnavailable, .conflict: .failedPrecondition
         case .notFound: .notFound
         case .unauthenticated, .invalidCredentials: .unauthenticated
         case .forbidden, .accountDisabled: .permissionDenied

@@ -34,8 +34,14 @@ public enum AdminServiceMethods {
     public static let deleteWebhook = GRPCMethodDescriptor<WebhookRequest, DeleteWebhookResponse>(service: service, name: "DeleteWebhook")
     /// `EnableWebhook(WebhookRequest) returns (EnableWebhookResponse)`.
     public static let enableWebhook = GRPCMethodDescriptor<WebhookRequest, EnableWebhookResponse>(service: service, name: "EnableWebhook")
+    /// `ListSigningKeys(SigningKeysRequest) returns (SigningKeysResponse)`.
+    public static let listSigningKeys = GRPCMethodDescriptor<SigningKeysRequest, SigningKeysResponse>(service: service, name: "ListSigningKeys")
+    /// `RotateSigningKey(SigningKeysRequest) returns (SigningKeyEntry)`.
+    public static let rotateSigningKey = GRPCMethodDescriptor<SigningKeysRequest, SigningKeyEntry>(service: service, name: "RotateSigningKey")
+    /// `RetireSigningKey(RetireSigningKeyRequest) returns (SigningKeyEntry)`.
+    public static let retireSigningKey = GRPCMethodDescriptor<RetireSigningKeyRequest, SigningKeyEntry>(service: service, name: "RetireSigningKey")
     /// Every method's path.
-    public static let paths: [String] = [findAccounts.path, listAccounts.path, getAccountDetail.path, revokeAccountSessions.path, removeAccountPasskey.path, listAuditEvents.path, eraseAccount.path, setAccountDisabled.path, sendAccountEmail.path, createWebhook.path, listWebhooks.path, getWebhook.path, deleteWebhook.path, enableWebhook.path]
+    public static let paths: [String] = [findAccounts.path, listAccounts.path, getAccountDetail.path, revokeAccountSessions.path, removeAccountPasskey.path, listAuditEvents.path, eraseAccount.path, setAccountDisabled.path, sendAccountEmail.path, createWebhook.path, listWebhooks.path, getWebhook.path, deleteWebhook.path, enableWebhook.path, listSigningKeys.path, rotateSigningKey.path, retireSigningKey.path]
 }
 
 /// What serves `passkey.v1.AdminService`: one requirement per method.
@@ -54,6 +60,9 @@ public protocol AdminServiceHandler: Sendable {
     func getWebhook(_ request: WebhookRequest, context: ServerContext) async throws -> WebhookEntry
     func deleteWebhook(_ request: WebhookRequest, context: ServerContext) async throws -> DeleteWebhookResponse
     func enableWebhook(_ request: WebhookRequest, context: ServerContext) async throws -> EnableWebhookResponse
+    func listSigningKeys(_ request: SigningKeysRequest, context: ServerContext) async throws -> SigningKeysResponse
+    func rotateSigningKey(_ request: SigningKeysRequest, context: ServerContext) async throws -> SigningKeyEntry
+    func retireSigningKey(_ request: RetireSigningKeyRequest, context: ServerContext) async throws -> SigningKeyEntry
 }
 
 extension AdminServiceHandler {
@@ -73,6 +82,9 @@ extension AdminServiceHandler {
         server.register(maker.unary(AdminServiceMethods.getWebhook) { try await self.getWebhook($0, context: $1) })
         server.register(maker.unary(AdminServiceMethods.deleteWebhook) { try await self.deleteWebhook($0, context: $1) })
         server.register(maker.unary(AdminServiceMethods.enableWebhook) { try await self.enableWebhook($0, context: $1) })
+        server.register(maker.unary(AdminServiceMethods.listSigningKeys) { try await self.listSigningKeys($0, context: $1) })
+        server.register(maker.unary(AdminServiceMethods.rotateSigningKey) { try await self.rotateSigningKey($0, context: $1) })
+        server.register(maker.unary(AdminServiceMethods.retireSigningKey) { try await self.retireSigningKey($0, context: $1) })
     }
 }
 
@@ -136,5 +148,17 @@ public struct AdminServiceClient<Caller: GRPCUnaryCaller>: Sendable {
 
     public func enableWebhook(_ request: WebhookRequest, idempotent: Bool = false) async throws -> EnableWebhookResponse {
         try await caller.call(AdminServiceMethods.enableWebhook, request, idempotent: idempotent)
+    }
+
+    public func listSigningKeys(_ request: SigningKeysRequest, idempotent: Bool = false) async throws -> SigningKeysResponse {
+        try await caller.call(AdminServiceMethods.listSigningKeys, request, idempotent: idempotent)
+    }
+
+    public func rotateSigningKey(_ request: SigningKeysRequest, idempotent: Bool = false) async throws -> SigningKeyEntry {
+        try await caller.call(AdminServiceMethods.rotateSigningKey, request, idempotent: idempotent)
+    }
+
+    public func retireSigningKey(_ request: RetireSigningKeyRequest, idempotent: Bool = false) async throws -> SigningKeyEntry {
+        try await caller.call(AdminServiceMethods.retireSigningKey, request, idempotent: idempotent)
     }
 }

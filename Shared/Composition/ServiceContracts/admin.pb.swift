@@ -806,3 +806,97 @@ public struct ListAuditEventsResponse: ProtobufMessage, Equatable {
         for element in events { writer.writeMessageField(1, element) }
     }
 }
+
+/// `passkey.v1.SigningKeysRequest`.
+public struct SigningKeysRequest: ProtobufMessage, Equatable {
+    public var adminToken: String = ""
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): adminToken = try reader.readString()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, adminToken)
+    }
+}
+
+/// `passkey.v1.RetireSigningKeyRequest`.
+public struct RetireSigningKeyRequest: ProtobufMessage, Equatable {
+    public var adminToken: String = ""
+    public var keyID: String = ""
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): adminToken = try reader.readString()
+        case (2, .lengthDelimited): keyID = try reader.readString()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, adminToken)
+        writer.writeStringField(2, keyID)
+    }
+}
+
+/// `passkey.v1.SigningKeyEntry`.
+public struct SigningKeyEntry: ProtobufMessage, Equatable {
+    public var keyID: String = ""
+    public var algorithm: String = ""
+    public var createdAtUnixMilliseconds: Int64 = 0
+    public var activatesAtUnixMilliseconds: Int64 = 0
+    public var retiredAtUnixMilliseconds: Int64 = 0
+    public var state: String = ""
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): keyID = try reader.readString()
+        case (2, .lengthDelimited): algorithm = try reader.readString()
+        case (3, .varint): createdAtUnixMilliseconds = try reader.readInt64()
+        case (4, .varint): activatesAtUnixMilliseconds = try reader.readInt64()
+        case (5, .varint): retiredAtUnixMilliseconds = try reader.readInt64()
+        case (6, .lengthDelimited): state = try reader.readString()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, keyID)
+        writer.writeStringField(2, algorithm)
+        writer.writeInt64Field(3, createdAtUnixMilliseconds)
+        writer.writeInt64Field(4, activatesAtUnixMilliseconds)
+        writer.writeInt64Field(5, retiredAtUnixMilliseconds)
+        writer.writeStringField(6, state)
+    }
+}
+
+/// `passkey.v1.SigningKeysResponse`.
+public struct SigningKeysResponse: ProtobufMessage, Equatable {
+    public var keys: [SigningKeyEntry] = []
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): keys.append(try reader.readMessage(SigningKeyEntry.self))
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        for element in keys { writer.writeMessageField(1, element) }
+    }
+}

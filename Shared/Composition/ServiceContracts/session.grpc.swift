@@ -32,8 +32,12 @@ public enum SessionServiceMethods {
     public static let generateRecoveryCodes = GRPCMethodDescriptor<GenerateRecoveryCodesRequest, GenerateRecoveryCodesResponse>(service: service, name: "GenerateRecoveryCodes")
     /// `RemovePassword(RemovePasswordRequest) returns (RemovePasswordResponse)`.
     public static let removePassword = GRPCMethodDescriptor<RemovePasswordRequest, RemovePasswordResponse>(service: service, name: "RemovePassword")
+    /// `RefreshSession(RefreshSessionRequest) returns (IssuedSession)`.
+    public static let refreshSession = GRPCMethodDescriptor<RefreshSessionRequest, IssuedSession>(service: service, name: "RefreshSession")
+    /// `GetPublishedKeys(GetPublishedKeysRequest) returns (PublishedKeys)`.
+    public static let getPublishedKeys = GRPCMethodDescriptor<GetPublishedKeysRequest, PublishedKeys>(service: service, name: "GetPublishedKeys")
     /// Every method's path.
-    public static let paths: [String] = [createPasswordAccount.path, signInWithPassword.path, validateSession.path, revokeSession.path, listSessions.path, getAccount.path, updateDisplayName.path, requestEmailVerification.path, verifyEmail.path, startRecovery.path, finishRecovery.path, generateRecoveryCodes.path, removePassword.path]
+    public static let paths: [String] = [createPasswordAccount.path, signInWithPassword.path, validateSession.path, revokeSession.path, listSessions.path, getAccount.path, updateDisplayName.path, requestEmailVerification.path, verifyEmail.path, startRecovery.path, finishRecovery.path, generateRecoveryCodes.path, removePassword.path, refreshSession.path, getPublishedKeys.path]
 }
 
 /// What serves `passkey.v1.SessionService`: one requirement per method.
@@ -51,6 +55,8 @@ public protocol SessionServiceHandler: Sendable {
     func finishRecovery(_ request: FinishRecoveryRequest, context: ServerContext) async throws -> IssuedSession
     func generateRecoveryCodes(_ request: GenerateRecoveryCodesRequest, context: ServerContext) async throws -> GenerateRecoveryCodesResponse
     func removePassword(_ request: RemovePasswordRequest, context: ServerContext) async throws -> RemovePasswordResponse
+    func refreshSession(_ request: RefreshSessionRequest, context: ServerContext) async throws -> IssuedSession
+    func getPublishedKeys(_ request: GetPublishedKeysRequest, context: ServerContext) async throws -> PublishedKeys
 }
 
 extension SessionServiceHandler {
@@ -69,6 +75,8 @@ extension SessionServiceHandler {
         server.register(maker.unary(SessionServiceMethods.finishRecovery) { try await self.finishRecovery($0, context: $1) })
         server.register(maker.unary(SessionServiceMethods.generateRecoveryCodes) { try await self.generateRecoveryCodes($0, context: $1) })
         server.register(maker.unary(SessionServiceMethods.removePassword) { try await self.removePassword($0, context: $1) })
+        server.register(maker.unary(SessionServiceMethods.refreshSession) { try await self.refreshSession($0, context: $1) })
+        server.register(maker.unary(SessionServiceMethods.getPublishedKeys) { try await self.getPublishedKeys($0, context: $1) })
     }
 }
 
@@ -128,5 +136,13 @@ public struct SessionServiceClient<Caller: GRPCUnaryCaller>: Sendable {
 
     public func removePassword(_ request: RemovePasswordRequest, idempotent: Bool = false) async throws -> RemovePasswordResponse {
         try await caller.call(SessionServiceMethods.removePassword, request, idempotent: idempotent)
+    }
+
+    public func refreshSession(_ request: RefreshSessionRequest, idempotent: Bool = false) async throws -> IssuedSession {
+        try await caller.call(SessionServiceMethods.refreshSession, request, idempotent: idempotent)
+    }
+
+    public func getPublishedKeys(_ request: GetPublishedKeysRequest, idempotent: Bool = false) async throws -> PublishedKeys {
+        try await caller.call(SessionServiceMethods.getPublishedKeys, request, idempotent: idempotent)
     }
 }

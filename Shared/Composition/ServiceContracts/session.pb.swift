@@ -3,6 +3,57 @@
 import Domain
 import Protobuf
 
+/// `passkey.v1.RefreshSessionRequest`.
+public struct RefreshSessionRequest: ProtobufMessage, Equatable {
+    public var refreshToken: String = ""
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): refreshToken = try reader.readString()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, refreshToken)
+    }
+}
+
+/// `passkey.v1.GetPublishedKeysRequest`.
+public struct GetPublishedKeysRequest: ProtobufMessage, Equatable {
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from _: inout ProtobufReader) throws -> Bool {
+        false
+    }
+
+    public func encode(to _: inout ProtobufWriter) {
+    }
+}
+
+/// `passkey.v1.PublishedKeys`.
+public struct PublishedKeys: ProtobufMessage, Equatable {
+    public var jwksJSON: String = ""
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): jwksJSON = try reader.readString()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, jwksJSON)
+    }
+}
+
 /// `passkey.v1.CreatePasswordAccountRequest`.
 public struct CreatePasswordAccountRequest: ProtobufMessage, Equatable {
     public var email: String = ""
@@ -76,6 +127,9 @@ public struct IssuedSession: ProtobufMessage, Equatable {
     public var accountID: String = ""
     public var displayName: String = ""
     public var sessionID: String = ""
+    public var refreshToken: String = ""
+    public var accessTokenExpiresAtUnixMilliseconds: Int64 = 0
+    public var refreshTokenExpiresAtUnixMilliseconds: Int64 = 0
 
     public init() {}
 
@@ -86,6 +140,9 @@ public struct IssuedSession: ProtobufMessage, Equatable {
         case (3, .lengthDelimited): accountID = try reader.readString()
         case (4, .lengthDelimited): displayName = try reader.readString()
         case (5, .lengthDelimited): sessionID = try reader.readString()
+        case (6, .lengthDelimited): refreshToken = try reader.readString()
+        case (7, .varint): accessTokenExpiresAtUnixMilliseconds = try reader.readInt64()
+        case (8, .varint): refreshTokenExpiresAtUnixMilliseconds = try reader.readInt64()
         default: return false
         }
         return true
@@ -97,6 +154,9 @@ public struct IssuedSession: ProtobufMessage, Equatable {
         writer.writeStringField(3, accountID)
         writer.writeStringField(4, displayName)
         writer.writeStringField(5, sessionID)
+        writer.writeStringField(6, refreshToken)
+        writer.writeInt64Field(7, accessTokenExpiresAtUnixMilliseconds)
+        writer.writeInt64Field(8, refreshTokenExpiresAtUnixMilliseconds)
     }
 }
 

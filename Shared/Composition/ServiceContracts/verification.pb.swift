@@ -149,6 +149,7 @@ public struct FinishAccountRegistrationRequest: ProtobufMessage, Equatable {
 public struct FinishAccountRegistrationResponse: ProtobufMessage, Equatable {
     public var accountID: String = ""
     public var displayName: String = ""
+    public var session: IssuedSession?
 
     public init() {}
 
@@ -156,6 +157,7 @@ public struct FinishAccountRegistrationResponse: ProtobufMessage, Equatable {
         switch (number, wireType) {
         case (1, .lengthDelimited): accountID = try reader.readString()
         case (2, .lengthDelimited): displayName = try reader.readString()
+        case (3, .lengthDelimited): session = try reader.readMessage(IssuedSession.self)
         default: return false
         }
         return true
@@ -164,6 +166,7 @@ public struct FinishAccountRegistrationResponse: ProtobufMessage, Equatable {
     public func encode(to writer: inout ProtobufWriter) {
         writer.writeStringField(1, accountID)
         writer.writeStringField(2, displayName)
+        if let session { writer.writeMessageField(3, session) }
     }
 }
 

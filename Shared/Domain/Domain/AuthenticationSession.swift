@@ -22,11 +22,20 @@ public struct AuthenticationSession: Hashable, Sendable {
     public var createdAt: Date
     public var expiresAt: Date
     public var revokedAt: Date?
+    /// SHA-256 of the secret of the session's first refresh token (generation 0), for a session with signed access
+    /// tokens; nil for a session of opaque bearer tokens, which is never refreshed.
+    public var refreshDigest: [UInt8]?
+    /// The `amr` values of its access tokens when they are not those of ``authenticationMethod`` (a session that a
+    /// completed recovery issued), else nil.
+    public var methodReferences: [String]?
 
     public init(
         id: SessionID, accountID: AccountID, tokenDigest: [UInt8], authenticationMethod: AuthenticationMethod,
-        createdAt: Date, expiresAt: Date, revokedAt: Date?
+        createdAt: Date, expiresAt: Date, revokedAt: Date?, refreshDigest: [UInt8]? = nil,
+        methodReferences: [String]? = nil
     ) {
+        self.refreshDigest = refreshDigest
+        self.methodReferences = methodReferences
         self.id = id
         self.accountID = accountID
         self.tokenDigest = tokenDigest

@@ -31,6 +31,8 @@ public struct DomainError: Error, Hashable, Sendable, CustomStringConvertible {
         case unavailable
         /// An operator disabled the account: it cannot sign in by any method until it is enabled again.
         case accountDisabled = "account_disabled"
+        /// The change conflicts with the resource's state (retiring the only signing key, for example).
+        case conflict
     }
 
     public let code: Code

@@ -41,6 +41,14 @@ public protocol AccountRepository: Sendable {
         completing registrationID: AccountRegistrationID, verification: EmailCodeDelivery?
     ) async throws
 
+    /// As `createPasskeyAccount(_:email:credential:completing:verification:)`, and stores the new account's first
+    /// session in the same transaction: creating an account with a passkey signs it in.
+    func createPasskeyAccount(
+        _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
+        completing registrationID: AccountRegistrationID, verification: EmailCodeDelivery?,
+        session: AuthenticationSession
+    ) async throws
+
     /// The account with this ID, or nil.
     func account(id: AccountID) async throws -> Account?
 
@@ -65,6 +73,16 @@ extension AccountRepository {
         completing registrationID: AccountRegistrationID, verification: EmailCodeDelivery?
     ) async throws {
         try await createPasskeyAccount(account, email: email, credential: credential, completing: registrationID)
+    }
+
+    /// Stores that do not model sessions (test doubles) create the account and drop the session.
+    public func createPasskeyAccount(
+        _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
+        completing registrationID: AccountRegistrationID, verification: EmailCodeDelivery?,
+        session: AuthenticationSession
+    ) async throws {
+        try await createPasskeyAccount(
+            account, email: email, credential: credential, completing: registrationID, verification: verification)
     }
 }
 

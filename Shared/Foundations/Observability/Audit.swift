@@ -16,6 +16,11 @@ public enum AuditEvent: String, CaseIterable, Sendable {
     /// A password removal was refused (with `reason`).
     case passwordRemovalRefused = "audit.password.removal_refused"
     case sessionRevoked = "audit.session.revoked"
+    /// A refresh token that had been replaced came back after the reuse window: the session was ended.
+    case sessionRefreshReused = "audit.session.refresh_reused"
+    /// A token-signing key was made (published now, signing from its activation) or retired.
+    case signingKeyCreated = "audit.signing_key.created"
+    case signingKeyRetired = "audit.signing_key.retired"
     case emailVerificationSent = "audit.email.verification_sent"
     case emailVerified = "audit.email.verified"
     case emailVerificationFailed = "audit.email.verification_failed"

@@ -50,6 +50,26 @@ public struct PostgresAccountRepository: AccountRepository {
         _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
         completing registrationID: AccountRegistrationID, verification: EmailCodeDelivery?
     ) async throws {
+        try await createPasskeyAccount(
+            account, email: email, credential: credential, completing: registrationID, verification: verification,
+            session: nil)
+    }
+
+    public func createPasskeyAccount(
+        _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
+        completing registrationID: AccountRegistrationID, verification: EmailCodeDelivery?,
+        session: AuthenticationSession
+    ) async throws {
+        try await createPasskeyAccount(
+            account, email: email, credential: credential, completing: registrationID, verification: verification,
+            session: Optional(session))
+    }
+
+    private func createPasskeyAccount(
+        _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
+        completing registrationID: AccountRegistrationID, verification: EmailCodeDelivery?,
+        session: AuthenticationSession?
+    ) async throws {
         let audit = [
             AuditTrail.row(.accountCreated, account: account.id, detail: ["method": "passkey"]),
             AuditTrail.row(
@@ -71,6 +91,7 @@ public struct PostgresAccountRepository: AccountRepository {
                 if let email { try insert(email, on: connection) }
                 try PostgresPasskeyCredentialRepository.insert(credential, on: connection)
                 if let verification { try PostgresAccountRecoveryRepository.insert(verification, on: connection) }
+                if let session { try connection.execute(PostgresAuthenticationSessionRepository.insertion(session)) }
                 for event in audit { try connection.execute(event) }
             }
         }

@@ -13,7 +13,7 @@ public struct PostgresAuthenticationSessionRepository: AuthenticationSessionRepo
     public static let table = "authentication_sessions"
 
     static let columns =
-        "id, account_id, token_digest, authentication_method, created_at, expires_at, revoked_at"
+        "id, account_id, token_digest, authentication_method, created_at, expires_at, revoked_at, refresh_digest, method_references"
 
     public func add(_ session: AuthenticationSession) async throws {
         let insertion = Self.insertion(session)
@@ -27,10 +27,14 @@ public struct PostgresAuthenticationSessionRepository: AuthenticationSessionRepo
         _ session: AuthenticationSession, accountFrom source: String? = nil, where condition: PostgresQuery? = nil
     ) -> PostgresQuery {
         let account: PostgresQuery = source.map { "\(unsafeSQL: $0).account_id" } ?? "\(session.accountID.rawValue)::uuid"
+        // A session with refresh tokens starts at generation 0, refreshed when it was created.
+        let refreshed = session.refreshDigest == nil ? nil : session.createdAt
         var query: PostgresQuery = """
-            INSERT INTO authentication_sessions (\(unsafeSQL: columns))
+            INSERT INTO authentication_sessions (\(unsafeSQL: columns), refresh_generation, refreshed_at)
             SELECT \(session.id.rawValue), \(fragment: account), \(PostgresBytes(session.tokenDigest)),
-                   \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt), \(session.revokedAt)
+                   \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt), \(session.revokedAt),
+                   \(session.refreshDigest.map(PostgresBytes.init)), \(session.methodReferences.map(PostgresTextArray.init)),
+                   \(refreshed.map { _ in Int32(0) }), \(refreshed)
             """
         if let source { query = "\(fragment: query) FROM \(unsafeSQL: source)" }
         if let condition { query = "\(fragment: query) WHERE \(fragment: condition)" }
@@ -86,6 +90,8 @@ public struct PostgresAuthenticationSessionRepository: AuthenticationSessionRepo
             id: SessionID(try row.decode(UUID.self, "id")), accountID: AccountID(try row.decode(UUID.self, "account_id")),
             tokenDigest: try row.decode(PostgresBytes.self, "token_digest").bytes, authenticationMethod: method,
             createdAt: try row.decode(Date.self, "created_at"), expiresAt: try row.decode(Date.self, "expires_at"),
-            revokedAt: try row.decode(Date?.self, "revoked_at"))
+            revokedAt: try row.decode(Date?.self, "revoked_at"),
+            refreshDigest: try row.decode(PostgresBytes?.self, "refresh_digest")?.bytes,
+            methodReferences: try row.decode(PostgresTextArray?.self, "method_references")?.elements)
     }
 }

@@ -109,6 +109,10 @@ class Stack:
         self.url = database_url(self.server_url, self.database)
         self.logs = pathlib.Path(tempfile.mkdtemp(prefix=f"passkey-{prefix}-"))
         self.certificates = self.logs / "tls"
+        # The key-encryption key that seals the access-token signing keys (32 random bytes, hex).
+        self.key_encryption_key = self.logs / "token-kek"
+        self.key_encryption_key.write_text(os.urandom(32).hex() + "\n")
+        self.key_encryption_key.chmod(0o600)
         self.processes = {}
         self.gateway_port = free_port()
         self.ports = {name: free_port() for name in SERVICES}
@@ -138,6 +142,7 @@ class Stack:
             env[f"{prefix}_SERVICE_LISTEN"] = f"127.0.0.1:{port}"
             env[f"{prefix}_SERVICE_ADDRESSES"] = f"127.0.0.1:{port}"
         env.update(tls_environment(self.certificates, name))
+        env["PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE"] = str(self.key_encryption_key)
         env.update(self.extra)
         env.update(self.per_process.get(name, {}))
         return env

@@ -1,0 +1,83 @@
+import AccessTokens
+import Configuration
+import Foundation
+import Observability
+import Postgres
+import PostgresStorage
+import SessionIssuance
+
+/// Keeps a process's ``SigningKeyRing`` in step with `session_signing_keys`: at start it makes the first key when
+/// there is none (one replica wins; the rest load it), then reloads every few seconds, so a key rotated in or
+/// retired through the admin API reaches every replica within `interval`.
+public struct SigningKeyLoader: Sendable {
+    let repository: any SigningKeyRepository
+    let ring: SigningKeyRing
+    let algorithm: JWSAlgorithm
+    let interval: Duration
+    let logger: Logger
+    let clock: @Sendable () -> Date
+
+    /// A loader of `ring` from `repository`.
+    public init(
+        repository: any SigningKeyRepository, ring: SigningKeyRing, algorithm: JWSAlgorithm,
+        interval: Duration = .seconds(5), logger: Logger, clock: @escaping @Sendable () -> Date = Date.init
+    ) {
+        self.repository = repository
+        self.ring = ring
+        self.algorithm = algorithm
+        self.interval = interval
+        self.logger = logger
+        self.clock = clock
+    }
+
+    /// The signer of a service that issues sessions, with its loader running in the background; nil for
+    /// `PASSKEY_SESSION_TOKENS=opaque`.
+    public static func signer(
+        _ configuration: SessionTokenConfiguration, pool: PostgresPool, context: ServiceContext
+    ) throws -> AccessTokenSigner? {
+        guard configuration.kind == .jwt else { return nil }
+        guard let bytes = configuration.keyEncryptionKey, let encryption = KeyEncryptionKey(bytes: bytes),
+            let algorithm = JWSAlgorithm(rawValue: configuration.algorithm)
+        else {
+            throw ConfigurationError(variable: "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE", problem: "is required")
+        }
+        let ring = SigningKeyRing(
+            schedule: SigningKeySchedule(
+                accessTokenLifetime: configuration.accessTokenLifetime, publishDelay: configuration.publishDelay),
+            encryption: encryption)
+        let loader = SigningKeyLoader(
+            repository: PostgresSigningKeyRepository(pool: pool), ring: ring, algorithm: algorithm, logger: context.logger)
+        context.background { await loader.run() }
+        return AccessTokenSigner(
+            ring: ring,
+            settings: AccessTokenSettings(
+                issuer: configuration.issuer, audience: configuration.audience, clientID: configuration.clientID,
+                lifetime: configuration.accessTokenLifetime, algorithm: algorithm))
+    }
+
+    /// Loads at once, then every `interval`, until cancelled. A failed load keeps the keys loaded before.
+    public func run() async {
+        while !Task.isCancelled {
+            do {
+                try await load()
+            } catch {
+                logger.error("signing_keys.load_failed", ["error": String(describing: error)])
+            }
+            do { try await Task.sleep(for: ring.isLoaded ? interval : .milliseconds(500)) } catch { return }
+        }
+    }
+
+    /// One load: makes the first key when no unretired key exists, then reads every published key into the ring.
+    public func load() async throws {
+        let now = clock()
+        var keys = try await repository.keys(publishedSince: ring.schedule.publishedSince(now))
+        if !keys.contains(where: { $0.retiredAt == nil }) {
+            let first = try ring.encryption.newKey(algorithm, now: now, activatingAfter: 0)
+            if try await repository.add(first, onlyIfNone: true) {
+                logger.info("signing_keys.created", ["key.id": first.keyID, "algorithm": algorithm.rawValue])
+            }
+            keys = try await repository.keys(publishedSince: ring.schedule.publishedSince(now))
+        }
+        try ring.load(keys)
+    }
+}

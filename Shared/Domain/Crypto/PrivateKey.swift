@@ -1,0 +1,150 @@
+import COpenSSL
+
+/// A private key that signs: ECDSA on P-256 or Ed25519, held by OpenSSL (what signs access tokens).
+///
+/// The `EVP_PKEY` is built in the initializer and never mutated; each signature makes its own `EVP_MD_CTX`, and
+/// OpenSSL documents concurrent signing with one key as thread-safe. That makes `@unchecked Sendable` sound.
+public final class PrivateKey: @unchecked Sendable {
+    /// The kinds of key.
+    public enum Kind: String, Sendable, Hashable {
+        /// ECDSA on P-256 with SHA-256.
+        case p256
+        /// Ed25519.
+        case ed25519
+    }
+
+    /// The kind of key.
+    public let kind: Kind
+    let handle: OpaquePointer
+
+    private init(kind: Kind, taking handle: OpaquePointer) {
+        self.kind = kind
+        self.handle = handle
+    }
+
+    deinit { EVP_PKEY_free(handle) }
+
+    /// A new random key of `kind`.
+    public static func generate(_ kind: Kind) throws(CryptoError) -> PrivateKey {
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, kind == .p256 ? "EC" : "ED25519", nil) else {
+            throw CryptoError("EVP_PKEY_CTX_new_from_name")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_keygen_init(context) == 1 else { throw CryptoError("EVP_PKEY_keygen_init") }
+        if kind == .p256, EVP_PKEY_CTX_set_group_name(context, "P-256") != 1 {
+            throw CryptoError("EVP_PKEY_CTX_set_group_name")
+        }
+        var key: OpaquePointer?
+        guard EVP_PKEY_generate(context, &key) == 1, let key else { throw CryptoError("EVP_PKEY_generate") }
+        return PrivateKey(kind: kind, taking: key)
+    }
+
+    /// The key read from its PKCS #8 DER encoding; fails for any other kind of key.
+    public init(pkcs8 der: [UInt8]) throws(CryptoError) {
+        var cursor: UnsafePointer<UInt8>? = nil
+        let key: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+            cursor = buffer.baseAddress
+            return d2i_AutoPrivateKey(nil, &cursor, buffer.count)
+        }
+        guard let key else { throw CryptoError("d2i_AutoPrivateKey") }
+        if EVP_PKEY_is_a(key, "ED25519") == 1 {
+            kind = .ed25519
+        } else if EVP_PKEY_is_a(key, "EC") == 1, EVP_PKEY_get_bits(key) == 256 {
+            kind = .p256
+        } else {
+            EVP_PKEY_free(key)
+            throw CryptoError(operation: "PrivateKey", details: "not a P-256 or Ed25519 key")
+        }
+        handle = key
+    }
+
+    /// The key's PKCS #8 DER encoding: the private key itself, to be sealed before it is stored anywhere.
+    public func pkcs8() throws(CryptoError) -> [UInt8] {
+        guard let info = EVP_PKEY2PKCS8(handle) else { throw CryptoError("EVP_PKEY2PKCS8") }
+        defer { PKCS8_PRIV_KEY_INFO_free(info) }
+        var output: UnsafeMutablePointer<UInt8>? = nil
+        let length = i2d_PKCS8_PRIV_KEY_INFO(info, &output)
+        guard length > 0, let output else { throw CryptoError("i2d_PKCS8_PRIV_KEY_INFO") }
+        defer {
+            OPENSSL_cleanse(output, Int(length))
+            _ = copenssl_OPENSSL_free(output)
+        }
+        return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+    }
+
+    /// The public key: for P-256 the affine coordinates (32 bytes each), for Ed25519 the raw key as `x` and an
+    /// empty `y`.
+    public func publicCoordinates() throws(CryptoError) -> (x: [UInt8], y: [UInt8]) {
+        switch kind {
+        case .ed25519:
+            var length = 32
+            var raw = [UInt8](repeating: 0, count: 32)
+            guard EVP_PKEY_get_raw_public_key(handle, &raw, &length) == 1, length == 32 else {
+                throw CryptoError("EVP_PKEY_get_raw_public_key")
+            }
+            return (raw, [])
+        case .p256:
+            var point = [UInt8](repeating: 0, count: 65)
+            var length = 0
+            guard EVP_PKEY_get_octet_string_param(handle, OSSL_PKEY_PARAM_PUB_KEY, &point, point.count, &length) == 1,
+                length == 65, point[0] == 0x04
+            else { throw CryptoError("EVP_PKEY_get_octet_string_param") }
+            return (Array(point[1..<33]), Array(point[33..<65]))
+        }
+    }
+
+    /// The public half, for verifying what this key signed.
+    public func publicKey() throws(CryptoError) -> PublicKey {
+        let (x, y) = try publicCoordinates()
+        return kind == .p256 ? try .ellipticCurve(.p256, x: x, y: y) : try .ed25519(x)
+    }
+
+    /// A JWS signature of `message` (RFC 7518 §3.4, RFC 8037): `r ‖ s` (32 bytes each) for P-256, the 64-byte
+    /// signature for Ed25519.
+    public func sign(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
+        guard let context = EVP_MD_CTX_new() else { throw CryptoError("EVP_MD_CTX_new") }
+        defer { EVP_MD_CTX_free(context) }
+        let digest = kind == .p256 ? DigestAlgorithm.sha256.handle : nil
+        guard EVP_DigestSignInit(context, nil, digest, nil, handle) == 1 else { throw CryptoError("EVP_DigestSignInit") }
+        var length = 0
+        guard EVP_DigestSign(context, nil, &length, message, message.count) == 1 else {
+            throw CryptoError("EVP_DigestSign")
+        }
+        var signature = [UInt8](repeating: 0, count: length)
+        guard EVP_DigestSign(context, &signature, &length, message, message.count) == 1 else {
+            throw CryptoError("EVP_DigestSign")
+        }
+        signature.removeSubrange(length...)
+        return kind == .p256 ? try Self.rawECDSASignature(der: signature) : signature
+    }
+
+    /// `r ‖ s`, each left-padded to 32 bytes, from a DER `ECDSA-Sig-Value`.
+    static func rawECDSASignature(der: [UInt8]) throws(CryptoError) -> [UInt8] {
+        var cursor: UnsafePointer<UInt8>? = nil
+        let value: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+            cursor = buffer.baseAddress
+            return d2i_ECDSA_SIG(nil, &cursor, buffer.count)
+        }
+        guard let value else { throw CryptoError("d2i_ECDSA_SIG") }
+        defer { ECDSA_SIG_free(value) }
+        var output = [UInt8](repeating: 0, count: 64)
+        guard BN_bn2binpad(ECDSA_SIG_get0_r(value), &output, 32) == 32 else { throw CryptoError("BN_bn2binpad") }
+        let written = output.withUnsafeMutableBufferPointer { BN_bn2binpad(ECDSA_SIG_get0_s(value), $0.baseAddress! + 32, 32) }
+        guard written == 32 else { throw CryptoError("BN_bn2binpad") }
+        return output
+    }
+
+    /// The DER `ECDSA-Sig-Value` of a JWS `r ‖ s` signature (64 bytes), as `PublicKey.verify` takes it; nil when
+    /// the length is wrong.
+    public static func derECDSASignature(raw: [UInt8]) -> [UInt8]? {
+        guard raw.count == 64 else { return nil }
+        func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+            var value = Array(bytes.drop { $0 == 0 })
+            if value.isEmpty { value = [0] }
+            if value[0] & 0x80 != 0 { value.insert(0, at: 0) }
+            return [0x02, UInt8(value.count)] + value
+        }
+        let body = integer(raw[0..<32]) + integer(raw[32..<64])
+        return [0x30, UInt8(body.count)] + body
+    }
+}
