@@ -351,7 +351,8 @@ let clientTargets: [Target] = [
         ],
         path: "Tests/PasskeySessionVerifierTests"),
     .executableTarget(
-        name: "session-verifier-benchmark", dependencies: ["AccessTokens", "AccessTokenSigning", "PasskeySessionVerifier"],
+        name: "session-verifier-benchmark",
+        dependencies: ["AccessTokens", "AccessTokenSigning", "JSON", "PasskeySessionVerifier"],
         path: "Tests/Benchmarks/SessionVerifierBenchmark"),
     .target(name: "PasskeyClient", path: "Clients/PasskeyClient/Sources/PasskeyClient"),
     .testTarget(
