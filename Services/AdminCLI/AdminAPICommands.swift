@@ -103,7 +103,7 @@ extension String {
 /// `passkey remove` and `audit events`. Every argument is checked before the environment is read and before any
 /// request is made.
 enum AdminAPICommands {
-    static let words: Set<String> = ["accounts", "account", "sessions", "passkey", "audit", "webhooks", "webhook"]
+    static let words: Set<String> = ["accounts", "account", "sessions", "passkey", "audit", "webhooks", "webhook", "keys"]
 
     static func run(_ arguments: [String]) {
         guard arguments.count >= 2 else { finish(.usage, usage) }
@@ -124,6 +124,8 @@ enum AdminAPICommands {
         case "webhook create": createWebhook(rest)
         case "webhook show": showWebhook(rest)
         case "webhook delete", "webhook enable": changeWebhook(rest, verb: arguments[1])
+        case "keys list", "keys rotate": signingKeys(rest, verb: arguments[1])
+        case "keys retire": retireSigningKey(rest)
         default: finish(.usage, "unknown command \(Printable.clip(command, 60))\n\(usage)")
         }
     }
@@ -362,6 +364,33 @@ enum AdminAPICommands {
             emit(api, api.call("POST", "/admin/v1/webhooks/\(id)/enable"), json: options.json) { document in
                 document["changed"]?.boolValue == true ? "enabled webhook \(id)" : "webhook \(id) was already enabled"
             }
+        }
+    }
+
+    /// `keys list` and `keys rotate`: the access-token signing keys, and a new one rotated in.
+    static func signingKeys(_ arguments: ArraySlice<String>, verb: String) {
+        let options = Options(arguments, valued: [], flags: ["--json"])
+        _ = options.positional(0...0, "keys \(verb) takes no arguments")
+        let api = AdminAPI.fromEnvironment()
+        if verb == "list" {
+            emit(api, api.call("GET", "/admin/v1/signing-keys"), json: options.json, table: AdminTables.signingKeys)
+        } else {
+            emit(api, api.call("POST", "/admin/v1/signing-keys"), json: options.json) { document in
+                AdminTables.signingKeys(.object(["keys": .array([document])]))
+            }
+        }
+    }
+
+    /// `keys retire KEY`: the key stops signing and stays published until its last token has expired.
+    static func retireSigningKey(_ arguments: ArraySlice<String>) {
+        let options = Options(arguments, valued: [], flags: ["--json"])
+        let id = options.positional(1...1, "keys retire needs one key ID")[0]
+        guard (1...128).contains(id.utf8.count),
+            id.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_".unicodeScalars.contains($0)) })
+        else { finish(.usage, "KEY must be a key ID as keys list prints it") }
+        let api = AdminAPI.fromEnvironment()
+        emit(api, api.call("POST", "/admin/v1/signing-keys/\(id)/retire"), json: options.json) { document in
+            AdminTables.signingKeys(.object(["keys": .array([document])]))
         }
     }
 }

@@ -123,4 +123,18 @@ enum AdminTables {
                 ]
             })
     }
+
+    /// `GET /admin/v1/signing-keys`: one row per key.
+    static func signingKeys(_ document: JSONValue) -> String {
+        let keys = document["keys"]?.arrayValue ?? []
+        if keys.isEmpty { return "no signing key" }
+        return table(
+            ["KEY ID", "ALGORITHM", "STATE", "CREATED", "ACTIVATES", "RETIRED"],
+            keys.map { key in
+                [
+                    cell(key["keyID"]), cell(key["algorithm"]), cell(key["state"]), cell(key["createdAt"]),
+                    cell(key["activatesAt"]), cell(key["retiredAt"]),
+                ]
+            })
+    }
 }

@@ -23,13 +23,17 @@ let usage = """
            passkey-admin webhooks list [--json]
            passkey-admin webhook create --url URL --type TYPE... [--description TEXT] [--json]
            passkey-admin webhook show|delete|enable WEBHOOK [--json]
+           passkey-admin keys list|rotate [--json]
+           passkey-admin keys retire KEY [--json]
 
     The token commands use DATABASE_URL; a new token is printed once, alone on the last line. SCOPES is a
     comma-separated list of read, write and erase; DURATION is like 90s, 12h or 30d.
     The other commands call the admin API at PASSKEY_ADMIN_URL (default http://127.0.0.1:8081) with the admin
     token in PASSKEY_ADMIN_TOKEN. ACCOUNT, SESSION and WEBHOOK are UUIDs, CREDENTIAL a credential ID in base64url. TIME is
     an RFC 3339 time (2025-01-31T12:00:00Z), a date (2025-01-31, midnight UTC), a time before now (90m, 24h, 7d)
-    or Unix milliseconds. A webhook's TYPE is an audit event type or *; its signing secret is printed once.
+    or Unix milliseconds. A webhook's TYPE is an audit event type or *; its signing secret is printed once. KEY is
+    an access-token signing key's ID (its kid): keys rotate publishes a new key that signs after the publish delay,
+    keys retire stops one signing once another does.
     Output is a table, or with --json the API's JSON.
 
     Exit statuses: 0 done; 1 failed (the database or the admin API unreachable, a 5xx, too many calls);

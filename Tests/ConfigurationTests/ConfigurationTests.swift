@@ -85,7 +85,11 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(Processes.readers(of: "SMTP_URL"), ["session-service"])
         XCTAssertEqual(Processes.readers(of: "PASSKEY_CHALLENGE_LIFETIME"), ["challenge-service"])
         XCTAssertEqual(Processes.readers(of: "PASSKEY_TRUSTED_PROXIES"), ["gateway"])
-        XCTAssertEqual(Processes.readers(of: "PASSKEY_ORIGINS"), ["gateway", "verification-service"])
+        // session-service reads the origins for the tokens' default issuer.
+        XCTAssertEqual(Processes.readers(of: "PASSKEY_ORIGINS"), ["gateway", "verification-service", "session-service"])
+        XCTAssertEqual(
+            Processes.readers(of: "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE"), ["verification-service", "session-service"])
+        XCTAssertEqual(Processes.readers(of: "PASSKEY_CORS_ORIGINS"), ["gateway"])
         XCTAssertEqual(Processes.readers(of: "PASSKEY_ALGORITHMS"), ["gateway", "verification-service"])
         XCTAssertEqual(Processes.readers(of: "DATABASE_URL"), ["challenge-service", "verification-service", "session-service"])
         XCTAssertEqual(
@@ -159,6 +163,13 @@ final class ConfigurationTests: XCTestCase {
             ("SMTP_URL", "smtp://user@mail.example"), ("SMTP_FROM", "nobody"), ("SMTP_STARTTLS", "maybe"),
             ("SMTP_PASSWORD", "secret"), ("PASSKEY_RECOVERY_REVOKES_SESSIONS", "yes"),
             ("CHALLENGE_SERVICE_LISTEN", "nowhere"), ("METRICS_LISTEN", "9090"),
+            ("PASSKEY_SESSION_TOKENS", "paseto"), ("PASSKEY_TOKEN_ALGORITHM", "HS256"),
+            ("PASSKEY_TOKEN_ALGORITHM", "none"), ("PASSKEY_ACCESS_TOKEN_LIFETIME", "5s"),
+            ("PASSKEY_ACCESS_TOKEN_LIFETIME", "7d"), ("PASSKEY_REFRESH_REUSE_WINDOW", "1h"),
+            ("PASSKEY_TOKEN_ISSUER", "auth.example.com"), ("PASSKEY_TOKEN_ISSUER", "https://auth.example.com/?x"),
+            ("PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE", "/nonexistent/kek"),
+            ("PASSKEY_CORS_ORIGINS", "app.example.com"), ("PASSKEY_CORS_ORIGINS", "android:apk-key-hash:x"),
+            ("PASSKEY_REFRESH_COOKIE", "on"),
         ]
         for (variable, value) in cases {
             // Every process that reads the variable stops, naming it; the others take no notice.
@@ -268,5 +279,55 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertTrue(ServiceTarget(parsing: "10.1.2.3:80")!.isNumeric)
         XCTAssertFalse(ServiceTarget(parsing: "10.1.2.256:80")!.isNumeric)
         XCTAssertEqual(ServiceTarget(parsing: "dns://127.0.0.1:5353/v.test:7000")?.description, "dns://127.0.0.1:5353/v.test:7000")
+    }
+}
+
+/// How sessions are handed out: the defaults, the key-encryption key's forms, and the refusal to start signing
+/// without one.
+final class SessionTokenConfigurationTests: XCTestCase {
+    func testDefaultsDeriveTheIssuerFromTheOriginsAndAskForAKeyEncryptionKey() throws {
+        let defaults = try SessionTokenConfiguration(EnvironmentReader([:]))
+        XCTAssertEqual(defaults.kind, .jwt)
+        XCTAssertEqual(defaults.issuer, "http://localhost:8080")
+        XCTAssertEqual(defaults.audience, defaults.issuer)
+        XCTAssertEqual(defaults.accessTokenLifetime, 600)
+        XCTAssertEqual(defaults.algorithm, "ES256")
+        XCTAssertEqual(defaults.reuseWindow, 10)
+        XCTAssertNil(defaults.keyEncryptionKey)
+        XCTAssertThrowsError(try defaults.requireKeyEncryptionKey()) {
+            XCTAssertEqual(($0 as? ConfigurationError)?.variable, "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE")
+        }
+        let android = try SessionTokenConfiguration(
+            EnvironmentReader([
+                "PASSKEY_ORIGINS": "android:apk-key-hash:" + String(repeating: "A", count: 43) + ",https://auth.example.com"
+            ]))
+        XCTAssertEqual(android.issuer, "https://auth.example.com", "the first web origin")
+    }
+
+    func testTheKeyEncryptionKeyIsReadAsHexOrBase64AndNothingElse() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bytes = (0..<32).map { UInt8($0) }
+        let forms = [
+            bytes.map { String(format: "%02x", $0) }.joined() + "\n",
+            Data(bytes).base64EncodedString(),
+        ]
+        for (index, text) in forms.enumerated() {
+            let file = directory.appendingPathComponent("kek\(index)")
+            try text.write(to: file, atomically: true, encoding: .utf8)
+            let configuration = try SessionTokenConfiguration(
+                EnvironmentReader(["PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE": file.path]))
+            XCTAssertEqual(try configuration.requireKeyEncryptionKey(), bytes, text)
+        }
+        for (index, text) in ["", "00ff", String(repeating: "zz", count: 32), Data(bytes.prefix(16)).base64EncodedString()]
+            .enumerated()
+        {
+            let file = directory.appendingPathComponent("bad\(index)")
+            try text.write(to: file, atomically: true, encoding: .utf8)
+            XCTAssertThrowsError(
+                try SessionTokenConfiguration(EnvironmentReader(["PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE": file.path])), text
+            ) { XCTAssertEqual(($0 as? ConfigurationError)?.variable, "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE") }
+        }
     }
 }

@@ -16,7 +16,7 @@ final class ProblemMappingTests: XCTestCase {
             .invalidRequest: 400, .verificationFailed: 400, .unauthenticated: 401, .invalidCredentials: 401,
             .forbidden: 403, .notFound: 404, .emailTaken: 409, .credentialAlreadyRegistered: 409,
             .lastSignInMethod: 409, .challengeUnavailable: 410, .rateLimited: 429, .unavailable: 503,
-            .invalidCode: 400, .accountDisabled: 403,
+            .invalidCode: 400, .accountDisabled: 403, .conflict: 409,
         ]
         for code in DomainError.Code.allCases {
             let problem = ProblemMapping.problem(for: DomainError(code, "m"))
@@ -226,11 +226,25 @@ final class ResponseDocumentTests: XCTestCase {
         issued.expiresAtUnixMilliseconds = 86_400_000
         issued.accountID = "acc"
         issued.displayName = "A"
+        issued.sessionID = "sid"
         let session = ResponseDocuments.session(issued)
         XCTAssertEqual(
-            session.objectValue?.keys, ["accessToken", "tokenType", "expiresAt", "accountID", "displayName"])
+            session.objectValue?.keys,
+            ["accessToken", "tokenType", "expiresAt", "expiresIn", "sessionID", "sessionExpiresAt", "accountID", "displayName"],
+            "an opaque session has no refresh members")
         XCTAssertEqual(session["tokenType"], "Bearer")
         XCTAssertEqual(session["expiresAt"], "1970-01-02T00:00:00Z")
+        XCTAssertEqual(session["expiresIn"], 0, "long past")
+        // A session with signed tokens: the access token's expiry, and the refresh members unless in a cookie.
+        issued.accessTokenExpiresAtUnixMilliseconds = 3_600_000
+        issued.refreshToken = "prt_x"
+        issued.refreshTokenExpiresAtUnixMilliseconds = 7_200_000
+        let signed = ResponseDocuments.session(issued)
+        XCTAssertEqual(signed["expiresAt"], "1970-01-01T01:00:00Z")
+        XCTAssertEqual(signed["sessionExpiresAt"], "1970-01-02T00:00:00Z")
+        XCTAssertEqual(signed["refreshToken"], "prt_x")
+        XCTAssertEqual(signed["refreshTokenExpiresAt"], "1970-01-01T02:00:00Z")
+        XCTAssertNil(ResponseDocuments.session(issued, includingRefreshToken: false)["refreshToken"])
         var info = PasskeyCredentialInfo()
         info.credentialID = [1]
         info.createdAtUnixMilliseconds = 1000

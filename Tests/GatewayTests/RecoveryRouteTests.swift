@@ -72,6 +72,7 @@ final class RecoveryRouteTests: XCTestCase {
                     "POST /v1/accounts/password", "POST /v1/sessions/password", "POST /v1/passkeys/account-registrations",
                     "POST /v1/passkeys/account-registrations/finish", "POST /v1/passkeys/authentications",
                     "POST /v1/passkeys/authentications/finish", "POST /v1/recovery", "POST /v1/recovery/finish",
+                    "POST /v1/session/refresh",
                     "GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.json",
                     "GET /v1/passkey-providers/{aaguid}/icons/{variant}",
                 ].contains(name)

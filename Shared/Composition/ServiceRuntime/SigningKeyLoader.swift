@@ -36,10 +36,10 @@ public struct SigningKeyLoader: Sendable {
         _ configuration: SessionTokenConfiguration, pool: PostgresPool, context: ServiceContext
     ) throws -> AccessTokenSigner? {
         guard configuration.kind == .jwt else { return nil }
-        guard let bytes = configuration.keyEncryptionKey, let encryption = KeyEncryptionKey(bytes: bytes),
+        guard let encryption = KeyEncryptionKey(bytes: try configuration.requireKeyEncryptionKey()),
             let algorithm = JWSAlgorithm(rawValue: configuration.algorithm)
         else {
-            throw ConfigurationError(variable: "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE", problem: "is required")
+            throw ConfigurationError(variable: "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE", problem: "must hold 32 bytes")
         }
         let ring = SigningKeyRing(
             schedule: SigningKeySchedule(

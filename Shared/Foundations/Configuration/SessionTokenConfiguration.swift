@@ -30,7 +30,8 @@ public struct SessionTokenConfiguration: Sendable, Equatable {
     public var reuseWindow: Double
     /// `PASSKEY_SIGNING_KEY_PUBLISH_DELAY`, seconds: how long a rotated-in key is published before it signs.
     public var publishDelay: Double
-    /// The key-encryption key read from `PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE` (32 bytes); required for `jwt`.
+    /// The key-encryption key read from `PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE` (32 bytes); with `jwt`, a process
+    /// that issues sessions refuses to start without it (``requireKeyEncryptionKey()``).
     public var keyEncryptionKey: [UInt8]?
 
     public init(_ env: EnvironmentReader) throws {
@@ -71,11 +72,17 @@ public struct SessionTokenConfiguration: Sendable, Equatable {
                     variable: variable, problem: "\(path) must hold 32 bytes as 64 hex digits or base64")
             }
             keyEncryptionKey = key
-        } else if kind == .jwt {
+        }
+    }
+
+    /// The key-encryption key, which a process that issues signed sessions cannot start without.
+    public func requireKeyEncryptionKey() throws -> [UInt8] {
+        guard let keyEncryptionKey else {
             throw ConfigurationError(
-                variable: variable,
+                variable: "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE",
                 problem: "is required with PASSKEY_SESSION_TOKENS=jwt: a file holding 32 random bytes (openssl rand -hex 32)")
         }
+        return keyEncryptionKey
     }
 
     /// 32 bytes from 64 hex digits or base64/base64url text (whitespace around it ignored); nil otherwise.

@@ -24,12 +24,14 @@ import WebAuthn
 //   ("ok 200 TOKEN" with the session's access token, or the step, the HTTP status or "transport" and the problem
 //   code: "finish 503 unavailable"), so a test can check afterwards that every acknowledged session exists
 //   (Tests/PostgresHA).
+// --refresh makes each "ceremony" a session refresh instead: every worker signs up once (which signs it in), then
+//   trades its refresh token for the next one (POST /v1/session/refresh) as fast as it can or at --rate.
 // --progress prints to standard error, every half second while the clock runs, the wall-clock time and the
 //   ceremonies and failures so far.
 // SIGTERM or SIGINT ends the run early: no further ceremonies start, those begun finish (in rate mode the ones
 // already due too), and the results so far are printed as at the end of --duration.
 
-let flags: Set<String> = ["--report-cpu", "--report-failures", "--progress", "--synced"]
+let flags: Set<String> = ["--report-cpu", "--report-failures", "--progress", "--synced", "--refresh"]
 var arguments: [String: String] = [:]
 var index = 1
 while index < CommandLine.arguments.count {
@@ -51,6 +53,7 @@ let reportCPU = CommandLine.arguments.contains("--report-cpu")
 let reportFailures = CommandLine.arguments.contains("--report-failures")
 let reportProgress = CommandLine.arguments.contains("--progress")
 let synced = CommandLine.arguments.contains("--synced")
+let refreshMode = CommandLine.arguments.contains("--refresh")
 let windowSeconds = Double(arguments["windows"] ?? "0") ?? 0
 let recordPath = arguments["record"]
 let host = url.host ?? "127.0.0.1"
@@ -64,8 +67,9 @@ func text(_ object: JSONObject, _ key: String) -> String { object[key]?.stringVa
 
 func body(_ object: JSONObject) -> [UInt8] { JSONWriter.serialize(.object(object)) }
 
-/// One worker's account: a passkey account made through the API.
-func makeAccount(_ connection: HTTPConnection) throws -> SoftwareAuthenticator {
+/// One worker's account: a passkey account made through the API, and the refresh token of the session creating it
+/// signed in with (empty with opaque session tokens).
+func makeAccount(_ connection: HTTPConnection) throws -> (SoftwareAuthenticator, String) {
     var authenticator = SoftwareAuthenticator(keepsZeroCounter: synced)
     let started = try connection.post(
         "/v1/passkeys/account-registrations",
@@ -90,7 +94,16 @@ func makeAccount(_ connection: HTTPConnection) throws -> SoftwareAuthenticator {
         FileHandle.standardError.write(Data("account creation failed: \(finish.status) \(String(decoding: finish.body, as: UTF8.self))\n".utf8))
         exit(1)
     }
-    return authenticator
+    return (authenticator, text(json(finish.body), "refreshToken"))
+}
+
+/// One refresh: the current refresh token traded for the next, which replaces it.
+func refresh(_ connection: HTTPConnection, _ token: inout String) -> Result<String, FailureKind> {
+    let refreshed = try? connection.post("/v1/session/refresh", body(["refreshToken": .string(token)]))
+    guard let refreshed, refreshed.status == 200 else { return .failure(FailureKind("refresh", refreshed)) }
+    let document = json(refreshed.body)
+    token = text(document, "refreshToken")
+    return .success(recordPath == nil ? "" : text(document, "accessToken"))
 }
 
 /// Why a ceremony failed: the step, the HTTP status (0: no response) and the problem document's code.
@@ -176,11 +189,16 @@ let stopAt = Mutex<Double>(0)
 let group = DispatchGroup()
 
 // Set up every worker's account before the clock starts.
-var workers: [(HTTPConnection, SoftwareAuthenticator)] = []
+var workers: [(HTTPConnection, SoftwareAuthenticator, String)] = []
 for _ in 0..<connections {
     let connection = HTTPConnection(host: host, port: port)
     do {
-        workers.append((connection, try makeAccount(connection)))
+        let (authenticator, refreshToken) = try makeAccount(connection)
+        if refreshMode && refreshToken.isEmpty {
+            FileHandle.standardError.write(Data("passkey-signin-load: --refresh: sign-ups return no refresh token\n".utf8))
+            exit(1)
+        }
+        workers.append((connection, authenticator, refreshToken))
     } catch {
         FileHandle.standardError.write(Data("passkey-signin-load: cannot set up an account at \(url): \(error)\n".utf8))
         exit(1)
@@ -206,7 +224,7 @@ for worker in workers {
     let box = Box(worker)
     group.enter()
     Thread {
-        var (connection, authenticator) = box.value
+        var (connection, authenticator, refreshToken) = box.value
         let end = stopAt.withLock { $0 }
         while true {
             let startTime: Double
@@ -219,7 +237,7 @@ for worker in workers {
                 if startTime >= end || stopping() { break }
             }
             let wallStart = recordPath == nil ? 0 : wallClock() - (now() - startTime)
-            let outcome = ceremony(connection, &authenticator)
+            let outcome = refreshMode ? refresh(connection, &refreshToken) : ceremony(connection, &authenticator)
             let finished = now()
             var failure: FailureKind?
             if case .failure(let kind) = outcome { failure = kind }
