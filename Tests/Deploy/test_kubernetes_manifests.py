@@ -11,6 +11,11 @@ deploy/kubernetes/cert-manager (no schema here: check_cert_manager_fields checks
 Secrets for the right SPIFFE IDs (check_certificates), and deploy/kubernetes/grpc-secrets prints them from a CA of
 its own for clusters without cert-manager (check_grpc_secret_set, with openssl).
 
+Access tokens: session-service and verification-service seal their signing keys under a key-encryption key, the
+Secret passkey-token-kek; those two Deployments, and no other pod, mount it whole and read-only at TOKEN_KEK_MOUNT,
+where the ConfigMap's PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE points (check_token_kek). The base and production ship
+no such Secret (the operator creates it); local-postgres ships one of 32 bytes in hex.
+
 The ha overlay (deploy/kubernetes/overlays/ha) swaps the database for a CloudNativePG Cluster: its custom
 resources have no schema here, so check_cnpg_fields checks their fields against the lists below and check_cnpg_cluster
 the properties (three instances, one synchronous standby, WAL archiving and scheduled backups through the Barman
@@ -66,6 +71,13 @@ IMAGES = {
 }
 PRODUCTION_REGISTRY = "registry.example.com/"
 DATABASE_SECRET = "passkey-database"
+# The key-encryption key of the access-token signing keys: a Secret whose one key is the file
+# PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE names, mounted by the processes that issue sessions and by nothing else.
+TOKEN_KEK_SECRET = "passkey-token-kek"
+TOKEN_KEK_KEY = "key"
+TOKEN_KEK_MOUNT = "/etc/passkey/token-kek"
+TOKEN_KEK_VARIABLE = "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE"
+TOKEN_KEK_DEPLOYMENTS = ["session-service", "verification-service"]
 NAME_LABEL = "app.kubernetes.io/name"
 PART_OF_LABEL = "app.kubernetes.io/part-of"
 
@@ -143,6 +155,16 @@ DEPLOYMENT_VARIABLES = [
     "PASSKEY_WEBHOOK_DISABLE_AFTER",
     "PASSKEY_WEBHOOK_CONCURRENCY",
     "PASSKEY_WEBHOOK_RETENTION",
+    # Signed access tokens and refresh tokens (docs/sessions.md); the key-encryption key is a mounted Secret's file.
+    "PASSKEY_SESSION_TOKENS",
+    "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE",
+    "PASSKEY_TOKEN_ALGORITHM",
+    "PASSKEY_ACCESS_TOKEN_LIFETIME",
+    "PASSKEY_SESSION_IDLE_TIMEOUT",
+    "PASSKEY_REFRESH_REUSE_WINDOW",
+    "PASSKEY_SIGNING_KEY_PUBLISH_DELAY",
+    "PASSKEY_CORS_ORIGINS",
+    "PASSKEY_REFRESH_COOKIE",
 ]
 # The README's further variables that the manifests set.
 RUNTIME_VARIABLES = ["METRICS_LISTEN", "EVENT_LOOP_THREADS", "DATABASE_POOL_SIZE", "SERVICE_DISCOVERY_INTERVAL"]
@@ -167,6 +189,9 @@ UNSET_VARIABLES += [
     "OTEL_BSP_MAX_QUEUE_SIZE", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "OTEL_BSP_SCHEDULE_DELAY", "OTEL_BSP_EXPORT_TIMEOUT",
     "OTEL_RESOURCE_ATTRIBUTES",
 ]
+# Derived defaults: the issuer is the first web origin of PASSKEY_ORIGINS and the audience the issuer, so an overlay
+# (or podman's stack on another port) that changes the origins changes them too; a copy here would go stale.
+UNSET_VARIABLES += ["PASSKEY_TOKEN_ISSUER", "PASSKEY_TOKEN_AUDIENCE"]
 # DATABASE_URL holds a password: it comes from the Secret, never from the ConfigMap.
 REQUIRED_VARIABLES = [name for name in DEPLOYMENT_VARIABLES + RUNTIME_VARIABLES if name != "DATABASE_URL"]
 # Values other parts of the system rely on, in every overlay.
@@ -189,6 +214,8 @@ FIXED_VALUES = {
     "GRPC_TRUST_DOMAIN": "passkey.internal",
     "GRPC_PLAINTEXT": "false",
     "GRPC_HEALTH_LISTEN": "0.0.0.0:50060",
+    # The token KEK Secret's file where session-service and verification-service mount it.
+    "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE": f"{TOKEN_KEK_MOUNT}/{TOKEN_KEK_KEY}",
 }
 
 # Mutual TLS: where each Deployment mounts its Secret, which files of it the variables name, the plaintext health
@@ -874,6 +901,110 @@ def check_grpc_tls(objects: list[dict]) -> list[str]:
     return problems
 
 
+def secret_volumes(workload: dict, secret: str) -> list[dict]:
+    """The pod's volumes that carry Secret `secret`: a secret volume, or a projected one with it among its sources."""
+    found = []
+    for volume in pod_spec(workload).get("volumes", []) or []:
+        sources = (volume.get("projected") or {}).get("sources", []) or []
+        if (volume.get("secret") or {}).get("secretName") == secret or \
+                any((source.get("secret") or {}).get("name") == secret for source in sources):
+            found.append(volume)
+    return found
+
+
+def secret_in_environment(workload: dict, secret: str) -> list[str]:
+    """Where a container of the workload takes variables from `secret` (env secretKeyRef, envFrom secretRef)."""
+    places = []
+    for container in containers(workload):
+        for entry in container.get("env", []) or []:
+            if ((entry.get("valueFrom") or {}).get("secretKeyRef") or {}).get("name") == secret:
+                places.append(f"{where(workload, container)} variable {entry.get('name')}")
+        for source in container.get("envFrom", []) or []:
+            if (source.get("secretRef") or {}).get("name") == secret:
+                places.append(f"{where(workload, container)} envFrom")
+    return places
+
+
+def check_token_kek(objects: list[dict]) -> list[str]:
+    """session-service and verification-service (TOKEN_KEK_DEPLOYMENTS) mount the Secret passkey-token-kek whole
+    (no items, not optional), read-only, at TOKEN_KEK_MOUNT and never through a subPath (a replaced Secret would not
+    reach the pod), readable by the pod's group only, in every container; their ConfigMap's
+    PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE names its key there and no container overrides it. No other pod (the
+    gateway, challenge-service, the migrate Job, Postgres) references the Secret, as a volume or in its
+    environment, and the key never comes as a variable."""
+    problems = []
+    for name in TOKEN_KEK_DEPLOYMENTS:
+        deployment = named(objects, "Deployment", name)
+        if deployment is None:
+            problems.append(f"no Deployment {name}")
+            continue
+        volumes = secret_volumes(deployment, TOKEN_KEK_SECRET)
+        if len(volumes) != 1 or "secret" not in volumes[0]:
+            problems.append(f"{where(deployment)} has {len(volumes)} volumes of Secret {TOKEN_KEK_SECRET}, not one "
+                            "secret volume")
+            continue
+        volume, secret = volumes[0], volumes[0]["secret"]
+        if secret.get("items"):
+            problems.append(f"{where(deployment)} picks items of {TOKEN_KEK_SECRET}: mount all of it")
+        if secret.get("optional"):
+            problems.append(f"{where(deployment)} makes {TOKEN_KEK_SECRET} optional")
+        mode = secret.get("defaultMode", 0o644)
+        if mode & 0o007 or not mode & 0o040:
+            problems.append(f"{where(deployment)} {TOKEN_KEK_SECRET} defaultMode {mode:o}: the key must be readable "
+                            "by the pod's group (fsGroup) and not by others")
+        if pod_spec(deployment).get("securityContext", {}).get("fsGroup") != 65532:
+            problems.append(f"{where(deployment)} has no fsGroup 65532, so its group cannot read the KEK")
+        for container in containers(deployment):
+            mounts = [mount for mount in container.get("volumeMounts", []) or [] if mount.get("name") == volume["name"]]
+            if len(mounts) != 1:
+                problems.append(f"{where(deployment, container)} mounts {TOKEN_KEK_SECRET} {len(mounts)} times")
+                continue
+            mount = mounts[0]
+            if mount.get("mountPath") != TOKEN_KEK_MOUNT:
+                problems.append(f"{where(deployment, container)} mounts {TOKEN_KEK_SECRET} at "
+                                f"{mount.get('mountPath')}, not {TOKEN_KEK_MOUNT}")
+            if mount.get("readOnly") is not True:
+                problems.append(f"{where(deployment, container)} mounts {TOKEN_KEK_SECRET} writable")
+            if mount.get("subPath") or mount.get("subPathExpr"):
+                problems.append(f"{where(deployment, container)} mounts {TOKEN_KEK_SECRET} with a subPath, which "
+                                "the kubelet never updates")
+            if env_entry(container, TOKEN_KEK_VARIABLE) is not None:
+                problems.append(f"{where(deployment, container)} overrides {TOKEN_KEK_VARIABLE}")
+        config = (config_map_of(objects, deployment) or {}).get("data") or {}
+        expected = f"{TOKEN_KEK_MOUNT}/{TOKEN_KEK_KEY}"
+        if config.get(TOKEN_KEK_VARIABLE) != expected:
+            problems.append(f"{where(deployment)}: {TOKEN_KEK_VARIABLE} is {config.get(TOKEN_KEK_VARIABLE)!r}, not "
+                            f"the Secret's key at {expected}")
+    for workload in workloads(objects, ("Deployment", "StatefulSet", "DaemonSet", "Job")):
+        problems += [f"{place} reads {TOKEN_KEK_SECRET}: the KEK is a mounted file, never a variable"
+                     for place in secret_in_environment(workload, TOKEN_KEK_SECRET)]
+        if workload["kind"] == "Deployment" and name_of(workload) in TOKEN_KEK_DEPLOYMENTS:
+            continue
+        if secret_volumes(workload, TOKEN_KEK_SECRET):
+            problems.append(f"{where(workload)} mounts {TOKEN_KEK_SECRET}, which only "
+                            f"{' and '.join(TOKEN_KEK_DEPLOYMENTS)} need (a key it does not need is a key to lose)")
+    return problems
+
+
+def check_shipped_token_kek(objects: list[dict]) -> list[str]:
+    """The overlay ships the Secret passkey-token-kek (local-postgres, as it ships its database's): under that exact
+    name (the Deployments name it; no hash suffix), with one key, TOKEN_KEK_KEY, holding 32 bytes as 64 hex
+    digits, as openssl rand -hex 32 prints them."""
+    secrets = [item for item in objects_of(objects, "Secret") if name_of(item).startswith(TOKEN_KEK_SECRET)]
+    if [name_of(item) for item in secrets] != [TOKEN_KEK_SECRET]:
+        return [f"Secrets {[name_of(item) for item in secrets]}, not exactly {TOKEN_KEK_SECRET}"]
+    secret = secrets[0]
+    values = {key: base64.b64decode(value).decode(errors="replace") for key, value in (secret.get("data") or {}).items()}
+    values.update(secret.get("stringData") or {})
+    if set(values) != {TOKEN_KEK_KEY}:
+        return [f"Secret {TOKEN_KEK_SECRET} keys {sorted(values)}, not [{TOKEN_KEK_KEY!r}]"]
+    if not re.fullmatch(r"[0-9a-fA-F]{64}", values[TOKEN_KEK_KEY].strip()):
+        return [f"Secret {TOKEN_KEK_SECRET} {TOKEN_KEK_KEY} is not 32 bytes as 64 hex digits"]
+    if secret.get("type", "Opaque") != "Opaque":
+        return [f"Secret {TOKEN_KEK_SECRET} type {secret.get('type')}, not Opaque"]
+    return []
+
+
 def check_images(objects: list[dict], registry: str = "", tag: str | None = "latest") -> list[str]:
     """Each workload runs its own image, under `registry`, with `tag` (None: any tag but latest)."""
     problems = []
@@ -1372,6 +1503,18 @@ def test_base_ships_no_secret(rendered):
     assert objects_of(rendered["production"], "Secret") == []
 
 
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_only_session_and_verification_service_mount_the_token_kek(rendered, overlay):
+    assert check_token_kek(rendered[overlay]) == []
+
+
+def test_local_postgres_ships_a_token_kek(rendered):
+    assert check_shipped_token_kek(rendered["local-postgres"]) == []
+    # Production and ha: the operator makes it; a key in the repository would be anyone's.
+    for overlay in ("base", "production", "ha"):
+        assert named(rendered[overlay], "Secret", TOKEN_KEK_SECRET) is None, overlay
+
+
 def test_local_postgres_runs_one_postgres_with_its_own_volume(rendered):
     objects = rendered["local-postgres"]
     statefulset = named(objects, "StatefulSet", "postgres")
@@ -1809,6 +1952,81 @@ def migrate_with_an_identity(objects):
         {"name": "grpc-tls", "secret": {"secretName": grpc_secret(GATEWAY), "defaultMode": 0o440}})
 
 
+
+def token_kek_volume_of(objects, name):
+    return secret_volumes(first(objects, "Deployment", name), TOKEN_KEK_SECRET)[0]
+
+
+def token_kek_mount_of(objects, name):
+    volume = token_kek_volume_of(objects, name)["name"]
+    return next(mount for mount in container_of(objects, name)["volumeMounts"] if mount["name"] == volume)
+
+
+def gateway_mounts_the_token_kek(objects):
+    spec = pod_spec(first(objects, "Deployment", GATEWAY))
+    spec["volumes"].append({"name": "token-kek", "secret": {"secretName": TOKEN_KEK_SECRET, "defaultMode": 0o440}})
+    container_of(objects, GATEWAY)["volumeMounts"].append(
+        {"name": "token-kek", "mountPath": TOKEN_KEK_MOUNT, "readOnly": True})
+
+
+def migrate_mounts_the_token_kek(objects):
+    spec = pod_spec(first(objects, "Job", MIGRATE_JOB))
+    spec.setdefault("volumes", []).append({"name": "keys", "projected": {"sources": [
+        {"secret": {"name": TOKEN_KEK_SECRET}}]}})
+
+
+def challenge_service_reads_the_token_kek(objects):
+    container_of(objects, "challenge-service").setdefault("env", []).append(
+        {"name": "KEK", "valueFrom": {"secretKeyRef": {"name": TOKEN_KEK_SECRET, "key": TOKEN_KEK_KEY}}})
+
+
+def no_token_kek_on_verification(objects):
+    spec = pod_spec(first(objects, "Deployment", "verification-service"))
+    kept = [volume for volume in spec["volumes"] if (volume.get("secret") or {}).get("secretName") != TOKEN_KEK_SECRET]
+    names = {volume["name"] for volume in spec["volumes"]} - {volume["name"] for volume in kept}
+    spec["volumes"] = kept
+    container = container_of(objects, "verification-service")
+    container["volumeMounts"] = [mount for mount in container["volumeMounts"] if mount["name"] not in names]
+
+
+def writable_token_kek_mount(objects):
+    token_kek_mount_of(objects, "session-service")["readOnly"] = False
+
+
+def token_kek_mount_with_sub_path(objects):
+    token_kek_mount_of(objects, "verification-service").update(
+        mountPath=f"{TOKEN_KEK_MOUNT}/{TOKEN_KEK_KEY}", subPath=TOKEN_KEK_KEY)
+
+
+def token_kek_mount_elsewhere(objects):
+    token_kek_mount_of(objects, "session-service")["mountPath"] = "/var/run/kek"
+
+
+def world_readable_token_kek(objects):
+    token_kek_volume_of(objects, "verification-service")["secret"]["defaultMode"] = 0o444
+
+
+def optional_token_kek(objects):
+    token_kek_volume_of(objects, "session-service")["secret"]["optional"] = True
+
+
+def token_kek_renamed_by_items(objects):
+    token_kek_volume_of(objects, "session-service")["secret"]["items"] = [{"key": TOKEN_KEK_KEY, "path": "kek.hex"}]
+
+
+def token_kek_path_elsewhere(objects):
+    objects_of(objects, "ConfigMap")[0]["data"][TOKEN_KEK_VARIABLE] = "/etc/passkey/kek"
+
+
+def token_kek_variable_overridden(objects):
+    container_of(objects, "verification-service").setdefault("env", []).append(
+        {"name": TOKEN_KEK_VARIABLE, "value": "/tmp/kek"})
+
+
+def token_kek_variable_missing(objects):
+    del objects_of(objects, "ConfigMap")[0]["data"][TOKEN_KEK_VARIABLE]
+
+
 BROKEN = [
     (remove_readiness_probe, check_probes),
     (tcp_liveness_on_a_service, check_grpc_probes),
@@ -1860,6 +2078,21 @@ BROKEN = [
     (key_path_elsewhere, check_grpc_tls),
     (key_path_elsewhere, check_config),
     (migrate_with_an_identity, check_migrate_job),
+    (gateway_mounts_the_token_kek, check_token_kek),
+    (migrate_mounts_the_token_kek, check_token_kek),
+    (challenge_service_reads_the_token_kek, check_token_kek),
+    (no_token_kek_on_verification, check_token_kek),
+    (writable_token_kek_mount, check_token_kek),
+    (token_kek_mount_with_sub_path, check_token_kek),
+    (token_kek_mount_elsewhere, check_token_kek),
+    (world_readable_token_kek, check_token_kek),
+    (optional_token_kek, check_token_kek),
+    (token_kek_renamed_by_items, check_token_kek),
+    (token_kek_path_elsewhere, check_token_kek),
+    (token_kek_path_elsewhere, check_config),
+    (token_kek_variable_overridden, check_token_kek),
+    (token_kek_variable_missing, check_token_kek),
+    (token_kek_variable_missing, check_config),
 ]
 
 
