@@ -169,7 +169,7 @@ final class ConfigurationTests: XCTestCase {
             ("PASSKEY_TOKEN_ISSUER", "auth.example.com"), ("PASSKEY_TOKEN_ISSUER", "https://auth.example.com/?x"),
             ("PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE", "/nonexistent/kek"),
             ("PASSKEY_CORS_ORIGINS", "app.example.com"), ("PASSKEY_CORS_ORIGINS", "android:apk-key-hash:x"),
-            ("PASSKEY_REFRESH_COOKIE", "on"),
+            ("PASSKEY_REFRESH_COOKIE", "on"), ("PASSKEY_SIGNING_KEY_PUBLISH_DELAY", "3s"),
         ]
         for (variable, value) in cases {
             // Every process that reads the variable stops, naming it; the others take no notice.

@@ -35,8 +35,11 @@ final class PasswordAndSessionTests: XCTestCase {
         XCTAssertNotNil(expiry, expiresAt)
         XCTAssertEqual(expiry, session.expiresAt)
         XCTAssertTrue(expiresAt.hasSuffix("Z"), expiresAt)
-        // PASSKEY_SESSION_LIFETIME defaults to 30 days.
-        XCTAssertEqual(session.expiresAt.timeIntervalSinceNow, 30 * 86_400, accuracy: 120)
+        // The access token lives PASSKEY_ACCESS_TOKEN_LIFETIME (10 minutes); the session PASSKEY_SESSION_LIFETIME
+        // (30 days).
+        XCTAssertEqual(session.expiresAt.timeIntervalSinceNow, 600, accuracy: 120)
+        let sessionEnd = ISO8601DateFormatter().date(from: signIn.value?.json["sessionExpiresAt"] ?? "")
+        XCTAssertEqual(sessionEnd?.timeIntervalSinceNow ?? 0, 30 * 86_400, accuracy: 120)
         // The client keeps the token for the routes that need it.
         let token = try await signIn.client.accessToken()
         XCTAssertEqual(token?.value, session.accessToken)

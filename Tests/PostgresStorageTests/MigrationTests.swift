@@ -10,7 +10,7 @@ final class MigrationTests: DatabaseTestCase {
         defer { pool.shutdown() }
         let storage = PostgresStorage(pool: pool)
         let all = try PostgresStorage.migrations().map(\.version)
-        XCTAssertEqual(all, [1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14])
+        XCTAssertEqual(all, [1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15])
         await assertEqual(try await storage.migrate(), all)
         await assertEqual(try await storage.migrate(), [])
         let tables = try await pool.query(
@@ -23,7 +23,7 @@ final class MigrationTests: DatabaseTestCase {
                 "passkey_account_registrations",
                 "passkey_authentication_challenges", "passkey_credentials", "passkey_registration_challenges",
                 "password_credentials", "recovery_attempt_decoys", "recovery_codes", "schema_migrations",
-                "sign_in_method_changes", "sign_in_method_totals", "webhook_deliveries", "webhook_endpoints",
+                "session_refresh_tokens", "session_signing_keys", "sign_in_method_changes", "sign_in_method_totals", "webhook_deliveries", "webhook_endpoints",
             ])
         let recorded = try await pool.query("SELECT version FROM schema_migrations ORDER BY version")
             .map { try $0.decode(Int.self, "version") }

@@ -71,7 +71,7 @@ public enum AccessTokenFormat {
         guard let name = header["alg"]?.stringValue, let algorithm = JWSAlgorithm(rawValue: name),
             algorithms.contains(algorithm)
         else { throw AccessTokenError(.algorithmNotAllowed, "The algorithm is not allowed.") }
-        guard header["typ"]?.stringValue?.lowercased() == type || header["typ"]?.stringValue == "application/at+jwt"
+        guard let typ = header["typ"]?.stringValue?.lowercased(), typ == type || typ == "application/" + type
         else { throw AccessTokenError(.wrongType, "The token's typ is not at+jwt.") }
         guard let keyID = header["kid"]?.stringValue, !keyID.isEmpty, keyID.utf8.count <= maximumKeyIDLength else {
             throw AccessTokenError(.unknownKey, "The token names no usable kid.")
@@ -173,6 +173,9 @@ public enum AccessTokenFormat {
                 throw AccessTokenError(.missingClaim, "The claim amr is not an array.")
             }
             methods = values.compactMap(\.stringValue)
+            guard methods.count == values.count else {
+                throw AccessTokenError(.missingClaim, "The claim amr holds something other than strings.")
+            }
         }
         return AccessTokenClaims(
             issuer: try text("iss"), subject: try text("sub"), audience: audience, clientID: try text("client_id"),

@@ -77,7 +77,8 @@ public struct JSONWebKey: Sendable, Equatable {
 
     /// The usable keys of a JWKS document, at most `limit` of them; nil when it is not a JWKS at all.
     public static func keys(inKeySet bytes: [UInt8], limit: Int = 64) -> [JSONWebKey]? {
-        guard let document = try? JSONReader.parse(bytes), let keys = document["keys"]?.arrayValue else { return nil }
-        return Array(keys.prefix(limit).compactMap(JSONWebKey.init(json:)))
+        guard let document = try? JSONReader.parse(bytes), let keys = document["keys"]?.arrayValue, keys.count <= 1024
+        else { return nil }
+        return Array(keys.lazy.compactMap(JSONWebKey.init(json:)).prefix(limit))
     }
 }

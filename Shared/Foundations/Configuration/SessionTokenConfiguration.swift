@@ -61,7 +61,12 @@ public struct SessionTokenConfiguration: Sendable, Equatable {
         guard reuseWindow <= 300 else {
             throw ConfigurationError(variable: "PASSKEY_REFRESH_REUSE_WINDOW", problem: "expected at most 5m")
         }
-        publishDelay = try env.duration("PASSKEY_SIGNING_KEY_PUBLISH_DELAY", default: "10m", allowingZero: true)
+        publishDelay = try env.duration("PASSKEY_SIGNING_KEY_PUBLISH_DELAY", default: "10m")
+        // A new key reaches the issuers and the gateway's JWKS within their reloads (5 s and 2 s): a shorter delay
+        // would let tokens out before even the gateway publishes their key.
+        guard (10...86_400).contains(publishDelay) else {
+            throw ConfigurationError(variable: "PASSKEY_SIGNING_KEY_PUBLISH_DELAY", problem: "expected 10s to 1d")
+        }
         let variable = "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE"
         if let path = env.raw(variable) {
             guard let data = FileManager.default.contents(atPath: path), data.count <= 4096 else {
