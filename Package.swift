@@ -98,7 +98,11 @@ let persistenceTargets: [Target] = [
     .testTarget(
         name: "PostgresTests", dependencies: ["NetworkIO", "Postgres", "PostgresTestSupport"], path: "Tests/PostgresTests"),
     .testTarget(
-        name: "PostgresStorageTests", dependencies: ["AdminAccess", "PostgresStorage", "Postgres", "Domain", "Observability", "PostgresTestSupport"],
+        name: "PostgresStorageTests",
+        dependencies: [
+            "AccessTokens", "AdminAccess", "Crypto", "PostgresStorage", "Postgres", "Domain", "Observability",
+            "PostgresTestSupport", "SessionIssuance",
+        ],
         path: "Tests/PostgresStorageTests"),
 ]
 
