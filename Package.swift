@@ -56,10 +56,14 @@ let persistenceTargets: [Target] = [
         ],
         path: "Shared/IO/PostgresStorage",
         resources: [.copy("Migrations")]),
-    .executableTarget(name: "passkey-migrate", dependencies: ["Postgres", "PostgresStorage"], path: "Services/Migrate"),
+    .executableTarget(
+        name: "passkey-migrate", dependencies: ["BuildInfo", "Postgres", "PostgresStorage"], path: "Services/Migrate"),
     .executableTarget(
         name: "passkey-admin",
-        dependencies: ["AdminAccess", "Configuration", "Crypto", "Encoding", "JSON", "Observability", "Postgres", "PostgresStorage"],
+        dependencies: [
+            "AdminAccess", "BuildInfo", "Configuration", "Crypto", "Encoding", "JSON", "Observability", "Postgres",
+            "PostgresStorage",
+        ],
         path: "Services/AdminCLI"),
     .testTarget(name: "AdminCLITests", dependencies: ["passkey-admin"], path: "Tests/AdminCLITests"),
     .target(name: "PostgresTestSupport", dependencies: ["Postgres"], path: "Tests/PostgresTestSupport"),
@@ -76,9 +80,13 @@ let persistenceTargets: [Target] = [
         name: "AccountImportStorage", dependencies: ["AccountImport", "Crypto", "Domain", "Encoding", "Postgres"],
         path: "Shared/IO/AccountImportStorage"),
     .executableTarget(
-        name: "passkey-import", dependencies: ["AccountImport", "AccountImportStorage", "Postgres"],
+        name: "passkey-import", dependencies: ["AccountImport", "AccountImportStorage", "BuildInfo", "Postgres"],
         path: "Services/PasskeyImport"),
     .target(name: "Observability", dependencies: ["Encoding", "Protobuf"], path: "Shared/Foundations/Observability"),
+    // The product's version (the VERSION file's) and the commit stamped beside the executables: --version and
+    // passkey_build_info.
+    .target(name: "BuildInfo", dependencies: ["Observability"], path: "Shared/Foundations/BuildInfo"),
+    .testTarget(name: "BuildInfoTests", dependencies: ["BuildInfo", "Observability"], path: "Tests/BuildInfoTests"),
     .testTarget(
         name: "ObservabilityTests", dependencies: ["Observability", "Protobuf"], path: "Tests/ObservabilityTests"),
     .target(name: "Configuration", dependencies: ["Encoding"], path: "Shared/Foundations/Configuration"),
@@ -216,7 +224,7 @@ let serviceTargets: [Target] = [
     .target(
         name: "ServiceRuntime",
         dependencies: [
-            "Configuration", "Domain", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "NameResolution",
+            "BuildInfo", "Configuration", "Domain", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "NameResolution",
             "NetworkIO", "Observability", "PostgresStorage", "Protobuf", "RuntimeMetrics",
             "ServiceContracts", "ServiceIdentity", "ServiceTransport", "TraceExport", "AccessTokens", "Postgres", "SessionIssuance",
         ],
@@ -295,7 +303,8 @@ let serviceTargets: [Target] = [
     .target(
         name: "GatewayCore",
         dependencies: [
-            "AccessTokens", "AccountRecovery", "AdminAccess", "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "GRPCHealth",
+            "AccessTokens", "AccountRecovery", "AdminAccess", "BuildInfo", "Configuration", "Crypto", "Domain", "Encoding",
+            "GRPC", "GRPCHealth",
             "HTTPMessages", "HTTPServer", "IPAddresses", "JSON", "NameResolution", "NetworkIO", "Observability", "PasskeyPolicy",
             "PasskeyProviders", "Protobuf", "RateLimiting", "RuntimeMetrics", "ServiceContracts", "ServiceTransport",
             "TraceExport", "WebAuthn",
@@ -304,7 +313,8 @@ let serviceTargets: [Target] = [
             .copy("Web"), .copy("openapi.json"), .copy("openapi-admin.json"), .copy("admin-page.html"),
         ]),
     .executableTarget(
-        name: "gateway", dependencies: ["GatewayCore", "Configuration", "Observability"], path: "Services/Gateway/Main"),
+        name: "gateway", dependencies: ["BuildInfo", "GatewayCore", "Configuration", "Observability"],
+        path: "Services/Gateway/Main"),
     .testTarget(
         name: "GatewayTests",
         dependencies: [

@@ -25,6 +25,7 @@ let usage = """
            passkey-admin webhook show|delete|enable WEBHOOK [--json]
            passkey-admin keys list|rotate [--json]
            passkey-admin keys retire KEY [--json]
+           passkey-admin --version
 
     The token commands use DATABASE_URL; a new token is printed once, alone on the last line. SCOPES is a
     comma-separated list of read, write and erase; DURATION is like 90s, 12h or 30d.

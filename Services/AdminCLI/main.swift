@@ -2,6 +2,10 @@
 // admin token can be made before the admin API has any; the other commands call the admin API
 // (PASSKEY_ADMIN_URL, PASSKEY_ADMIN_TOKEN). Exit statuses in Usage.swift and docs/admin.md.
 
+import BuildInfo
+
+BuildInfo.answerVersionRequest(program: "passkey-admin")
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "token"?:

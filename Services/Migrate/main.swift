@@ -1,9 +1,12 @@
+import BuildInfo
 import Foundation
 import Postgres
 import PostgresStorage
 
 // Applies the schema's migrations to DATABASE_URL and exits: 0 when the schema is current, 1 with a message naming
-// the problem otherwise. Safe to run from several replicas at once.
+// the problem otherwise. Safe to run from several replicas at once. `--version` prints the build and exits.
+
+BuildInfo.answerVersionRequest(program: "passkey-migrate")
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("passkey-migrate: \(message)\n".utf8))

@@ -1,6 +1,10 @@
+import BuildInfo
 import Foundation
 
 // Imports accounts from a JSON Lines or CSV file (docs/import.md): parse, check, write in batches, report.
+// `--version` prints the build and exits.
+
+BuildInfo.answerVersionRequest(program: "passkey-import")
 
 // Ctrl-C or SIGTERM: the batch being written is rolled back by the server, the committed ones stay.
 for interruption in [SIGINT, SIGTERM] {

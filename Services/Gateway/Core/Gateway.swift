@@ -1,3 +1,4 @@
+import BuildInfo
 import NameResolution
 import ServiceContracts
 import HTTPServer
@@ -78,6 +79,7 @@ public final class Gateway: Sendable {
         // The policy the options offer must be one verification can apply (PASSKEY_ALGORITHMS names supported ones).
         _ = try PasskeyPolicy(configuration.passkeyPolicy)
         let metrics = MetricsRegistry()
+        BuildInfo.current.record(in: metrics)
         exporter = OTLPExporter(configuration: configuration.tracing, service: "gateway", metrics: metrics, logger: logger)
         application = GatewayApplication(
             configuration: configuration, backends: chosen, logger: logger, metrics: metrics,

@@ -1,10 +1,12 @@
+import BuildInfo
 import Configuration
 import Foundation
 import GatewayCore
 import Observability
 
 // The gateway's composition root: configuration from the environment, dependencies built once, run until
-// SIGTERM or SIGINT, drain, exit.
+// SIGTERM or SIGINT, drain, exit. `--version` is answered before anything is read.
+BuildInfo.answerVersionRequest(program: "gateway")
 let logger = Logger(service: "gateway")
 do {
     let configuration = try GatewayConfiguration(environment: ProcessInfo.processInfo.environment)

@@ -1,3 +1,4 @@
+import BuildInfo
 import Configuration
 import Foundation
 import GRPC
@@ -13,9 +14,9 @@ import ServiceContracts
 import ServiceIdentity
 import ServiceTransport
 
-/// The composition root every gRPC service shares: read configuration, open the database (failing fast), serve
-/// gRPC with health, watch the database for readiness, sweep the tables the service owns, run until SIGTERM or
-/// SIGINT, drain, exit.
+/// The composition root every gRPC service shares: answer `--version`, read configuration, open the database
+/// (failing fast), serve gRPC with health, watch the database for readiness, sweep the tables the service owns, run
+/// until SIGTERM or SIGINT, drain, exit.
 public enum ServiceMain {
     /// Runs the service `Configuration` names and exits the process: 0 after a clean shutdown, 1 when the listener cannot be opened (or
     /// the database does not answer within `DATABASE_WAIT_TIMEOUT`), 2 for a bad configuration value. The service
@@ -31,6 +32,7 @@ public enum ServiceMain {
         register: @Sendable (GRPCServer, ServiceContext, Configuration) throws -> Void
     ) async -> Never {
         let name = Configuration.service.rawValue
+        BuildInfo.answerVersionRequest(program: name)
         let logger = Observability.Logger(service: name)
         // Handlers first: a SIGTERM that arrives while the service starts (right after it listens) is kept and
         // answered with a drain and status 0, not the default action's death.
@@ -60,6 +62,7 @@ public enum ServiceMain {
         }
 
         let metrics = MetricsRegistry()
+        BuildInfo.current.record(in: metrics)
         let storage = PostgresStorage(
             url: databaseURL, poolSize: configuration.databasePoolSize, applicationName: name, metrics: metrics)
 
