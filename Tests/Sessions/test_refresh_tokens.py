@@ -177,15 +177,13 @@ def test_revoking_one_session_leaves_the_others(stack):
 
 
 SHORT_JWT = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0."
+# No token at all (without cookie mode): the schema allows it, and it is a refresh that proves nothing.
+NO_TOKEN_BODIES = {"no body": None, "empty body": b"", "empty object": b"{}", "null": b'{"refreshToken": null}'}
 BAD_BODIES = {
-    "no body": None,
-    "empty body": b"",
-    "empty object": b"{}",
     "truncated JSON": b'{"refreshToken": "prt_',
     "not JSON": b"refreshToken=prt_abc",
     "an array": b'["prt_abc"]',
     "a string": b'"prt_abc"',
-    "null": b'{"refreshToken": null}',
     "a number": b'{"refreshToken": 74}',
     "an object": b'{"refreshToken": {"value": "prt_abc"}}',
     "an array of tokens": b'{"refreshToken": ["prt_abc"]}',
@@ -199,6 +197,12 @@ BAD_BODIES = {
 def test_bad_refresh_requests_are_400(stack, body):
     answer = stack.request("POST", "/v1/session/refresh", raw=body)
     assert problem(answer)[:2] == (400, "invalid_request"), answer.body
+
+
+@pytest.mark.parametrize("body", list(NO_TOKEN_BODIES.values()), ids=list(NO_TOKEN_BODIES))
+def test_a_refresh_without_a_token_is_401(stack, body):
+    answer = stack.request("POST", "/v1/session/refresh", raw=body)
+    assert problem(answer) == (401, "unauthenticated", "refresh_token_invalid"), answer.body
 
 
 def test_a_refresh_body_over_the_limit_is_413(stack):

@@ -58,7 +58,10 @@ extension GatewayApplication {
             }
             token = cookie
         }
-        guard let token else { throw APIProblem.invalidRequest("refreshToken is required.") }
+        guard let token else {
+            throw APIProblem(
+                status: 401, code: "unauthenticated", reason: "refresh_token_invalid", detail: "No refresh token was sent.")
+        }
         guard token.utf8.count <= Self.refreshTokenLimit else {
             throw APIProblem.invalidRequest("refreshToken is longer than \(Self.refreshTokenLimit) characters.")
         }
