@@ -95,6 +95,23 @@ final class HTTP1ParserTests: XCTestCase {
         }
     }
 
+    func testChunkSizesAreHexDigitsOnlyWithoutSignOrSpace() throws {
+        let head = "POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        for size in ["+2", "-1", "-0", "+0", " 2", "2 ", "0x2", "2_0", "\u{FF12}"] {
+            for byteAtATime in [false, true] {
+                XCTAssertThrowsError(
+                    try parseAll(head + size + "\r\nab\r\n0\r\n\r\n", byteAtATime: byteAtATime), size.debugDescription
+                ) { error in
+                    XCTAssertEqual((error as? HTTP1ParseError)?.status, 400, size.debugDescription)
+                }
+            }
+        }
+        for (size, body) in [("2", "ab"), ("0A", "0123456789"), ("a", "0123456789"), ("00000002", "ab")] {
+            let parsed = requests(try parseAll(head + size + "\r\n" + body + "\r\n0\r\n\r\n"))
+            XCTAssertEqual(parsed.map { String(decoding: $0.body, as: UTF8.self) }, [body], size)
+        }
+    }
+
     func testAnOversizedHeadIsRefusedWithoutWaitingForItsEnd() {
         var parser = HTTP1RequestParser()
         parser.append(Array(("GET / HTTP/1.1\r\nX: " + String(repeating: "a", count: 17_000)).utf8))

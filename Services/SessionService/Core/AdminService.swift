@@ -233,8 +233,8 @@ public struct AdminService: AdminServiceHandler {
     public func listAuditEvents(_ request: ListAuditEventsRequest, context: ServerContext) async throws
         -> ListAuditEventsResponse
     {
-        guard request.types.count <= 32, request.types.allSatisfy({ (1...64).contains($0.utf8.count) }) else {
-            throw DomainError(.invalidRequest, "types: at most 32, each 1 to 64 bytes")
+        guard request.types.count <= 32, request.types.allSatisfy(AuditEventQuery.isWellFormedType) else {
+            throw DomainError(.invalidRequest, "types: at most 32, each 1 to 64 letters, digits, '.', '_' or '-'")
         }
         guard (0...AuditEventQuery.pageLimit).contains(Int(request.limit)), request.beforeID >= 0,
             request.sinceUnixMilliseconds >= 0, request.untilUnixMilliseconds >= 0

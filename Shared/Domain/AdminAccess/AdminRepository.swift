@@ -56,6 +56,22 @@ public struct AuditEventQuery: Sendable, Equatable {
         self.before = before
         self.limit = min(max(1, limit), Self.pageLimit)
     }
+
+    /// Whether `type` can name an event type: 1 to 64 bytes of ASCII letters, digits, `.`, `_` and `-`. Anything
+    /// else (a NUL, which a database text value cannot hold, a control character, invalid or non-ASCII text) names
+    /// none, and is refused rather than searched for.
+    public static func isWellFormedType(_ type: String) -> Bool {
+        (1...64).contains(type.utf8.count)
+            && type.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                    return true
+                default:
+                    return false
+                }
+            }
+    }
 }
 
 /// How an operator finds an account: by one of its email addresses, its ID, the ID of one of its passkeys, or the
@@ -97,6 +113,10 @@ public struct AccountListing: Sendable, Equatable {
 /// Where a listing page ended: the last account's creation time (microseconds since 1970, as stored) and ID, as
 /// the opaque text `<microseconds>_<uuid>`.
 public struct AccountCursor: Sendable, Equatable {
+    /// The latest creation time a cursor can name: the end of year 9999 (the admin API's time bound), in
+    /// microseconds. A larger number, though it fits in 64 bits, is past what a database timestamp holds.
+    public static let maximumMicroseconds: Int64 = 253_402_300_799_999_999
+
     public var createdMicroseconds: Int64
     public var accountID: AccountID
 
@@ -108,7 +128,7 @@ public struct AccountCursor: Sendable, Equatable {
     public init?(text: String) {
         let parts = text.split(separator: "_")
         guard text.utf8.count <= 60, parts.count == 2, parts[0].utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-            let micros = Int64(parts[0]), parts[1].utf8.count == 36, let id = UUID(uuidString: String(parts[1]))
+            let micros = Int64(parts[0]), micros <= Self.maximumMicroseconds, parts[1].utf8.count == 36, let id = UUID(uuidString: String(parts[1]))
         else { return nil }
         createdMicroseconds = micros
         accountID = AccountID(id)

@@ -141,8 +141,11 @@ public struct HTTP1RequestParser: Sendable {
                     return try fail(error)
                 }
                 guard let line = sizeLine else { return nil }
+                // RFC 9112's chunk-size is 1*HEXDIG: `Int(_:radix:)` would also take a sign (`+2` read as 2, `-1`
+                // waiting for a body that never ends), which a proxy in front may read differently.
                 let sizeText = line.prefix { $0 != UInt8(ascii: ";") }
-                guard !sizeText.isEmpty, sizeText.count <= 8, let size = Int(String(decoding: sizeText, as: UTF8.self), radix: 16)
+                guard !sizeText.isEmpty, sizeText.count <= 8, sizeText.allSatisfy(isHexDigit),
+                    let size = Int(String(decoding: sizeText, as: UTF8.self), radix: 16)
                 else { return try fail(.badRequest("bad chunk size")) }
                 if size == 0 {
                     state = .trailers(head, count: 0)
@@ -326,6 +329,16 @@ public struct HTTP1RequestParser: Sendable {
         else { throw HTTP1ParseError.badRequest("malformed Content-Length") }
         guard length <= limits.maximumBodyBytes else { throw HTTP1ParseError(status: 413, reason: "body too large") }
         return length
+    }
+}
+
+/// `[0-9A-Fa-f]`.
+private func isHexDigit(_ byte: UInt8) -> Bool {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"):
+        return true
+    default:
+        return false
     }
 }
 
