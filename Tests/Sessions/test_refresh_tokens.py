@@ -203,6 +203,7 @@ def test_bad_refresh_requests_are_400(stack, body):
 def test_a_refresh_without_a_token_is_401(stack, body):
     answer = stack.request("POST", "/v1/session/refresh", raw=body)
     assert problem(answer) == (401, "unauthenticated", "refresh_token_invalid"), answer.body
+    assert answer.headers.get("www-authenticate") == "Bearer"
 
 
 def test_a_refresh_body_over_the_limit_is_413(stack):

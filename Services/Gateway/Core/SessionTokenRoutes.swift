@@ -60,7 +60,8 @@ extension GatewayApplication {
         }
         guard let token else {
             throw APIProblem(
-                status: 401, code: "unauthenticated", reason: "refresh_token_invalid", detail: "No refresh token was sent.")
+                status: 401, code: "unauthenticated", reason: "refresh_token_invalid", detail: "No refresh token was sent.",
+                headers: [("www-authenticate", "Bearer")])
         }
         guard token.utf8.count <= Self.refreshTokenLimit else {
             throw APIProblem.invalidRequest("refreshToken is longer than \(Self.refreshTokenLimit) characters.")
