@@ -177,6 +177,10 @@ class Stack:
         """The directory a container of NAME mounts at /etc/passkey/grpc (tls.crt, tls.key, ca.crt)."""
         return Path(self.lib(f'echo "$stack_grpc_dir/{name}"').strip())
 
+    def token_kek_dir(self) -> Path:
+        """The stack's token KEK directory: kek/key in it is what session-service and verification-service mount."""
+        return Path(self.lib('echo "$stack_token_kek_dir"').strip())
+
     def logs(self, container: str, since: float | None = None) -> str:
         arguments = ["podman", "--runtime", "runc", "logs"]
         if since is not None:
@@ -347,8 +351,8 @@ class Load:
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory):
     """The images (built when the committed tree changed; quick otherwise) and the stack, shared by the modules
-    (test_grpc_tls.py only looks; test_rollout.py changes the replicas, in order) and removed at the end whatever
-    happened."""
+    (test_access_tokens.py and test_grpc_tls.py only look; test_rollout.py changes the replicas, in order) and
+    removed at the end whatever happened."""
     subprocess.run([str(REPO_ROOT / "deploy" / "images" / "build"), "--load-generator"], check=True, timeout=3600)
     assert LOAD_GENERATOR.is_file(), f"{LOAD_GENERATOR} was not built"
     extra = tmp_path_factory.mktemp("rollout") / "load.env"

@@ -22,6 +22,12 @@
 # process's own files, in the layout of its Kubernetes Secret (tls.crt, tls.key, ca.crt), read-only at
 # /etc/passkey/grpc, where passkey.env's GRPC_TLS_* point. See stack_grpc_certificates.
 #
+# Access tokens: session-service and verification-service seal their signing keys under a key-encryption key (KEK).
+# The stack makes one, once, in its state directory (.local/containers/token-kek/kek/key, kept with the database
+# volume until stack_remove --volumes) and mounts that directory read-only at /etc/passkey/token-kek into those two
+# services' containers only, where passkey.env's PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE points, as their pods mount
+# the Secret passkey-token-kek. See stack_token_kek.
+#
 # Every container the stack makes carries the label passkey.stack=containers (passkey.stack=<PASSKEY_STACK_NAME>
 # for another stack); each service container also passkey.service=<name> and passkey.replica=<N>.
 #
@@ -61,6 +67,12 @@ postgres_database=passkey
 stack_grpc_dir="$stack_state_dir/grpc-tls"
 # Where every container finds its gRPC identity (GRPC_TLS_* in passkey.env), as a pod finds its Secret.
 grpc_tls_mount=/etc/passkey/grpc
+stack_token_kek_dir="$stack_state_dir/token-kek"
+# Where the services that issue sessions find the token KEK: passkey.env's PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE is
+# the file key there, as in a pod that mounts the Secret passkey-token-kek.
+token_kek_mount=/etc/passkey/token-kek
+# The processes that issue sessions, and so sign access tokens: only they get the KEK.
+token_kek_services=(session-service verification-service)
 
 stack_image() { echo "localhost/passkey/$1:latest"; }
 
@@ -151,6 +163,31 @@ grpc_mount_arguments() {
     [ -f "$dir/$1/tls.key" ] || { echo "no gRPC certificate for $1 in $dir (stack_grpc_certificates)" >&2; return 1; }
     printf '%s
 ' -v "$dir/$1:$grpc_tls_mount:ro"
+}
+
+# stack_token_kek [DIR]: makes the key-encryption key of the access-token signing keys in DIR/kek/key (default: the
+# stack's token-kek directory), 32 random bytes as 64 hex digits, unless it is there already: every replica, and
+# every later up on the same database volume, must use the same one, or the processes cannot open the keys stored
+# under it. As for the gRPC certificates, DIR is 0700, so no other host user gets in, and DIR/kek 0755 with the key
+# 0644 inside, so 65532 can read it through the mount (which shows the container DIR/kek only).
+stack_token_kek() {
+    local dir="${1:-$stack_token_kek_dir}"
+    mkdir -p "$dir/kek" && chmod 700 "$dir" && chmod 755 "$dir/kek" || return 1
+    [ -s "$dir/kek/key" ] && return 0
+    command -v openssl >/dev/null || { echo "the token KEK needs openssl" >&2; return 1; }
+    openssl rand -hex 32 >"$dir/kek/key.new" && chmod 644 "$dir/kek/key.new" && mv -f "$dir/kek/key.new" "$dir/kek/key" ||
+        { echo "cannot make the token KEK in $dir" >&2; return 1; }
+}
+
+# token_kek_mount_arguments SERVICE [DIR]: the podman arguments that give a container of SERVICE the token KEK (made
+# by stack_token_kek), read-only: a mount for session-service and verification-service, nothing for the others.
+token_kek_mount_arguments() {
+    local dir="${2:-$stack_token_kek_dir}" service
+    for service in "${token_kek_services[@]}"; do
+        [ "$service" = "$1" ] || continue
+        [ -s "$dir/kek/key" ] || { echo "no token KEK in $dir (stack_token_kek)" >&2; return 1; }
+        printf '%s\n' -v "$dir/kek:$token_kek_mount:ro"
+    done
 }
 
 # container_running NAME: true while the container exists and runs.
@@ -256,14 +293,17 @@ run_import() {
 # passkey/SERVICE) under the network alias SERVICE, with its /metrics and /healthz on 127.0.0.1:METRICS_PORT, and
 # waits until /healthz answers 200 (the service reports SERVING: database reachable, listening, not draining).
 start_service() {
-    local container="$1" service="$2" port="$3" arguments tls
+    local container="$1" service="$2" port="$3" arguments tls kek=()
     shift 3
     stack_check_env_file || return 1
     mapfile -t arguments < <(service_arguments)
     stack_grpc_certificates && mapfile -t tls < <(grpc_mount_arguments "$service") && [ ${#tls[@]} -gt 0 ] ||
         return 1
+    # The KEK for the services that issue sessions (none for the others).
+    stack_token_kek && mapfile -t kek < <(token_kek_mount_arguments "$service") || return 1
     pm rm -f -t 10 "$container" >/dev/null 2>&1 || true
     pm run -d --name "$container" --hostname "$container" --network-alias "$service" "${arguments[@]}" "${tls[@]}" \
+        "${kek[@]}" \
         --label passkey.service="$service" --label passkey.metrics-port="$port" \
         -e DATABASE_URL="$(stack_database_url)" -p "127.0.0.1:$port:9090" "$@" \
         "$(stack_image "$service")" >/dev/null || return 1
@@ -361,7 +401,8 @@ start_gateway() {
 }
 
 # stack_remove [--volumes]: removes every container of the stack (SIGTERM first, 10 s to drain), the network, and
-# with --volumes the database volume, its password and the gRPC CA and certificates.
+# with --volumes the database volume, its password, the token KEK that seals the signing keys stored in it, and the
+# gRPC CA and certificates.
 stack_remove() {
     local containers
     containers="$(pm ps -a --filter "label=$stack_label" --format '{{.Names}}')"
@@ -373,6 +414,7 @@ stack_remove() {
     if [ "${1:-}" = --volumes ]; then
         if pm volume exists "$stack_volume" 2>/dev/null; then pm volume rm -f "$stack_volume" >/dev/null; fi
         rm -f "$stack_state_dir/postgres-password"
+        rm -rf "$stack_token_kek_dir"
         rm -rf "$stack_grpc_dir"
     fi
 }
