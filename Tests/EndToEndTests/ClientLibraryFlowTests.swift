@@ -26,9 +26,14 @@ final class ClientLibraryFlowTests: XCTestCase {
             PasswordAccountCreationOperation(email: email, password: password, displayName: "Ada"))
         let passwordSession = try await phone.execute(PasswordSignInOperation(email: email, password: password))
         XCTAssertEqual(passwordSession.accountID, created.accountID)
-        let kept = try await phone.accessToken()
-        XCTAssertEqual(kept?.value, passwordSession.accessToken)
-        XCTAssertEqual(kept?.expiresAt, passwordSession.expiresAt)
+        let kept = try await unwrapAsync(try await phone.accessToken())
+        XCTAssertEqual(kept.value, passwordSession.accessToken)
+        XCTAssertEqual(kept.refreshToken, passwordSession.refreshToken)
+        XCTAssertNotNil(kept.refreshToken, "signed access tokens come with a refresh token")
+        XCTAssertEqual(kept.sessionID, passwordSession.sessionID)
+        // Counted on this machine's clock from expiresIn: the gateway's expiresAt, give or take the trip.
+        let expiry = try XCTUnwrap(kept.expiresAt)
+        XCTAssertEqual(expiry.timeIntervalSince(passwordSession.expiresAt), 0, accuracy: 2)
 
         // Automatic Passkey Upgrade right after it: conditional, and the credential manager sets no UP.
         let upgrade = try await phone.execute(PasskeyRegistrationStartOperation(mode: .conditional))
@@ -110,20 +115,30 @@ final class ClientLibraryFlowTests: XCTestCase {
             let result = PasskeyAccountCreationResult(
                 emailAddress: emailFirst ? nil : email, displayName: emailFirst ? nil : "Grace",
                 credential: authenticator.credential(for: start.options))
+            // Creating the account signs it in: one ceremony, and the client keeps the session.
             let created = try await app.execute(
                 PasskeyAccountCreationFinishOperation(registrationID: start.registrationID, result: result))
-            await assertNil(try await app.accessToken(), "creating an account signs nobody in")
+            XCTAssertEqual(created.displayName, "Grace")
+            let kept = try await app.accessToken()
+            XCTAssertEqual(kept?.value, created.accessToken)
+            XCTAssertEqual(kept?.sessionID, created.sessionID)
+            let current = try await app.execute(CurrentSessionOperation())
+            XCTAssertEqual(current.sessionID, created.sessionID)
+            XCTAssertEqual(current.authenticationMethod, .passkey)
+            let account = try await app.execute(AccountOperation())
+            XCTAssertEqual(account.accountID, created.accountID)
+            XCTAssertEqual(account.emails, [email])
+            XCTAssertFalse(account.hasPassword)
+            XCTAssertEqual(account.passkeyCount, 1)
 
-            let signIn = try await app.execute(PasskeyAuthenticationStartOperation())
-            let session = try await app.execute(
+            // The passkey signs in on another device.
+            let laptop = flows.client()
+            let signIn = try await laptop.execute(PasskeyAuthenticationStartOperation())
+            let session = try await laptop.execute(
                 PasskeyAuthenticationFinishOperation(
                     challengeID: signIn.challengeID, assertion: authenticator.assertion(for: signIn.options)))
             XCTAssertEqual(session.accountID, created.accountID)
             XCTAssertEqual(session.displayName, "Grace")
-            let account = try await app.execute(AccountOperation())
-            XCTAssertEqual(account.emails, [email])
-            XCTAssertFalse(account.hasPassword)
-            XCTAssertEqual(account.passkeyCount, 1)
         }
     }
 

@@ -178,7 +178,7 @@ struct Flows {
         emailAtFinish: String? = nil, form: BodyForm = .flat,
         flags: AuthenticatorData.Flags = [.userPresent, .userVerified, .attestedCredentialData],
         attestation: SoftwareAuthenticator.Attestation = .none
-    ) async throws -> Outcome<AccountCreated> {
+    ) async throws -> Outcome<Session> {
         let started = await outcome(PasskeyAccountCreationStartOperation(emailAddress: email, displayName: displayName))
         XCTAssertEqual(started.status, 200, started.description)
         let start = try started.get()

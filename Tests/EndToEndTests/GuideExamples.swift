@@ -55,12 +55,12 @@ actor AccountInteractor {
         return try await client.execute(start.finishOperation(with: assertion))
     }
 
-    /// A new account with a passkey; then the user signs in with it.
-    func signUp(emailAddress: String?, displayName: String?) async throws -> String {
+    /// A new account with a passkey, signed in: one ceremony, and the client keeps the new session's tokens.
+    func signUp(emailAddress: String?, displayName: String?) async throws -> Session {
         let start = try await client.execute(
             PasskeyAccountCreationStartOperation(emailAddress: emailAddress, displayName: displayName))
         let result = try await platform.createAccountPasskey(start.options, emailAddress: emailAddress)
-        return try await client.execute(start.finishOperation(with: result)).accountID
+        return try await client.execute(start.finishOperation(with: result))
     }
 
     /// Adds a passkey from the settings screen.
@@ -203,13 +203,16 @@ final class GuideExampleTests: XCTestCase {
         for emailFirst in [true, false] {
             let (interactor, platform, flows) = try await interactor()
             let email = flows.uniqueEmail("form")
-            let accountID = try await interactor.signUp(
+            let session = try await interactor.signUp(
                 emailAddress: emailFirst ? email : nil, displayName: emailFirst ? "Grace" : nil)
-            let session = try await interactor.signInWithPasskey(autoFill: false)
-            XCTAssertEqual(session.accountID, accountID)
             XCTAssertEqual(session.displayName, emailFirst ? "Grace" : platform.sheetName)
+            // Signed in by the sign-up itself; the passkey signs in on another device.
             let account = try await flows.outcome(AccountOperation(), with: interactor.client).get()
+            XCTAssertEqual(account.accountID, session.accountID)
             XCTAssertEqual(account.emails, [emailFirst ? email : platform.sheetEmail])
+            let laptop = AccountInteractor(client: flows.client(), platform: platform)
+            let passkeySession = try await laptop.signInWithPasskey(autoFill: false)
+            XCTAssertEqual(passkeySession.accountID, session.accountID)
 
             // A second passkey, then the first one removed: one remains, as the last way to sign in.
             let second = AccountInteractor(client: interactor.client, platform: SoftwarePlatform(sheetEmail: ""))

@@ -110,7 +110,7 @@ final class ClientTests: XCTestCase {
 
     func testTimesWithAFractionAndOffsetsDecode() async throws {
         let body =
-            #"{"accessToken":"t","tokenType":"Bearer","expiresAt":"2026-11-29T18:30:00.250+09:00","accountID":"a","displayName":"A"}"#
+            #"{"accessToken":"t","tokenType":"Bearer","expiresAt":"2026-11-29T18:30:00.250+09:00","expiresIn":600,"sessionID":"s","sessionExpiresAt":"2026-11-29T18:30:00Z","accountID":"a","displayName":"A"}"#
         let session = try await makeClient(ScriptedTransport(always: ScriptedTransport.json(200, body)))
             .execute(PasswordSignInOperation(email: "a", password: "b"))
         XCTAssertEqual(session.expiresAt.timeIntervalSince1970, 1_795_977_000.25 - 9 * 3600, accuracy: 0.001)

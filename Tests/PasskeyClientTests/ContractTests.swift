@@ -194,7 +194,8 @@ enum SampleOperations {
         PasskeyAuthenticationStartOperation(),
         PasskeyAuthenticationFinishOperation(challengeID: "c", assertion: assertion),
         PasskeyAuthenticationFinishOperation(challengeID: "c", assertion: assertion, encoding: .webAuthnJSON),
-        CurrentSessionOperation(), SignOutOperation(), SessionListOperation(),
+        CurrentSessionOperation(), SessionRefreshOperation(refreshToken: "prt_" + String(repeating: "A", count: 70)),
+        SignOutOperation(), SessionListOperation(),
         SessionRevocationOperation(sessionID: "3f2a1c9e-0000-4000-8000-000000000000"), AccountOperation(),
         AccountRenameOperation(displayName: "Ada L."),
         PasskeyProviderIconOperation(aaguid: "ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4", variant: .dark),
@@ -207,7 +208,8 @@ enum SampleOperations {
         RecoveryFinishOperation(email: "ada@example.com", proof: .recoveryCode("ABCD-EFGH-JKMN-PQRS")),
         RecoveryPasskeyRegistrationFinishOperation(challengeID: "c", credential: registration),
         AppleAppSiteAssociationOperation(),
-        AssetLinksOperation(), RelatedOriginsOperation(), PasskeyEndpointsOperation(), HealthOperation(),
+        AssetLinksOperation(), RelatedOriginsOperation(), PasskeyEndpointsOperation(), JSONWebKeySetOperation(),
+        DiscoveryDocumentOperation(), HealthOperation(),
         ReadinessOperation(), MetricsOperation(), OpenAPIDocumentOperation(),
     ]
 }

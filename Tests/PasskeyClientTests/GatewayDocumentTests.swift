@@ -84,9 +84,32 @@ final class GatewayDocumentTests: XCTestCase {
         issued.expiresAtUnixMilliseconds = milliseconds
         issued.accountID = "a"
         issued.displayName = "Ada"
+        issued.sessionID = "s"
         let session = try decode(PasswordSignInOperation(email: "", password: ""), ResponseDocuments.session(issued))
         XCTAssertEqual(session.accessToken, "t")
         XCTAssertEqual(session.tokenType, "Bearer")
+        XCTAssertEqual(session.sessionID, "s")
+        XCTAssertEqual(session.sessionExpiresAt, Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+        XCTAssertNil(session.refreshToken, "an opaque token has no refresh token")
+        XCTAssertNil(AccessToken(session).refreshToken)
+
+        // Signed access tokens: the access token's own expiry, and the refresh token beside it unless in a cookie.
+        issued.refreshToken = "prt_" + String(repeating: "r", count: 70)
+        issued.accessTokenExpiresAtUnixMilliseconds = milliseconds - 3_600_000
+        issued.refreshTokenExpiresAtUnixMilliseconds = milliseconds - 60_000
+        let signed = try decode(
+            PasskeyAccountCreationFinishOperation(registrationID: "r", credential: SampleOperations.registration),
+            ResponseDocuments.session(issued), status: 201)
+        XCTAssertEqual(signed.refreshToken, issued.refreshToken)
+        XCTAssertEqual(signed.expiresAt, Date(timeIntervalSince1970: Double(milliseconds - 3_600_000) / 1000))
+        XCTAssertEqual(
+            signed.refreshTokenExpiresAt, Date(timeIntervalSince1970: Double(milliseconds - 60_000) / 1000))
+        XCTAssertEqual(signed.sessionExpiresAt, Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+        let refreshed = try decode(
+            SessionRefreshOperation(refreshToken: "prt_x"),
+            ResponseDocuments.session(issued, includingRefreshToken: false))
+        XCTAssertNil(refreshed.refreshToken, "cookie mode")
+        XCTAssertNotNil(refreshed.refreshTokenExpiresAt)
 
         var info = SessionInfo()
         info.sessionID = "s"

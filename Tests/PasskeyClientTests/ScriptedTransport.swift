@@ -51,22 +51,42 @@ final class ScriptedTransport: PasskeyHTTPTransport {
 
     static let session = json(
         200,
-        #"{"accessToken":"token-1","tokenType":"Bearer","expiresAt":"2026-11-29T18:30:00Z","accountID":"a1","displayName":"Ada"}"#
+        #"{"accessToken":"token-1","tokenType":"Bearer","expiresAt":"2026-11-29T18:30:00Z","expiresIn":600,"sessionID":"s1","sessionExpiresAt":"2026-12-29T18:30:00Z","accountID":"a1","displayName":"Ada"}"#
     )
+
+    /// A session document with signed tokens: access token `access-<n>`, refresh token `prt_<n>`, living `expiresIn`
+    /// seconds.
+    static func signedSession(_ n: Int, expiresIn: Int = 600, status: Int = 200) -> PasskeyHTTPResponse {
+        json(
+            status,
+            #"{"accessToken":"access-\#(n)","tokenType":"Bearer","expiresAt":"2026-11-29T18:30:00Z","expiresIn":\#(expiresIn),"refreshToken":"prt_\#(n)","refreshTokenExpiresAt":"2026-12-06T18:30:00Z","sessionID":"s1","sessionExpiresAt":"2026-12-29T18:30:00Z","accountID":"a1","displayName":"Ada"}"#
+        )
+    }
 }
 
-/// A client over `transport` whose waits between retries go to `waits` instead of the clock.
+/// A client over `transport` whose waits between retries go to `waits` instead of the clock, and whose wall clock
+/// is `clock`.
 func makeClient(
-    _ transport: ScriptedTransport, store: any AccessTokenStore = InMemoryAccessTokenStore(),
+    _ transport: any PasskeyHTTPTransport, store: any AccessTokenStore = InMemoryAccessTokenStore(),
     retry: PasskeyAPIClient.RetryPolicy = .init(
         maximumAttempts: 3, initialBackoff: .milliseconds(100), maximumBackoff: .seconds(2), jitter: false),
-    waits: SleepRecorder = SleepRecorder(), baseURL: String = "https://example.com", userAgent: String? = nil
+    waits: SleepRecorder = SleepRecorder(), baseURL: String = "https://example.com", userAgent: String? = nil,
+    clock: ManualClock = ManualClock()
 ) -> PasskeyAPIClient {
     PasskeyAPIClient(
         baseURL: URL(string: baseURL)!,
         configuration: .init(
-            timeout: .seconds(5), retryPolicy: retry, userAgent: userAgent, sleep: { waits.record($0) }),
+            timeout: .seconds(5), retryPolicy: retry, userAgent: userAgent, sleep: { waits.record($0) },
+            clock: { clock.now }),
         tokenStore: store, transport: transport)
+}
+
+/// A wall clock that moves only when told.
+final class ManualClock: Sendable {
+    private let current: Mutex<Date>
+    init(_ start: Date = Date(timeIntervalSince1970: 1_795_977_000)) { current = Mutex(start) }
+    var now: Date { current.withLock { $0 } }
+    func advance(by duration: Duration) { current.withLock { $0 += Double(duration.components.seconds) } }
 }
 
 /// Records the waits between attempts instead of waiting.

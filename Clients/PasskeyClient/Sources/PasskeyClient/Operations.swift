@@ -11,14 +11,17 @@ public enum PasskeyAPI {
         PasskeyRegistrationStartOperation.route, PasskeyRegistrationFinishOperation.route,
         PasskeyAccountCreationStartOperation.route, PasskeyAccountCreationFinishOperation.route,
         PasskeyAuthenticationStartOperation.route, PasskeyAuthenticationFinishOperation.route,
-        CurrentSessionOperation.route, SignOutOperation.route, SessionListOperation.route,
+        CurrentSessionOperation.route, SessionRefreshOperation.route, SignOutOperation.route,
+        SessionListOperation.route,
         SessionRevocationOperation.route, AccountOperation.route, AccountRenameOperation.route,
         PasskeyListOperation.route, PasskeyRenameOperation.route, PasskeyRemovalOperation.route,
         PasskeyProviderIconOperation.route,
         EmailVerificationRequestOperation.route, EmailVerificationOperation.route, RecoveryCodesOperation.route,
-        PasswordRemovalOperation.route, RecoveryStartOperation.route, RecoveryFinishOperation.route, RecoveryPasskeyRegistrationFinishOperation.route,
+        PasswordRemovalOperation.route, RecoveryStartOperation.route, RecoveryFinishOperation.route,
+        RecoveryPasskeyRegistrationFinishOperation.route,
         AppleAppSiteAssociationOperation.route, AssetLinksOperation.route, RelatedOriginsOperation.route,
-        PasskeyEndpointsOperation.route, HealthOperation.route, ReadinessOperation.route, MetricsOperation.route,
+        PasskeyEndpointsOperation.route, JSONWebKeySetOperation.route, DiscoveryDocumentOperation.route,
+        HealthOperation.route, ReadinessOperation.route, MetricsOperation.route,
         OpenAPIDocumentOperation.route,
     ]
 }
@@ -175,10 +178,11 @@ public struct PasskeyAccountCreationStartOperation: PasskeyAPIOperation {
 }
 
 /// `POST /v1/passkeys/account-registrations/finish`: creates the account, its email and its passkey together
-/// (201); UP must be 1. 400 `invalid_request` when no email was given at start or here, 409 `email_taken` or
-/// `credential_already_registered`, 410 `challenge_unavailable`.
+/// and signs the new account in (201 with its ``Session``, which the client keeps like a sign-in's): one ceremony
+/// from nothing to signed in. UP must be 1. 400 `invalid_request` when no email was given at start or here, 409
+/// `email_taken` or `credential_already_registered`, 410 `challenge_unavailable`.
 public struct PasskeyAccountCreationFinishOperation: PasskeyAPIOperation {
-    public typealias Response = AccountCreated
+    public typealias Response = Session
     /// The route.
     public static let route = APIRoute(
         .post, "/v1/passkeys/account-registrations/finish", operationID: "finishAccountRegistration")
@@ -231,6 +235,8 @@ public struct PasskeyAccountCreationFinishOperation: PasskeyAPIOperation {
         if let displayName { fields.append(("displayName", displayName)) }
         return .json(FinishBody(fields: fields, credential: .registration(credential), encoding: encoding))
     }
+
+    public func accessTokenChange(for response: Session) -> AccessTokenChange? { .store(AccessToken(response)) }
 }
 
 // MARK: - Signing in with a passkey
@@ -303,6 +309,32 @@ public struct CurrentSessionOperation: PasskeyAPIOperation {
 
     /// Creates the operation.
     public init() {}
+}
+
+/// `POST /v1/session/refresh`: trades the refresh token for a new access token and the next refresh token; the
+/// client keeps them. A refresh token is single-use: a repeat of the same one within the gateway's reuse window (10
+/// s by default) gets the same successor, and one presented after that ends the whole session. 401
+/// `unauthenticated` with reason `refresh_token_reused`, `refresh_token_invalid` or `session_ended`: the session is
+/// over. ``PasskeyAPIClient`` sends this by itself before the access token expires
+/// (``PasskeyAPIClient/refreshSession()`` does it on demand); an app rarely sends it. Not retried: a repeat after the
+/// reuse window would end the session.
+public struct SessionRefreshOperation: PasskeyAPIOperation, CustomStringConvertible, CustomReflectable {
+    public typealias Response = Session
+    /// The route.
+    public static let route = APIRoute(.post, "/v1/session/refresh", operationID: "refreshSession")
+    public var route: APIRoute { Self.route }
+
+    /// The refresh token (never logged).
+    public var refreshToken: String
+
+    /// Creates the operation.
+    public init(refreshToken: String) { self.refreshToken = refreshToken }
+
+    public var body: APIRequestBody { .json(["refreshToken": refreshToken]) }
+    public func accessTokenChange(for response: Session) -> AccessTokenChange? { .store(AccessToken(response)) }
+
+    public var description: String { "SessionRefreshOperation()" }
+    public var customMirror: Mirror { Mirror(self, children: []) }
 }
 
 /// `DELETE /v1/session` (bearer): signs out; the token stops working at once and the client forgets it.
@@ -512,6 +544,29 @@ public struct PasskeyEndpointsOperation: PasskeyAPIOperation {
     public typealias Response = PasskeyEndpoints
     /// The route.
     public static let route = APIRoute(.get, "/.well-known/passkey-endpoints", operationID: "passkeyEndpoints")
+    public var route: APIRoute { Self.route }
+
+    /// Creates the operation.
+    public init() {}
+}
+
+/// `GET /.well-known/jwks.json`: the public keys access tokens are signed with, for a backend that verifies them
+/// itself. A key is published before it signs and stays until the last token it signed has expired.
+public struct JSONWebKeySetOperation: PasskeyAPIOperation {
+    public typealias Response = JSONWebKeySet
+    /// The route.
+    public static let route = APIRoute(.get, "/.well-known/jwks.json", operationID: "jsonWebKeySet")
+    public var route: APIRoute { Self.route }
+
+    /// Creates the operation.
+    public init() {}
+}
+
+/// `GET /.well-known/openid-configuration`: the access tokens' issuer and where its keys are.
+public struct DiscoveryDocumentOperation: PasskeyAPIOperation {
+    public typealias Response = DiscoveryDocument
+    /// The route.
+    public static let route = APIRoute(.get, "/.well-known/openid-configuration", operationID: "discoveryDocument")
     public var route: APIRoute { Self.route }
 
     /// Creates the operation.

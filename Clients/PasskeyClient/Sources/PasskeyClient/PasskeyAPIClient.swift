@@ -11,8 +11,14 @@ import Foundation
 /// let start = try await client.execute(PasskeyAuthenticationStartOperation())
 /// ```
 ///
-/// - Bearer tokens: a sign-in's token goes to the ``AccessTokenStore`` and is sent with every route that needs it;
-///   sign-out, and any `unauthenticated` answer to the stored token, remove it.
+/// - Tokens: a sign-in's tokens go to the ``AccessTokenStore``; the access token is sent with every route that needs
+///   it; sign-out removes them.
+/// - Refresh: an access token that expires within ``Configuration/refreshLeeway`` is refreshed before it is used,
+///   once for all the calls that need it meanwhile; an `unauthenticated` answer to it leads to one refresh and one
+///   retry. A refresh the gateway refuses (401: the session is over) removes the tokens and tells
+///   ``sessionEvents()`` ``SessionEvent/signedOut(reason:)``; a refresh that fails otherwise (no answer, 503) keeps
+///   them and its failure is thrown, unless the old access token has not expired yet and the call can use it.
+///   Without a refresh token (opaque access tokens), an `unauthenticated` answer removes the token.
 /// - Errors: everything thrown is a ``PasskeyClientError``; problem documents keep their `code`, `reason` and status.
 /// - Timeouts and cancellation: each attempt has ``Configuration/timeout``; cancelling the calling task cancels the
 ///   request at once.
@@ -28,16 +34,23 @@ public final class PasskeyAPIClient: Sendable {
         public var userAgent: String?
         /// Waits between attempts; tests may pass one that returns at once.
         public var sleep: @Sendable (Duration) async throws -> Void
+        /// How long before the access token expires the client refreshes it (at most half the token's lifetime).
+        public var refreshLeeway: Duration
+        /// This device's wall clock, which the access token's expiry is counted on; tests may pass one they move.
+        public var clock: @Sendable () -> Date
 
-        /// The defaults: 15 s per attempt, ``RetryPolicy/standard``.
+        /// The defaults: 15 s per attempt, ``RetryPolicy/standard``, refresh 60 s before expiry.
         public init(
             timeout: Duration = .seconds(15), retryPolicy: RetryPolicy = .standard, userAgent: String? = nil,
-            sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+            sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+            refreshLeeway: Duration = .seconds(60), clock: @escaping @Sendable () -> Date = { Date() }
         ) {
             self.timeout = timeout
             self.retryPolicy = retryPolicy
             self.userAgent = userAgent
             self.sleep = sleep
+            self.refreshLeeway = refreshLeeway
+            self.clock = clock
         }
     }
 
@@ -85,9 +98,11 @@ public final class PasskeyAPIClient: Sendable {
     public let baseURL: URL
     /// The client's behaviour.
     public let configuration: Configuration
-    /// Where the access token is kept.
+    /// Where the session's tokens are kept.
     public let tokenStore: any AccessTokenStore
     private let transport: any PasskeyHTTPTransport
+    private let events = SessionEventBroadcaster()
+    private let refreshes = SingleFlightRefresh()
 
     /// A client for the gateway at `baseURL`.
     public init(
@@ -122,9 +137,10 @@ public final class PasskeyAPIClient: Sendable {
             throw error
         }
         var attempt = 1
+        var refreshedAfterRefusal = false
         while true {
             if Task.isCancelled { throw PasskeyClientError(code: .cancelled, operation: name) }
-            let token = route.requiresAccessToken ? try await loadToken(operation: name) : nil
+            let token = route.requiresAccessToken ? try await currentToken(operation: name) : nil
             var headers: [String: String] = [:]
             if let body { headers["content-type"] = body.contentType }
             if let token { headers["authorization"] = "Bearer \(token.value)" }
@@ -133,18 +149,34 @@ public final class PasskeyAPIClient: Sendable {
                 method: route.method, url: url, headers: headers, body: body?.data, timeout: configuration.timeout)
 
             let failure: PasskeyClientError
+            var refused: AccessToken?
             do {
                 let response = try await exchange(request, operation: name)
+                let arrival = configuration.clock()
                 let isProblem = response.status >= 400 && MediaType.isProblemJSON(response.contentType)
                 if operation.accepts(status: response.status) && !isProblem {
                     let value = try decode(response, with: operation)
-                    if let change = operation.accessTokenChange(for: value) { try await apply(change, operation: name) }
+                    if let change = operation.accessTokenChange(for: value) {
+                        try await apply(change.anchored(at: arrival), operation: name)
+                        if change == .remove { events.yield(.signedOut(reason: .signedOut)) }
+                    }
                     return PasskeyAPIResponse(value: value, status: response.status, headers: response.headers)
                 }
                 failure = PasskeyClientError(response: response, operation: name)
-                if failure.code == .unauthenticated, let token { await forget(token) }
+                if failure.code == .unauthenticated { refused = token }
             } catch let error as PasskeyClientError {
                 failure = error
+            }
+            if let refused {
+                // One refresh and one retry for a refused access token; a refresh that fails ends the call (and, when
+                // the gateway refused it, the session) without a retry.
+                guard refused.refreshToken != nil, !refreshedAfterRefusal else {
+                    await forget(refused)
+                    throw failure
+                }
+                refreshedAfterRefusal = true
+                try await refresh(afterRefusalOf: refused, failure: failure)
+                continue
             }
             guard route.isRetryable, failure.isTransient,
                 let delay = configuration.retryPolicy.delay(
@@ -159,13 +191,30 @@ public final class PasskeyAPIClient: Sendable {
         }
     }
 
-    /// The stored access token, if any.
+    /// The stored tokens, if any.
     public func accessToken() async throws -> AccessToken? { try await loadToken(operation: nil) }
 
-    /// Replaces the stored access token (nil removes it), e.g. with one restored from elsewhere.
+    /// Replaces the stored tokens (nil removes them), e.g. with ones restored from elsewhere; their
+    /// ``AccessToken/expiresAt`` is taken as it is.
     public func setAccessToken(_ token: AccessToken?) async throws {
         try await apply(token.map(AccessTokenChange.store) ?? .remove, operation: nil)
     }
+
+    /// Refreshes the access token now, sharing a refresh already under way, and returns the stored tokens: the new
+    /// ones, or the stored ones unchanged when they have no refresh token; nil when there are none. Throws
+    /// ``PasskeyClientError/Code/unauthenticated`` when the gateway refuses the refresh (the tokens are removed and
+    /// ``sessionEvents()`` says ``SessionEvent/signedOut(reason:)``), and the failure of a refresh that got no
+    /// answer (the tokens are kept).
+    @discardableResult
+    public func refreshSession() async throws -> AccessToken? {
+        guard let token = try await loadToken(operation: SessionRefreshOperation.route.description) else { return nil }
+        return try await refreshes.refreshed(from: token) { [self] seen in try await refresh(seen) }
+    }
+
+    /// The session's events from now on: refreshes the client made by itself, and the end of the session (a refresh
+    /// the gateway refused, a refused access token that could not be refreshed, or sign-out). Each call returns a
+    /// stream of its own; it ends when the client is released.
+    public func sessionEvents() -> AsyncStream<SessionEvent> { events.stream() }
 
     // MARK: - One attempt
 
@@ -238,7 +287,57 @@ public final class PasskeyAPIClient: Sendable {
         return url
     }
 
-    // MARK: - The access token
+    // MARK: - The tokens
+
+    /// The stored tokens for a call that needs them, refreshed first when the access token is about to expire. A
+    /// refresh that gets no answer leaves the access token in use while it has not expired.
+    private func currentToken(operation: String) async throws -> AccessToken? {
+        guard let token = try await loadToken(operation: operation) else { return nil }
+        let now = configuration.clock()
+        guard token.needsRefresh(at: now, leeway: configuration.refreshLeeway) else { return token }
+        do {
+            return try await refreshes.refreshed(from: token) { [self] seen in try await refresh(seen) }
+        } catch let error as PasskeyClientError where Self.endsSession(error) {
+            throw error
+        } catch {
+            guard token.isUsable(at: now) else { throw error }
+            return token
+        }
+    }
+
+    /// After the gateway refused `token`: its refresh (shared with others under way), or the call's own failure when
+    /// the session turned out to be over.
+    private func refresh(afterRefusalOf token: AccessToken, failure: PasskeyClientError) async throws {
+        do {
+            guard try await refreshes.refreshed(from: token, by: { [self] seen in try await refresh(seen) }) != nil
+            else { throw failure }
+        } catch let error as PasskeyClientError where Self.endsSession(error) {
+            throw failure
+        }
+    }
+
+    /// One refresh of `seen`'s refresh token, unless the store holds other tokens by now (an earlier refresh's, a
+    /// new sign-in's, or none): then those, as they are.
+    private func refresh(_ seen: AccessToken) async throws -> AccessToken? {
+        let name = SessionRefreshOperation.route.description
+        guard let stored = try await loadToken(operation: name) else { return nil }
+        guard let refreshToken = stored.refreshToken, stored.refreshToken == seen.refreshToken else { return stored }
+        do {
+            _ = try await send(SessionRefreshOperation(refreshToken: refreshToken))
+        } catch let error as PasskeyClientError where Self.endsSession(error) {
+            if (try? await tokenStore.load())?.refreshToken == refreshToken, (try? await tokenStore.remove()) != nil {
+                events.yield(.signedOut(reason: SignedOutReason(refreshFailure: error)))
+            }
+            throw error
+        }
+        events.yield(.refreshed)
+        return try await loadToken(operation: name)
+    }
+
+    /// Whether a refresh's failure means the session is over: the gateway answered 401.
+    private static func endsSession(_ error: PasskeyClientError) -> Bool {
+        error.status == 401 && error.code == .unauthenticated
+    }
 
     private func loadToken(operation: String?) async throws -> AccessToken? {
         do {
@@ -261,10 +360,10 @@ public final class PasskeyAPIClient: Sendable {
         }
     }
 
-    /// Forgets `token` after the gateway refused it, unless a newer sign-in replaced it meanwhile. The refusal is
-    /// what the caller hears about; a store that fails here keeps the token until the next refusal.
+    /// Forgets `token` after the gateway refused it, unless a newer sign-in or a refresh replaced it meanwhile. The
+    /// refusal is what the caller hears about; a store that fails here keeps the token until the next refusal.
     private func forget(_ token: AccessToken) async {
-        guard (try? await tokenStore.load()) == token else { return }
-        try? await tokenStore.remove()
+        guard (try? await tokenStore.load()) == token, (try? await tokenStore.remove()) != nil else { return }
+        events.yield(.signedOut(reason: .accessTokenRefused))
     }
 }

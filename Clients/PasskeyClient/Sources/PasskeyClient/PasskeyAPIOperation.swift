@@ -97,12 +97,19 @@ public enum APIRequestBody: Sendable {
     }
 }
 
-/// What a successful operation does to the stored access token.
+/// What a successful operation does to the stored tokens.
 public enum AccessTokenChange: Sendable, Equatable {
-    /// Keep this token for later calls.
+    /// Keep these tokens for later calls. The client counts their expiry from the response's arrival
+    /// (``AccessToken/anchored(at:)``).
     case store(AccessToken)
-    /// Forget the token.
+    /// Forget the tokens.
     case remove
+
+    /// The change with a stored token's expiry counted from `arrival`.
+    func anchored(at arrival: Date) -> AccessTokenChange {
+        guard case .store(let token) = self else { return self }
+        return .store(token.anchored(at: arrival))
+    }
 }
 
 /// A call to the gateway as a value, in the talk's shape: `try await apiClient.execute(PasskeyAuthenticationStartOperation())`.
@@ -126,7 +133,7 @@ public protocol PasskeyAPIOperation: Sendable {
     /// The value of a successful response; throws ``PasskeyClientError`` (``PasskeyClientError/Code/malformedResponse``)
     /// when it does not match the contract.
     func decodeResponse(_ response: PasskeyHTTPResponse) throws -> Response
-    /// What the response does to the stored access token (sign-ins store one, sign-out removes it).
+    /// What the response does to the stored tokens (sign-ins and refreshes store them, sign-out removes them).
     func accessTokenChange(for response: Response) -> AccessTokenChange?
 }
 

@@ -17,7 +17,8 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
         public static let invalidRequest = Code(rawValue: "invalid_request")
         /// A registration failed a WebAuthn check; ``PasskeyClientError/reason`` names it (400).
         public static let verificationFailed = Code(rawValue: "verification_failed")
-        /// The access token is missing, unknown, expired or revoked (401). The client forgets a token refused so.
+        /// The access token is missing, unknown, expired or revoked, or a refresh was refused (401). The client
+        /// refreshes a refused access token once; when that fails too, it forgets the tokens: the session is over.
         public static let unauthenticated = Code(rawValue: "unauthenticated")
         /// A password or passkey sign-in failed (401); with a reason when a WebAuthn check failed.
         public static let invalidCredentials = Code(rawValue: "invalid_credentials")
@@ -31,6 +32,8 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
         public static let credentialAlreadyRegistered = Code(rawValue: "credential_already_registered")
         /// The passkey is the account's only way to sign in (409).
         public static let lastSignInMethod = Code(rawValue: "last_sign_in_method")
+        /// The change conflicts with the resource's state (409), e.g. retiring the only signing key in the admin API.
+        public static let conflict = Code(rawValue: "conflict")
         /// The challenge or registration is unknown, expired, used or another account's: start again (410).
         public static let challengeUnavailable = Code(rawValue: "challenge_unavailable")
         /// An email verification or recovery code is wrong, expired, used or was tried too often; the same for any
@@ -80,7 +83,7 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
             .invalidRequest, .verificationFailed, .unauthenticated, .invalidCredentials, .forbidden, .notFound,
             .emailTaken, .credentialAlreadyRegistered, .lastSignInMethod, .challengeUnavailable, .payloadTooLarge,
             .unsupportedMediaType, .rateLimited, .unavailable, .methodNotAllowed, .headerFieldsTooLarge,
-            .requestTimeout, .notImplemented, .internalError, .invalidCode, .accountDisabled,
+            .requestTimeout, .notImplemented, .internalError, .invalidCode, .accountDisabled, .conflict,
         ]
 
         /// The codes the client produces itself, never sent by the gateway.
@@ -90,7 +93,8 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
         ]
     }
 
-    /// The WebAuthn check that failed, as the gateway names it (docs/api.md); unknown values are kept as sent.
+    /// Why the gateway refused, as it names it (docs/api.md): the WebAuthn check that failed, what is missing before a
+    /// password can go, why a signed access token or a refresh was refused. Unknown values are kept as sent.
     public struct Reason: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
@@ -147,13 +151,42 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
         /// `signalUnknownCredential`, or the platform's equivalent).
         public static let unknownCredential = Reason(rawValue: "unknown_credential")
 
+        // With `unauthenticated` on POST /v1/session/refresh: the session is over (the client signs out).
+        /// A replaced refresh token was presented after the reuse window: taken as stolen, the session was ended.
+        public static let refreshTokenReused = Reason(rawValue: "refresh_token_reused")
+        /// No refresh token was sent, or it is not one of a live session.
+        public static let refreshTokenInvalid = Reason(rawValue: "refresh_token_invalid")
+        /// The session was revoked, is past its lifetime or idle timeout, or its account was disabled.
+        public static let sessionEnded = Reason(rawValue: "session_ended")
+
+        // With `unauthenticated` on a bearer route: why a signed access token was refused (the client refreshes it
+        // once). `algorithm_not_allowed` and `signature_invalid` are sent for access tokens too.
+        /// The access token is not a JWT of the expected shape.
+        public static let malformed = Reason(rawValue: "malformed")
+        /// The access token's `typ` is not `at+jwt`.
+        public static let wrongType = Reason(rawValue: "wrong_type")
+        /// No published key has the access token's `kid`.
+        public static let unknownKey = Reason(rawValue: "unknown_key")
+        /// The access token has expired.
+        public static let expired = Reason(rawValue: "expired")
+        /// The access token is not valid yet.
+        public static let notYetValid = Reason(rawValue: "not_yet_valid")
+        /// The access token's `iss` is not the gateway's issuer.
+        public static let wrongIssuer = Reason(rawValue: "wrong_issuer")
+        /// The access token's `aud` is not the gateway's audience.
+        public static let wrongAudience = Reason(rawValue: "wrong_audience")
+        /// The access token lacks a claim the gateway requires.
+        public static let missingClaim = Reason(rawValue: "missing_claim")
+
         /// The reasons docs/api.md names.
         public static let known: Set<Reason> = [
             .typeMismatch, .challengeMismatch, .originMismatch, .crossOriginNotAllowed, .rpIDHashMismatch,
             .userPresentFlagNotSet, .userVerificationRequired, .backupStateInvalid, .unsupportedAlgorithm,
             .algorithmNotAllowed, .credentialIDTooLong, .attestationInvalid, .attestationUntrusted, .signatureInvalid,
             .signCountRegressed, .userHandleMismatch, .malformedCBOR, .malformedClientData, .malformedAuthenticatorData,
-            .challengeSpent, .noPasskey, .passkeySignInRequired, .unknownCredential,
+            .challengeSpent, .noPasskey, .passkeySignInRequired, .unknownCredential, .refreshTokenReused,
+            .refreshTokenInvalid, .sessionEnded, .malformed, .wrongType, .unknownKey, .expired, .notYetValid,
+            .wrongIssuer, .wrongAudience, .missingClaim,
         ]
     }
 

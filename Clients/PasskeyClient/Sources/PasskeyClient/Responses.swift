@@ -31,29 +31,49 @@ public struct RegistrationMode: RawRepresentable, Hashable, Sendable, Codable, C
     public static let conditional = RegistrationMode(rawValue: "conditional")
 }
 
-/// `Session`: what a password or passkey sign-in returns. Its description leaves the token out.
+/// `Session`: what a sign-in (password, passkey, a new passkey account, a recovery's new passkey) and a refresh
+/// return. Its description and mirror leave the tokens out.
 public struct Session: Decodable, Sendable, Equatable, CustomStringConvertible, CustomReflectable {
-    /// The bearer token; ``PasskeyAPIClient`` keeps it in its ``AccessTokenStore``.
+    /// The bearer token, a JWT with signed access tokens; ``PasskeyAPIClient`` keeps it in its ``AccessTokenStore``.
     public let accessToken: String
     /// `Bearer`.
     public let tokenType: String
-    /// When the session ends.
+    /// When the access token expires, by the gateway's clock (the session's end for an opaque token).
     public let expiresAt: Date
+    /// Seconds until the access token expires, as the gateway counted them when it answered.
+    public let expiresIn: Int
+    /// The single-use refresh token that gets the next access token (``SessionRefreshOperation``); nil for an
+    /// opaque access token, and for a browser whose refresh token travels in a cookie.
+    public let refreshToken: String?
+    /// When the refresh token stops working unless used: the idle timeout, within the session's lifetime. Nil when
+    /// the session has no refresh token.
+    public let refreshTokenExpiresAt: Date?
+    /// The session, as ``SessionSummary/sessionID`` names it.
+    public let sessionID: String
+    /// When the session ends, however often it is refreshed.
+    public let sessionExpiresAt: Date
     /// The signed-in account.
     public let accountID: String
     /// The account's display name.
     public let displayName: String
 
     public var description: String {
-        "Session(accountID: \(accountID), displayName: \(displayName), expiresAt: \(expiresAt))"
+        "Session(accountID: \(accountID), displayName: \(displayName), sessionID: \(sessionID), "
+            + "expiresAt: \(expiresAt), refreshable: \(refreshToken != nil))"
     }
 
     public var customMirror: Mirror {
-        Mirror(self, children: ["accountID": accountID, "displayName": displayName, "expiresAt": expiresAt])
+        Mirror(
+            self,
+            children: [
+                "accountID": accountID, "displayName": displayName, "sessionID": sessionID, "expiresAt": expiresAt,
+                "expiresIn": expiresIn, "refreshTokenExpiresAt": refreshTokenExpiresAt as Any,
+                "sessionExpiresAt": sessionExpiresAt,
+            ])
     }
 }
 
-/// `201 {accountID}` of the account creation routes.
+/// `201 {accountID}` of `POST /v1/accounts/password`.
 public struct AccountCreated: Decodable, Sendable, Equatable {
     /// The new account.
     public let accountID: String
@@ -437,6 +457,57 @@ public struct PasskeyEndpoints: Decodable, Sendable, Equatable {
     public let enroll: URL?
     /// Where passkeys are managed.
     public let manage: URL?
+}
+
+/// `/.well-known/jwks.json`: the public keys the gateway's access tokens are signed with (RFC 7517), for a backend
+/// that verifies them itself.
+public struct JSONWebKeySet: Decodable, Sendable, Equatable {
+    /// One public key.
+    public struct Key: Decodable, Sendable, Equatable {
+        /// `EC` or `OKP`.
+        public let kty: String
+        /// The key's ID, as tokens name it in their `kid` header.
+        public let kid: String
+        /// `ES256` or `EdDSA`.
+        public let alg: String
+        /// `sig`.
+        public let use: String
+        /// `P-256` or `Ed25519`.
+        public let crv: String
+        /// The public key's x coordinate (or the Ed25519 key), base64url.
+        public let x: String
+        /// The y coordinate of a P-256 key, base64url.
+        public let y: String?
+    }
+
+    /// The keys published now.
+    public let keys: [Key]
+}
+
+/// `/.well-known/openid-configuration`: where a JWT consumer finds the issuer and its keys. It names no OAuth or
+/// OpenID Connect flow, as the gateway serves none.
+public struct DiscoveryDocument: Decodable, Sendable, Equatable {
+    /// The access tokens' `iss`.
+    public let issuer: String
+    /// The URL of ``JSONWebKeySet``.
+    public let jwksURI: String
+    /// `public`.
+    public let subjectTypesSupported: [String]?
+    /// Empty: no OAuth flow is served.
+    public let responseTypesSupported: [String]?
+    /// Empty: no token endpoint is served.
+    public let tokenEndpointAuthMethodsSupported: [String]?
+    /// The algorithms access tokens may be signed with.
+    public let accessTokenSigningAlgValuesSupported: [String]?
+
+    enum CodingKeys: String, CodingKey {
+        case issuer
+        case jwksURI = "jwks_uri"
+        case subjectTypesSupported = "subject_types_supported"
+        case responseTypesSupported = "response_types_supported"
+        case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
+        case accessTokenSigningAlgValuesSupported = "access_token_signing_alg_values_supported"
+    }
 }
 
 /// `200` of `/healthz`.
