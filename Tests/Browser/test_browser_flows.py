@@ -51,7 +51,11 @@ def passkey_names(browser):
     return [item.text.split("\n")[0] for item in browser.find_elements(By.CSS_SELECTOR, "#passkeys li")]
 
 
-def test_passkey_account_creation_then_sign_in(browser, stack):
+def session_count(browser):
+    return len(browser.find_elements(By.CSS_SELECTOR, "#sessions li"))
+
+
+def test_passkey_account_creation_signs_in_with_one_ceremony(browser, stack):
     browser.get(stack.origin + "/")
     fill(browser, "passkey-account-email", unique_email("grace"))
     fill(browser, "passkey-account-name", "Grace Hopper")
@@ -60,8 +64,9 @@ def test_passkey_account_creation_then_sign_in(browser, stack):
     assert "Grace Hopper" in browser.find_element(By.ID, "who").text
     assert "passkey" in browser.find_element(By.ID, "who").text
     assert len(passkey_names(browser)) == 1
-    # The account's creation ended with a sign-in by the button path (a modal request).
-    assert "Signed in with a passkey" in status_text(browser)
+    # The creation's own session: no second ceremony signed in after it.
+    wait_for_status(browser, "Account created. Signed in with your new passkey as Grace Hopper")
+    assert session_count(browser) == 1
 
     sign_out_and_sign_back_in_through_autofill(browser)
     who = browser.find_element(By.ID, "who").text
@@ -86,8 +91,8 @@ def test_password_sign_up_add_passkey_sign_out_and_passkey_sign_in(browser, stac
     who = browser.find_element(By.ID, "who").text
     assert "Ada Lovelace" in who and email in who and "passkey" in who
 
-    # A fresh visit, signed out, is offered the passkey through autofill again.
-    browser.execute_script("sessionStorage.clear()")
+    # A fresh visit (the tokens lived in the last page's memory only), signed out, is offered the passkey through
+    # autofill again.
     browser.get(stack.origin + "/")
     wait_for_status(browser, "Signed in with a passkey")
     assert "Ada Lovelace" in browser.find_element(By.ID, "who").text
@@ -187,3 +192,88 @@ def test_revoke_sessions(browser, stack):
         raise AssertionError("the revoked session still works")
     except urllib.error.HTTPError as error:
         assert error.code == 401
+
+
+def tokens(browser):
+    """The page's in-memory tokens (app.js's top-level `tokens`)."""
+    return browser.execute_script("return Object.assign({}, tokens)")
+
+
+def sign_up_with_a_password(browser, stack, prefix):
+    browser.get(stack.origin + "/")
+    fill(browser, "password-sign-up-email", unique_email(prefix))
+    fill(browser, "password-sign-up-name", "Token Keeper")
+    fill(browser, "password-sign-up-password", "correct horse battery")
+    browser.find_element(By.ID, "password-sign-up").click()
+    signed_in(browser)
+
+
+def test_the_tokens_live_in_memory_only(browser, stack):
+    sign_up_with_a_password(browser, stack, "memory")
+    held = tokens(browser)
+    assert held["access"] and held["refresh"].startswith("prt_"), held
+    stored = browser.execute_script(
+        "return JSON.stringify([Object.entries(localStorage), Object.entries(sessionStorage)])")
+    assert held["access"] not in stored and held["refresh"] not in stored, stored
+    # A reload forgets them: signed out.
+    browser.get(stack.origin + "/")
+    wait(browser).until(EC.visibility_of_element_located((By.ID, "signed-out")))
+    assert tokens(browser)["access"] is None
+
+
+def test_an_expired_access_token_is_refreshed_once_for_the_calls_that_need_it(browser, stack):
+    sign_up_with_a_password(browser, stack, "refresh")
+    before = tokens(browser)
+    # As if ten minutes had passed: the signed-in view's four calls at once share one refresh.
+    browser.execute_script("tokens.expiresAt = Date.now() - 1000")
+    browser.execute_script(
+        "window.__refreshes = 0; const f = window.fetch; window.fetch = (url, init) => {"
+        " if (String(url).endsWith('/v1/session/refresh')) window.__refreshes += 1; return f(url, init); }")
+    browser.execute_async_script("const done = arguments[arguments.length - 1]; showAccount().then(() => done())")
+    after = tokens(browser)
+    assert browser.execute_script("return window.__refreshes") == 1
+    assert after["access"] != before["access"] and after["refresh"] != before["refresh"]
+    assert after["expiresAt"] > before["expiresAt"]
+    # The new token is fresh: the next call needs no refresh.
+    fill(browser, "display-name", "Fresh Name")
+    browser.find_element(By.ID, "change-display-name").click()
+    wait_for_status(browser, "Your name is now Fresh Name")
+    assert browser.execute_script("return window.__refreshes") == 1
+
+
+def test_a_refused_access_token_is_refreshed_and_the_call_retried(browser, stack):
+    sign_up_with_a_password(browser, stack, "refused")
+    before = tokens(browser)
+    browser.execute_script("tokens.access = 'not-a-token'")
+    fill(browser, "display-name", "Retried")
+    browser.find_element(By.ID, "change-display-name").click()
+    wait_for_status(browser, "Your name is now Retried")
+    after = tokens(browser)
+    assert after["access"] != "not-a-token" and after["refresh"] != before["refresh"]
+
+
+def test_a_session_ended_elsewhere_signs_the_page_out_at_its_refresh(browser, stack):
+    sign_up_with_a_password(browser, stack, "ended")
+    access = tokens(browser)["access"]
+    # Signed out from elsewhere with the same access token: the session is over.
+    request = urllib.request.Request(
+        stack.origin + "/v1/session", headers={"Authorization": f"Bearer {access}"}, method="DELETE")
+    urllib.request.urlopen(request).read()
+    browser.execute_script("tokens.expiresAt = Date.now() - 1000")
+    fill(browser, "display-name", "Too Late")
+    browser.find_element(By.ID, "change-display-name").click()
+    wait_for_status(browser, "Your session has ended")
+    wait(browser).until(EC.visibility_of_element_located((By.ID, "signed-out")))
+    assert tokens(browser)["access"] is None and tokens(browser)["refresh"] is None
+
+
+def test_a_page_on_an_ip_address_explains_why_passkeys_cannot_work(browser, stack):
+    browser.get(stack.base_url + "/")
+    warning = wait(browser).until(EC.visibility_of_element_located((By.ID, "address-warning")))
+    assert "IP address 127.0.0.1" in warning.text and "relying party ID" in warning.text, warning.text
+    link = warning.find_element(By.TAG_NAME, "a")
+    assert link.get_attribute("href") == stack.origin + "/", link.get_attribute("href")
+
+    browser.get(stack.origin + "/")
+    wait(browser).until(EC.visibility_of_element_located((By.ID, "signed-out")))
+    assert not browser.find_element(By.ID, "address-warning").is_displayed()

@@ -85,7 +85,8 @@ def api(stack, method, path, token=None, body=None):
 
 
 def token(browser):
-    return browser.execute_script("return sessionStorage.getItem('passkey-demo.accessToken')")
+    """The page's access token, which it keeps in memory only (app.js's top-level `tokens`)."""
+    return browser.execute_script("return tokens.access")
 
 
 def create_passkey_account(browser, stack, name="Signal Tester"):
@@ -95,7 +96,7 @@ def create_passkey_account(browser, stack, name="Signal Tester"):
     fill(browser, "passkey-account-name", name)
     browser.find_element(By.ID, "create-passkey-account").click()
     signed_in(browser)
-    wait_for_status(browser, "Signed in with a passkey")
+    wait_for_status(browser, "Account created. Signed in with your new passkey")
     return email
 
 
@@ -200,7 +201,7 @@ def test_a_credential_the_server_does_not_know_is_signalled_unknown(spied, stack
     spied.add_credential(
         Credential.create_resident_credential(orphan_id, "localhost", unb64(real.user_handle), new_p256_key(), 0)
     )
-    spied.execute_script("sessionStorage.clear()")
+    # A reload signs out (the page keeps its tokens in memory only) and starts the autofill sign-in.
     spied.get(stack.origin + "/")
     wait(spied).until(lambda b: calls(b, "signalUnknownCredential"), "no signalUnknownCredential")
     unknown = calls(spied, "signalUnknownCredential")
@@ -220,7 +221,6 @@ def test_other_sign_in_failures_signal_nothing(spied, stack):
         unb64(real.id), "localhost", unb64(real.user_handle), new_p256_key(), 0
     )
     spied.add_credential(impostor)
-    spied.execute_script("sessionStorage.clear()")
     spied.get(stack.origin + "/")
     wait(spied).until(lambda b: "could not be verified" in status_text(b) or "not right" in status_text(b))
     assert calls(spied, "signalUnknownCredential") == []

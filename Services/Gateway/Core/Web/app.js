@@ -1,7 +1,14 @@
 // The demo page: every flow of the gateway's JSON API, with the browser's WebAuthn API.
 "use strict";
 
-const tokenKey = "passkey-demo.accessToken";
+// The session's tokens live in this page's memory only, never in web storage: a reload signs out, unless the
+// gateway keeps the refresh token in an HttpOnly cookie (cookie mode, PASSKEY_REFRESH_COOKIE), which a reload then
+// trades for a new access token. `expiresAt` is counted on this browser's clock from the session's expiresIn.
+const tokens = { access: null, refresh: null, cookie: false, expiresAt: 0, lifetime: 0 };
+// Not a secret: whether the last session was in cookie mode, so that a reload knows to try the cookie.
+const cookieModeKey = "passkey-demo.refreshCookie";
+// The refresh under way, shared by every call that needs it: a refresh token is single-use.
+let refreshing = null;
 let conditionalSignIn = null;
 // What the signed-in view last loaded: { account, passkeys } (the Signal API calls name the account from it).
 let signedIn = null;
@@ -55,6 +62,9 @@ function describe(error) {
   if (error && error.name === "NotAllowedError") return "The passkey prompt was dismissed or timed out.";
   if (error && error.name === "InvalidStateError") return "This device already has a passkey for this account.";
   if (error && error.name === "AbortError") return "The passkey request was cancelled.";
+  if (error && error.name === "SecurityError") {
+    return "Passkeys need this page's address to match the relying party ID: open the page by its domain name.";
+  }
   return (error && error.message) || "Something went wrong.";
 }
 
@@ -67,16 +77,83 @@ class ProblemError extends Error {
   }
 }
 
-async function api(method, path, body) {
+// --- the session's tokens ------------------------------------------------------------------------------------
+
+function keepSession(session) {
+  tokens.access = session.accessToken;
+  tokens.refresh = session.refreshToken || null;
+  // No refresh token but a refresh expiry: cookie mode. Neither: an opaque token, which is never refreshed.
+  tokens.cookie = !session.refreshToken && Boolean(session.refreshTokenExpiresAt);
+  tokens.lifetime = Math.max(0, session.expiresIn || 0) * 1000;
+  tokens.expiresAt = Date.now() + tokens.lifetime;
+  if (tokens.cookie) localStorage.setItem(cookieModeKey, "1");
+  else localStorage.removeItem(cookieModeKey);
+}
+
+function forgetSession() {
+  Object.assign(tokens, { access: null, refresh: null, cookie: false, expiresAt: 0, lifetime: 0 });
+  localStorage.removeItem(cookieModeKey);
+}
+
+function canRefresh() {
+  return Boolean(tokens.refresh) || tokens.cookie;
+}
+
+// Refreshed a minute before expiry, or in the second half of a shorter life.
+function refreshDue() {
+  if (!tokens.access || !canRefresh()) return false;
+  return Date.now() >= tokens.expiresAt - Math.min(60000, tokens.lifetime / 2);
+}
+
+// POST /v1/session/refresh with the refresh token, or in cookie mode with an empty body and the cookie. A 401 means
+// the session is over; any other failure keeps the tokens.
+function refreshSession() {
+  if (!refreshing) {
+    refreshing = (async () => {
+      const body = tokens.refresh ? { refreshToken: tokens.refresh } : {};
+      const response = await fetch("/v1/session/refresh", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+        credentials: "include",
+      });
+      const data = await response.json().catch(() => ({}));
+      if (!response.ok) {
+        if (response.status === 401) forgetSession();
+        throw new ProblemError({ status: response.status, ...data });
+      }
+      keepSession(data);
+    })().finally(() => { refreshing = null; });
+  }
+  return refreshing;
+}
+
+async function api(method, path, body, retried = false) {
+  if (refreshDue()) {
+    try {
+      await refreshSession();
+    } catch (error) {
+      // Without an answer the access token still serves until it expires; a refused refresh ends the session.
+      if (!tokens.access || Date.now() >= tokens.expiresAt) throw error;
+    }
+  }
   const headers = {};
-  const token = sessionStorage.getItem(tokenKey);
+  const token = tokens.access;
   if (token) headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   if (response.status === 204) return null;
   const data = await response.json().catch(() => ({}));
   if (!response.ok) {
-    if (response.status === 401 && data.code === "unauthenticated") sessionStorage.removeItem(tokenKey);
+    if (response.status === 401 && data.code === "unauthenticated" && token) {
+      // One refresh and one retry for a refused access token (unless a refresh replaced it meanwhile).
+      if (!retried && tokens.access && tokens.access !== token) return api(method, path, body, true);
+      if (!retried && token === tokens.access && canRefresh()) {
+        await refreshSession();
+        return api(method, path, body, true);
+      }
+      if (token === tokens.access) forgetSession();
+    }
     throw new ProblemError({ status: response.status, ...data });
   }
   return data;
@@ -199,7 +276,7 @@ function isUnknownCredential(error) {
 // --- flows -------------------------------------------------------------------------------------------------
 
 async function signInWithSession(session, message) {
-  sessionStorage.setItem(tokenKey, session.accessToken);
+  keepSession(session);
   stopConditionalSignIn();
   const { passkeys } = await showAccount();
   signalAcceptedCredentials(passkeys);
@@ -269,7 +346,9 @@ async function startConditionalSignIn() {
   const caps = await capabilities();
   if (!caps.conditionalGet) return;
   passkeySignIn("conditional").catch((error) => {
-    if (error.name !== "AbortError") announce(describe(error), true);
+    // Aborted, or no passkey picked (some authenticators end the request at once when they hold none): the user
+    // asked for nothing, and whatever the page said last (that a session ended, say) stays.
+    if (error.name !== "AbortError" && error.name !== "NotAllowedError") announce(describe(error), true);
   });
 }
 
@@ -277,14 +356,14 @@ async function createPasskeyAccount(email, displayName) {
   const start = await api("POST", "/v1/passkeys/account-registrations", { email, displayName });
   stopConditionalSignIn();
   const credential = await navigator.credentials.create({ publicKey: creationOptions(start.publicKey) });
-  await api("POST", "/v1/passkeys/account-registrations/finish", {
+  // The finish creates the account and signs it in: its answer is the new session, so one ceremony is enough.
+  const session = await api("POST", "/v1/passkeys/account-registrations/finish", {
     registrationID: start.registrationID,
     email,
     displayName,
     credential: credentialJSON(credential),
   });
-  announce("Account created. Signing you in with your new passkey…");
-  await passkeySignIn();
+  await signInWithSession(session, `Account created. Signed in with your new passkey as ${session.displayName}.`);
 }
 
 async function addPasskey(mode) {
@@ -449,6 +528,26 @@ async function renameAccount(displayName) {
   announce(`Your name is now ${account.displayName}.`);
 }
 
+// Passkeys are bound to the relying party ID, a domain name: a page opened on an IP address (http://127.0.0.1:8080/)
+// can never use them. Say so, and where to go instead.
+function isIPAddress(hostname) {
+  return /^[0-9]+(\.[0-9]+){3}$/.test(hostname) || hostname.startsWith("[") || hostname.includes(":");
+}
+
+function explainAddress() {
+  if (!isIPAddress(location.hostname)) return;
+  const suggestion = `${location.protocol}//localhost${location.port ? `:${location.port}` : ""}${location.pathname}`;
+  const link = Object.assign(document.createElement("a"), { href: suggestion, textContent: suggestion });
+  const warning = document.getElementById("address-warning");
+  warning.replaceChildren(
+    `This page is open on the IP address ${location.hostname}, where passkeys cannot work: the page's address must `
+      + "match the relying party ID (PASSKEY_RP_ID), which is a domain name. Open ",
+    link,
+    " instead (with the default relying party ID, localhost).",
+  );
+  warning.hidden = false;
+}
+
 function showSignedOut() {
   signedIn = null;
   document.getElementById("signed-in").hidden = true;
@@ -508,13 +607,24 @@ document.addEventListener("DOMContentLoaded", () => {
 
   document.getElementById("sign-out").addEventListener("click", () => run(async () => {
     await api("DELETE", "/v1/session");
-    sessionStorage.removeItem(tokenKey);
+    forgetSession();
     showSignedOut();
     announce("Signed out.");
   }));
 
-  if (sessionStorage.getItem(tokenKey)) {
+  explainAddress();
+  if (localStorage.getItem(cookieModeKey)) {
+    // Cookie mode: the HttpOnly cookie may still hold a refresh token, which gets this visit its access token.
+    tokens.cookie = true;
     run(async () => {
+      try {
+        await refreshSession();
+      } catch {
+        forgetSession();
+        showSignedOut();
+        openSection();
+        return;
+      }
       await showAccount();
       openSection();
     });

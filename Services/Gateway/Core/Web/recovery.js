@@ -3,15 +3,16 @@
 // Uses app.js's helpers (api, run, onSubmit, announce, creationOptions, credentialJSON, signInWithSession).
 "use strict";
 
-// The recovery session's token is kept apart from the normal one: no other call may carry it.
-const recoveryTokenKey = "passkey-demo.recoveryToken";
+// The recovery session's token is kept apart from the normal one (no other call may carry it), and like it in
+// memory only: a reload starts the recovery again.
+let recoveryToken = null;
 
 async function recoveryCall(method, path, body) {
-  const headers = { Authorization: `Bearer ${sessionStorage.getItem(recoveryTokenKey)}`, "Content-Type": "application/json" };
+  const headers = { Authorization: `Bearer ${recoveryToken}`, "Content-Type": "application/json" };
   const response = await fetch(path, { method, headers, body: JSON.stringify(body) });
   const data = await response.json().catch(() => ({}));
   if (!response.ok) {
-    if (response.status === 401) sessionStorage.removeItem(recoveryTokenKey);
+    if (response.status === 401) recoveryToken = null;
     throw new ProblemError({ status: response.status, ...data });
   }
   return data;
@@ -32,7 +33,7 @@ async function createRecoveryPasskey() {
     challengeID: start.challengeID,
     credential: credentialJSON(credential),
   });
-  sessionStorage.removeItem(recoveryTokenKey);
+  recoveryToken = null;
   showRecoveryStep("recovery-start-form");
   await signInWithSession(session, `Your new passkey is saved. Signed in as ${session.displayName}.`);
 }
@@ -61,7 +62,7 @@ document.addEventListener("DOMContentLoaded", () => {
     const code = data.code.replace(/\s+/g, "");
     const body = /^[0-9]{8}$/.test(code) ? { email, code } : { email, recoveryCode: data.code };
     const recovery = await api("POST", "/v1/recovery/finish", body);
-    sessionStorage.setItem(recoveryTokenKey, recovery.accessToken);
+    recoveryToken = recovery.accessToken;
     showRecoveryStep("recovery-passkey");
     announce(`Code accepted. Create a new passkey for ${recovery.displayName} to finish.`);
   });
@@ -92,5 +93,5 @@ document.addEventListener("DOMContentLoaded", () => {
     announce("Write these codes down now: they are shown only once, and each works once.");
   }));
 
-  showRecoveryStep(sessionStorage.getItem(recoveryTokenKey) ? "recovery-passkey" : "recovery-start-form");
+  showRecoveryStep("recovery-start-form");
 });
