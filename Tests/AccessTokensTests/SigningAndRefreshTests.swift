@@ -105,6 +105,32 @@ final class SigningAndRefreshTests: XCTestCase {
         XCTAssertThrowsError(try encryption.open(moved))
     }
 
+    func testAKeySealedUnderALostKeyEncryptionKeyVerifiesButNeverSigns() async throws {
+        let lost = KeyEncryptionKey(bytes: Array(repeating: 9, count: 32))!
+        let old = try lost.newKey(.es256, now: start, activatingAfter: 0)
+        let oldSigner = AccessTokenSigner(
+            ring: SigningKeyRing(schedule: SigningKeySchedule(accessTokenLifetime: 600, publishDelay: 300), encryption: lost),
+            settings: try signer([]).settings)
+        try oldSigner.ring.load([old])
+        let (token, _) = try await oldSigner.sign(session(), now: start)
+
+        let ring = SigningKeyRing(
+            schedule: SigningKeySchedule(accessTokenLifetime: 600, publishDelay: 300), encryption: encryption)
+        XCTAssertEqual(try ring.load([old]), [old.keyID], "reported as unopened")
+        XCTAssertFalse(ring.hasUsableKey)
+        let replaced = AccessTokenSigner(ring: ring, settings: oldSigner.settings)
+        XCTAssertNoThrow(try replaced.verify(token, now: start.addingTimeInterval(1)), "its tokens still verify")
+        do {
+            _ = try await replaced.sign(session(), now: start)
+            XCTFail("a key that does not open must not sign")
+        } catch {}
+        let fresh = try encryption.newKey(.es256, now: start, activatingAfter: 0)
+        XCTAssertEqual(try ring.load([old, fresh]), [old.keyID])
+        XCTAssertTrue(ring.hasUsableKey)
+        let (next, _) = try await replaced.sign(session(), now: start.addingTimeInterval(1))
+        XCTAssertEqual(try AccessTokenFormat.parse(next, allowing: [.es256]).keyID, fresh.keyID)
+    }
+
     func testRefreshTokensParseOnlyInTheirOwnShape() {
         let id = SessionID.timeOrdered(at: start)
         let (token, presented) = RefreshTokens.issue(for: id, generation: 7, random: SecureRandom())

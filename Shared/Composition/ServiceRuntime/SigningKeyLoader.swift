@@ -68,6 +68,8 @@ public struct SigningKeyLoader: Sendable {
     }
 
     /// One load: makes the first key when no unretired key exists, then reads every published key into the ring.
+    /// When keys exist but none opens with this process's key-encryption key (it was replaced after a loss), a new
+    /// key is made to sign at once: the old keys keep verifying the tokens they signed until they are retired.
     public func load() async throws {
         let now = clock()
         var keys = try await repository.keys(publishedSince: ring.schedule.publishedSince(now))
@@ -78,6 +80,21 @@ public struct SigningKeyLoader: Sendable {
             }
             keys = try await repository.keys(publishedSince: ring.schedule.publishedSince(now))
         }
-        try ring.load(keys)
+        var unopened = try ring.load(keys)
+        if !ring.hasUsableKey {
+            let replacement = try ring.encryption.newKey(algorithm, now: now, activatingAfter: 0)
+            if try await repository.add(replacement, onlyIfNone: false) {
+                logger.error(
+                    "signing_keys.replaced",
+                    [
+                        "key.id": replacement.keyID,
+                        "detail": "no stored key opens with PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE: a new key signs now; retire the old ones",
+                    ])
+            }
+            unopened = try ring.load(try await repository.keys(publishedSince: ring.schedule.publishedSince(now)))
+        }
+        if !unopened.isEmpty {
+            logger.warning("signing_keys.unopened", ["key.ids": unopened.joined(separator: ","), "detail": "sealed under another key-encryption key: they verify but do not sign"])
+        }
     }
 }

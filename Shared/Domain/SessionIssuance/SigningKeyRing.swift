@@ -10,7 +10,8 @@ import Synchronization
 public final class SigningKeyRing: Sendable {
     struct Entry: Sendable {
         let stored: StoredSigningKey
-        let signer: PrivateKey
+        /// Nil for a key sealed under another key-encryption key: it still verifies, but never signs here.
+        let signer: PrivateKey?
         let verifier: PublicKey
     }
 
@@ -27,21 +28,32 @@ public final class SigningKeyRing: Sendable {
         self.encryption = encryption
     }
 
-    /// Replaces the ring's keys with `stored`: keys seen before keep their opened halves, new ones are opened.
-    /// Throws (and keeps the previous keys) when a new key does not open with this process's key-encryption key.
-    public func load(_ stored: [StoredSigningKey]) throws {
+    /// Replaces the ring's keys with `stored`: keys seen before keep their opened halves, new ones are opened. A key
+    /// that does not open with this process's key-encryption key (sealed under an earlier one that was lost or
+    /// replaced) keeps verifying the tokens it signed but never signs; its ID is returned so the caller can say so.
+    @discardableResult
+    public func load(_ stored: [StoredSigningKey]) throws -> [String] {
         let known = entries.withLock { $0 }
         var next: [String: Entry] = [:]
+        var unopened: [String] = []
         for key in stored {
             if let entry = known[key.keyID], entry.stored.sealedPrivateKey == key.sealedPrivateKey {
                 next[key.keyID] = Entry(stored: key, signer: entry.signer, verifier: entry.verifier)
+                if entry.signer == nil { unopened.append(key.keyID) }
             } else {
-                let signer = try encryption.open(key)
+                let signer = try? encryption.open(key)
+                if signer == nil { unopened.append(key.keyID) }
                 next[key.keyID] = Entry(stored: key, signer: signer, verifier: try key.publicKey.verifyingKey())
             }
         }
         entries.withLock { $0 = next }
         loaded.store(true, ordering: .releasing)
+        return unopened
+    }
+
+    /// Whether some unretired key opens here, so that one can sign now or after its delay.
+    public var hasUsableKey: Bool {
+        entries.withLock { $0.values.contains { $0.signer != nil && $0.stored.retiredAt == nil } }
     }
 
     /// Whether a load has happened.
@@ -62,10 +74,14 @@ public final class SigningKeyRing: Sendable {
         entries.withLock { $0.values.map(\.stored) }.sorted { $0.createdAt < $1.createdAt }
     }
 
-    /// The key that signs at `now`, if any.
-    func signer(at now: Date) -> Entry? {
+    /// The key that signs at `now`, if any: of the keys this process can open.
+    func signer(at now: Date) -> (stored: StoredSigningKey, key: PrivateKey)? {
         let all = entries.withLock { $0 }
-        return schedule.signingKey(among: all.values.map(\.stored), at: now).flatMap { all[$0.keyID] }
+        let openable = all.values.filter { $0.signer != nil }.map(\.stored)
+        guard let chosen = schedule.signingKey(among: openable, at: now), let key = all[chosen.keyID]?.signer else {
+            return nil
+        }
+        return (chosen, key)
     }
 
     /// The public key `keyID` when it is published at `now`.
@@ -138,7 +154,7 @@ public struct AccessTokenSigner: Sendable {
             methods: session.methodReferences ?? Self.references(session.authenticationMethod))
         let input = AccessTokenFormat.signingInput(
             claims: claims, algorithm: key.stored.publicKey.algorithm, keyID: key.stored.keyID)
-        let signature = try key.signer.sign(input)
+        let signature = try key.key.sign(input)
         return (
             AccessTokenFormat.assemble(signingInput: input, signature: signature),
             Date(timeIntervalSince1970: TimeInterval(expiresAt))
