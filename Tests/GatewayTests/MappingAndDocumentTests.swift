@@ -54,6 +54,20 @@ final class ProblemMappingTests: XCTestCase {
         XCTAssertEqual(ProblemMapping.problem(for: RPCError(code: .unknown, message: "x")).code, "internal_error")
     }
 
+    func testEveryUnavailableAnswerAsksToRetryAfterTwoSeconds() {
+        // A service that cannot be reached, and a service whose database failed (its domain error `unavailable`).
+        let unreachable = ProblemMapping.problem(for: RPCError(code: .unavailable, message: "x"))
+        let databaseFailed = ProblemMapping.problem(
+            for: ServiceErrors.domainError(
+                from: ServiceErrors.rpcError(DomainError(.unavailable, "The database cannot serve this request.")))!)
+        for problem in [unreachable, databaseFailed, APIProblem.unavailable] {
+            XCTAssertEqual(problem.status, 503)
+            XCTAssertEqual(problem.code, "unavailable")
+            XCTAssertEqual(problem.headers.filter { $0.0 == "retry-after" }.map(\.1), ["2"])
+        }
+        XCTAssertEqual(ProblemMapping.problem(for: DomainError(.notFound, "x")).headers.count, 0)
+    }
+
     func testProblemJSONShapeAndHeaders() throws {
         let problem = ProblemMapping.problem(
             for: DomainError(.verificationFailed, "User presence is required.", reason: "user_present_flag_not_set"))

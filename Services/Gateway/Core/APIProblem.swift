@@ -90,9 +90,14 @@ public struct APIProblem: Error, Sendable, Equatable {
             headers: [("retry-after", String(retryAfterSeconds))])
     }
 
-    /// 503 unavailable.
+    /// How long a client is asked to wait before it tries an unavailable request again: about one of the
+    /// services' database checks (every 2 s), after which a broken replica has left the rotation.
+    public static let unavailableRetryAfterSeconds = 2
+
+    /// 503 unavailable, with `Retry-After`.
     public static let unavailable = APIProblem(
-        status: 503, code: DomainError.Code.unavailable.rawValue, detail: "A backend service cannot be reached.")
+        status: 503, code: DomainError.Code.unavailable.rawValue, detail: "A backend service cannot be reached.",
+        headers: [("retry-after", String(unavailableRetryAfterSeconds))])
 
     /// 500 internal_error.
     public static let internalError = APIProblem(
@@ -180,6 +185,7 @@ public enum ProblemMapping {
                 || (code == .unavailable && error.reason != nil) || (code == .lastSignInMethod && error.reason != nil))
         problem.detail = showsMessage && !error.message.isEmpty ? error.message : detail(for: code)
         if code == .rateLimited { problem.headers = [("retry-after", "1")] }
+        if code == .unavailable { problem.headers = [("retry-after", String(APIProblem.unavailableRetryAfterSeconds))] }
         if code == .unauthenticated { problem.headers = [("www-authenticate", "Bearer")] }
         return problem
     }

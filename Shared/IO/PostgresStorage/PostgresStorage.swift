@@ -44,15 +44,42 @@ public struct PostgresStorage: Sendable {
     /// The URL with its password masked, for messages.
     public var redactedURL: String { pool.configuration.redactedURL }
 
-    /// Checks that the database answers and takes writes; throws ``Unavailable`` when it does not.
+    /// Checks that the database answers, takes writes and can run what a sign-in runs (``readinessStatement``);
+    /// throws ``Unavailable`` when it cannot.
     public func checkConnectivity() async throws(Unavailable) {
         do {
             try await pool.checkConnectivity()
+            _ = try await pool.query(Self.readinessStatement)
         } catch let error as PostgresError {
             throw Unavailable(description: error.message)
         } catch {
             throw Unavailable(description: String(describing: error))
         }
+    }
+
+    /// One statement that does what a sign-in needs of the database beyond a connection, and leaves nothing behind:
+    /// PL/pgSQL runs (its library is loaded into the backend: after the server's packages are upgraded under it, a
+    /// new connection fails here with SQLSTATE 58P01 while `SELECT 1` still answers), an audit event is inserted as
+    /// every sign-in inserts one, and so the statement trigger that queues webhook deliveries
+    /// (`audit_events_to_webhooks`, PL/pgSQL) runs. The insert is undone by the exception the block raises and
+    /// catches itself, so no row is kept (only an identity value is used up).
+    static let readinessStatement: PostgresQuery = """
+        DO $readiness$
+        BEGIN
+            BEGIN
+                INSERT INTO audit_events (type, actor) VALUES ('readiness.check', 'system');
+                RAISE SQLSTATE 'PKRDY';
+            EXCEPTION WHEN SQLSTATE 'PKRDY' THEN
+                NULL;
+            END;
+        END
+        $readiness$
+        """
+
+    /// Whether `error` is a failure of the database (a statement, a connection), as opposed to a domain refusal or
+    /// a fault of the caller's own: a request that meets one is answered unavailable, to be tried again.
+    public static func isDatabaseFailure(_ error: any Error) -> Bool {
+        error is PostgresError
     }
 
     /// Statements running and waiting for a connection now, and the connections opened since start.
