@@ -115,6 +115,58 @@ final class UnauthenticatedWriteLimitTests: XCTestCase {
         XCTAssertTrue(metrics.contains(#"gateway_rate_limited_total{limit="start_global"} 2"#), metrics)
     }
 
+    func testAnIPv6ClientIsCountedByItsSlash64() async throws {
+        // Ten at once per client (the smallest burst).
+        let application = try makeApplication(["PASSKEY_RATE_LIMIT_START_PER_ADDRESS": "10/h"])
+        answerEveryStart()
+        let signIn = "/v1/passkeys/authentications"
+        // Ten addresses of one /64, each new, take the block's ten starts between them.
+        let block = ["2001:db8:1:2::1", "2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:DB8:1:2:0:0:0:9"]
+            + (1...7).map { "2001:db8:1:2:\(String($0 * 4099, radix: 16))::\($0)" }
+        for address in block {
+            let status = await application.respond(to: post(signIn, from: address)).status
+            XCTAssertEqual(status, 200, address)
+        }
+        for address in ["2001:db8:1:2::1", "2001:db8:1:2:abcd::77", "[2001:db8:1:2::3]:443"] {
+            try assertLimited(await application.respond(to: post(signIn, from: address)))
+        }
+        XCTAssertEqual(calls(ChallengeServiceMethods.beginAuthentication), 10)
+        // The next /64 and IPv4 addresses have buckets of their own.
+        for address in ["2001:db8:1:3::1", "198.51.100.7", "198.51.100.8", "::ffff:198.51.100.9"] {
+            let status = await application.respond(to: post(signIn, from: address)).status
+            XCTAssertEqual(status, 200, address)
+        }
+    }
+
+    func testTheIPv6PrefixIsConfigurableFrom48To64() async throws {
+        let application = try makeApplication([
+            "PASSKEY_RATE_LIMIT_START_PER_ADDRESS": "10/h", "PASSKEY_RATE_LIMIT_IPV6_PREFIX": "48",
+        ])
+        answerEveryStart()
+        let signIn = "/v1/passkeys/authentications"
+        for index in 0..<10 {
+            let address = "2001:db8:1:\(String(index * 6007, radix: 16))::1"
+            let status = await application.respond(to: post(signIn, from: address)).status
+            XCTAssertEqual(status, 200, address)
+        }
+        try assertLimited(await application.respond(to: post(signIn, from: "2001:db8:1:abcd::5")))
+        let status = await application.respond(to: post(signIn, from: "2001:db8:2::1")).status
+        XCTAssertEqual(status, 200, "another /48")
+
+        XCTAssertEqual(try GatewayConfiguration(environment: [:]).rateLimitIPv6PrefixLength, 64)
+        XCTAssertEqual(
+            try GatewayConfiguration(environment: ["PASSKEY_RATE_LIMIT_IPV6_PREFIX": "56"]).rateLimitIPv6PrefixLength, 56)
+        for bad in ["47", "65", "128", "0", "/64", "sixty-four"] {
+            XCTAssertThrowsError(try GatewayConfiguration(environment: ["PASSKEY_RATE_LIMIT_IPV6_PREFIX": bad]), bad) {
+                XCTAssertEqual(($0 as? ConfigurationError)?.variable, "PASSKEY_RATE_LIMIT_IPV6_PREFIX")
+            }
+        }
+        let resolver = ClientAddressResolver(trustedProxies: [], ipv6LimitPrefixLength: 56)
+        XCTAssertEqual(resolver.limitKey(of: "2001:db8:1:2ff::1"), "2001:db8:1:200::/56")
+        XCTAssertEqual(resolver.limitKey(of: "198.51.100.7"), "198.51.100.7")
+        XCTAssertEqual(resolver.limitKey(of: "/run/gateway.sock"), "/run/gateway.sock")
+    }
+
     func testSignUpsAreLimitedApartFromSignInStarts() async throws {
         let application = try makeApplication([
             "PASSKEY_RATE_LIMIT_SIGNUP_PER_ADDRESS": "10/h", "PASSKEY_RATE_LIMIT_SIGNUP_GLOBAL": "200/h",

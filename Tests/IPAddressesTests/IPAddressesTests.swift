@@ -22,6 +22,24 @@ final class IPAddressesTests: XCTestCase {
         }
     }
 
+    func testAnAddressMaskedToItsPrefix() throws {
+        let address = try XCTUnwrap(IPAddress(parsing: "2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff"))
+        XCTAssertEqual(address.masked(toPrefixLength: 64).canonical, "2001:db8:aaaa:bbbb::")
+        XCTAssertEqual(address.masked(toPrefixLength: 64).description, "2001:db8:aaaa:bbbb::")
+        XCTAssertEqual(address.masked(toPrefixLength: 56).canonical, "2001:db8:aaaa:bb00::")
+        XCTAssertEqual(address.masked(toPrefixLength: 52).canonical, "2001:db8:aaaa:b000::")
+        XCTAssertEqual(address.masked(toPrefixLength: 48).canonical, "2001:db8:aaaa::")
+        XCTAssertEqual(address.masked(toPrefixLength: 128), address.masked(toPrefixLength: 200))
+        XCTAssertEqual(address.masked(toPrefixLength: 128).canonical, address.canonical)
+        XCTAssertEqual(address.masked(toPrefixLength: 0).canonical, "::")
+        XCTAssertEqual(
+            IPAddress(parsing: "2001:db8:aaaa:bbbb::1")?.masked(toPrefixLength: 64).bytes,
+            address.masked(toPrefixLength: 64).bytes)
+        // An IPv4 address's prefix counts in the mapped form.
+        XCTAssertEqual(IPAddress(parsing: "192.0.2.77")?.masked(toPrefixLength: 120).canonical, "192.0.2.0")
+        XCTAssertEqual(IPAddress(parsing: "192.0.2.77")?.masked(toPrefixLength: 120).isV4, true)
+    }
+
     func testTheIPv4AnIPv6AddressCarries() {
         XCTAssertEqual(IPAddress(parsing: "192.0.2.1")?.embeddedV4, [192, 0, 2, 1])
         XCTAssertEqual(IPAddress(parsing: "64:ff9b::10.1.2.3")?.embeddedV4, [10, 1, 2, 3])

@@ -22,7 +22,7 @@ extension GatewayApplication {
     func signInWithPassword(_ context: RequestContext) async throws -> HTTPResponse {
         let body = try PasswordSignInBody(context.jsonBody())
         let emailKey = EmailAddress.limitKey(body.email)
-        try limit(passwordPerAddress, key: context.clientAddress, name: "password_per_address", context)
+        try limit(passwordPerAddress, key: context.clientLimitKey, name: "password_per_address", context)
         try limit(passwordPerEmail, key: emailKey, name: "password_per_email", context)
         var request = SignInWithPasswordRequest()
         request.email = body.email

@@ -62,7 +62,7 @@ public final class AdminApplication: HTTPResponder {
             routeName = name
             let context = RequestContext(
                 request: request, route: name, parameters: parameters, requestID: requestID,
-                clientAddress: clientAddress)
+                clientAddress: clientAddress, clientLimitKey: gateway.limitKey(of: clientAddress))
             response = await gateway.answer(context, failureEvent: "admin.request_failed") {
                 try await dispatch(route, context)
             }
@@ -94,7 +94,7 @@ public final class AdminApplication: HTTPResponder {
         guard route.authenticated else {
             return try await route.handle(self, AdminCall(context: context, token: "", query: AdminQuery(nil), admin: admin))
         }
-        try gateway.limit(perAddress, key: context.clientAddress, name: "admin_per_address", context)
+        try gateway.limit(perAddress, key: context.clientLimitKey, name: "admin_per_address", context)
         let token = try Self.adminToken(context)
         switch route.body {
         case .json:

@@ -1,13 +1,26 @@
 import IPAddresses
 
 /// Decides the client address of a request: the socket peer, unless the peer is a trusted proxy, in which case
-/// `X-Forwarded-For` is read from the right and the first hop that is not a trusted proxy is the client.
+/// `X-Forwarded-For` is read from the right and the first hop that is not a trusted proxy is the client. Also says
+/// which per-address rate-limit bucket a client address counts against.
 public struct ClientAddressResolver: Sendable {
     private let trusted: [IPNetwork]
+    /// The prefix an IPv6 client's rate limits are keyed by (`PASSKEY_RATE_LIMIT_IPV6_PREFIX`).
+    public let ipv6LimitPrefixLength: Int
 
     /// Reads `PASSKEY_TRUSTED_PROXIES` entries; an entry that is neither an address nor a CIDR block is skipped.
-    public init(trustedProxies: [String]) {
+    public init(trustedProxies: [String], ipv6LimitPrefixLength: Int = 64) {
         trusted = trustedProxies.compactMap { IPNetwork(parsing: $0) }
+        self.ipv6LimitPrefixLength = ipv6LimitPrefixLength
+    }
+
+    /// The key of `clientAddress` in the per-address rate limits: an IPv4 address itself, and an IPv6 address its
+    /// `/ipv6LimitPrefixLength` block (`2001:db8:1:2::/64`). One subscriber holds a whole /64 (often a /56 or a
+    /// /48), so a bucket per IPv6 address would give one client 2^64 of them. Anything else (a Unix socket peer)
+    /// is its own key.
+    public func limitKey(of clientAddress: String) -> String {
+        guard let address = IPAddress(parsing: clientAddress), !address.isV4 else { return clientAddress }
+        return address.masked(toPrefixLength: ipv6LimitPrefixLength).canonical + "/\(ipv6LimitPrefixLength)"
     }
 
     private func isTrusted(_ address: IPAddress) -> Bool { trusted.contains { $0.contains(address) } }

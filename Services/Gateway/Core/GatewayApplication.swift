@@ -79,7 +79,8 @@ public final class GatewayApplication: HTTPResponder {
         self.logger = logger
         self.metrics = metrics
         self.settings = settings
-        addressResolver = ClientAddressResolver(trustedProxies: configuration.trustedProxies)
+        addressResolver = ClientAddressResolver(
+            trustedProxies: configuration.trustedProxies, ipv6LimitPrefixLength: configuration.rateLimitIPv6PrefixLength)
         func limiter(_ rate: Rate?, keys: Int = 100_000) -> TokenBucketLimiter? {
             rate.map {
                 TokenBucketLimiter(
@@ -189,7 +190,7 @@ public final class GatewayApplication: HTTPResponder {
             routeName = route
             let context = RequestContext(
                 request: request, route: route, parameters: parameters, requestID: requestID,
-                clientAddress: clientAddress)
+                clientAddress: clientAddress, clientLimitKey: addressResolver.limitKey(of: clientAddress))
             response = await answer(context, failureEvent: "request.failed") { try await dispatch(found, context) }
         }
         response.headers.set("x-request-id", requestID)
@@ -236,6 +237,9 @@ public final class GatewayApplication: HTTPResponder {
     func clientAddress(of request: HTTPRequest) -> String {
         addressResolver.clientAddress(peer: request.remoteAddress, forwardedFor: request.headers.values("x-forwarded-for"))
     }
+
+    /// What the per-address limits count `clientAddress` as (``ClientAddressResolver/limitKey(of:)``).
+    func limitKey(of clientAddress: String) -> String { addressResolver.limitKey(of: clientAddress) }
 
     public func refusal(status: Int, detail: String) -> HTTPResponse {
         metrics.increment(
@@ -347,8 +351,8 @@ public final class GatewayApplication: HTTPResponder {
         case .none: break
         case .signUp: try limit(perAddress: signUpPerAddress, global: signUpGlobal, name: "signup", context)
         case .start: try limit(perAddress: startPerAddress, global: startGlobal, name: "start", context)
-        case .passkey: try limit(passkeyPerAddress, key: context.clientAddress, name: "passkey_per_address", context)
-        case .refresh: try limit(refreshPerAddress, key: context.clientAddress, name: "refresh_per_address", context)
+        case .passkey: try limit(passkeyPerAddress, key: context.clientLimitKey, name: "passkey_per_address", context)
+        case .refresh: try limit(refreshPerAddress, key: context.clientLimitKey, name: "refresh_per_address", context)
         }
         if case .required(let admitted) = route.session {
             context.session = try await authenticate(context, allowing: admitted)
@@ -437,7 +441,7 @@ public final class GatewayApplication: HTTPResponder {
     func limit(
         perAddress: TokenBucketLimiter?, global: TokenBucketLimiter?, name: String, _ context: RequestContext
     ) throws {
-        try limit(perAddress, key: context.clientAddress, name: "\(name)_per_address", context)
+        try limit(perAddress, key: context.clientLimitKey, name: "\(name)_per_address", context)
         try limit(global, key: "", name: "\(name)_global", context)
     }
 

@@ -34,6 +34,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var recoveryRateLimitPerAddress: Rate?
     /// Peers whose `X-Forwarded-For` is believed.
     public var trustedProxies: [String]
+    /// The prefix length (48 to 64) an IPv6 client is counted by in the per-address limits
+    /// (`PASSKEY_RATE_LIMIT_IPV6_PREFIX`): every address of one `/64` (by default) shares one bucket.
+    public var rateLimitIPv6PrefixLength: Int
     /// `EVENT_LOOP_THREADS`; nil means one per online core.
     public var eventLoopThreads: Int?
     public var gatewayListen: ServiceAddress
@@ -101,6 +104,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         recoveryRateLimitPerEmail = try env.rate("PASSKEY_RATE_LIMIT_RECOVERY_PER_EMAIL", default: "20/h")
         recoveryRateLimitPerAddress = try env.rate("PASSKEY_RATE_LIMIT_RECOVERY_PER_ADDRESS", default: "100/h")
         trustedProxies = env.list("PASSKEY_TRUSTED_PROXIES")
+        rateLimitIPv6PrefixLength = try env.integer("PASSKEY_RATE_LIMIT_IPV6_PREFIX", default: 64, range: 48...64)
         eventLoopThreads = try env.eventLoopThreads()
         gatewayListen = try env.address("GATEWAY_LISTEN", default: "127.0.0.1:8080")
         // A service's address defaults to where that service listens by default (or as configured here).

@@ -84,7 +84,7 @@ extension GatewayApplication {
 
     /// The recovery limits: the client address's bucket, then the email's (or account's).
     func limitRecovery(key: String, _ context: RequestContext) throws {
-        try limit(recoveryPerAddress, key: context.clientAddress, name: "recovery_per_address", context)
+        try limit(recoveryPerAddress, key: context.clientLimitKey, name: "recovery_per_address", context)
         try limit(recoveryPerEmail, key: key, name: "recovery_per_email", context)
     }
 

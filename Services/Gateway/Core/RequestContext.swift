@@ -21,6 +21,9 @@ public struct RequestContext: Sendable {
     public let requestID: String
     /// The client address (see ``ClientAddressResolver``).
     public let clientAddress: String
+    /// What the per-address rate limits count the client as: its address, or its IPv6 block
+    /// (``ClientAddressResolver/limitKey(of:)``).
+    public let clientLimitKey: String
     /// The session the route's middleware validated, for a route that admits one.
     var session: SessionInfo? = nil
 

@@ -25,7 +25,26 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         description = text
     }
 
+    private init(bytes: [UInt8], isV6: Bool, description: String) {
+        self.bytes = bytes
+        self.isV6 = isV6
+        self.description = description
+    }
+
     static let mappedPrefix: [UInt8] = [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF]
+
+    /// The first address of its `/length` block: every bit past the first `length` of the 128 cleared (an IPv4
+    /// address's prefix counts within the mapped form, so an IPv4 /24 is /120). Its text is its canonical form.
+    public func masked(toPrefixLength length: Int) -> IPAddress {
+        let kept = min(max(length, 0), 128)
+        var masked = bytes
+        for index in 0..<16 {
+            let bits = min(max(kept - index * 8, 0), 8)
+            masked[index] &= bits == 8 ? 0xFF : ~(UInt8(0xFF) >> UInt8(bits))
+        }
+        let address = IPAddress(bytes: masked, isV6: isV6, description: "")
+        return IPAddress(bytes: masked, isV6: isV6, description: address.canonical)
+    }
 
     /// Whether it is an IPv4 address, written as one or IPv4-mapped.
     public var isV4: Bool { bytes[0..<12].elementsEqual(Self.mappedPrefix) }
