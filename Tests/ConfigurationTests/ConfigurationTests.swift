@@ -91,6 +91,7 @@ final class ConfigurationTests: XCTestCase {
             Processes.readers(of: "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE"), ["verification-service", "session-service"])
         XCTAssertEqual(Processes.readers(of: "PASSKEY_CORS_ORIGINS"), ["gateway"])
         XCTAssertEqual(Processes.readers(of: "PASSKEY_ALGORITHMS"), ["gateway", "verification-service"])
+        XCTAssertEqual(Processes.readers(of: "PASSKEY_BACKUP_ELIGIBILITY_CHANGE"), ["verification-service"])
         XCTAssertEqual(Processes.readers(of: "DATABASE_URL"), ["challenge-service", "verification-service", "session-service"])
         XCTAssertEqual(
             Processes.readers(of: "PASSKEY_SWEEP_INTERVAL"), ["challenge-service", "session-service"])
@@ -170,6 +171,7 @@ final class ConfigurationTests: XCTestCase {
             ("PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE", "/nonexistent/kek"),
             ("PASSKEY_CORS_ORIGINS", "app.example.com"), ("PASSKEY_CORS_ORIGINS", "android:apk-key-hash:x"),
             ("PASSKEY_REFRESH_COOKIE", "on"), ("PASSKEY_SIGNING_KEY_PUBLISH_DELAY", "3s"),
+            ("PASSKEY_BACKUP_ELIGIBILITY_CHANGE", "ignore"), ("PASSKEY_BACKUP_ELIGIBILITY_CHANGE", "Update"),
         ]
         for (variable, value) in cases {
             // Every process that reads the variable stops, naming it; the others take no notice.
@@ -189,6 +191,23 @@ final class ConfigurationTests: XCTestCase {
                     XCTAssertEqual(error?.variable, named, "\(process): \(variable)=\(value)")
                 }
             }
+        }
+    }
+
+    func testABackupEligibilityChangeIsUpdatedUnlessRejectIsSet() throws {
+        XCTAssertEqual(try VerificationServiceConfiguration(environment: [:]).backupEligibilityChange, .update)
+        XCTAssertEqual(
+            try VerificationServiceConfiguration(environment: ["PASSKEY_BACKUP_ELIGIBILITY_CHANGE": "update"])
+                .backupEligibilityChange, .update)
+        XCTAssertEqual(
+            try VerificationServiceConfiguration(environment: ["PASSKEY_BACKUP_ELIGIBILITY_CHANGE": "reject"])
+                .backupEligibilityChange, .reject)
+        XCTAssertThrowsError(
+            try VerificationServiceConfiguration(environment: ["PASSKEY_BACKUP_ELIGIBILITY_CHANGE": "refuse"])
+        ) {
+            let error = $0 as? ConfigurationError
+            XCTAssertEqual(error?.variable, "PASSKEY_BACKUP_ELIGIBILITY_CHANGE")
+            XCTAssertEqual(error?.problem, "expected update or reject, got refuse")
         }
     }
 

@@ -1,5 +1,7 @@
+import AdminAccess
 import Domain
 import Foundation
+import Observability
 import Postgres
 import PostgresStorage
 import PostgresTestSupport
@@ -93,6 +95,122 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
         }
         await assertEqual(try await storedPasskeyRow(passkey), passkey, "the passkey is unchanged")
         await assertFalse(try await isConsumed(challenge), "the sign-in may be decided again with its challenge")
+    }
+
+    func backupEvents(of account: Account) async throws -> [StoredAuditEvent] {
+        try await storage.auditEvents.events(AuditEventQuery(accountID: account.id))
+            .filter { $0.type == "audit.passkey.backup_state_changed" }
+    }
+
+    /// A passkey stored with BE and BS as given.
+    func storedPasskey(backupEligible: Bool, backedUp: Bool) async throws -> (Account, PasskeyCredential) {
+        let account = try await storedPasswordAccount(email: "backup-\(UUID().uuidString.prefix(8))@example.com")
+        var passkey = makePasskey(for: account)
+        passkey.signCount = 0
+        passkey.backupEligible = backupEligible
+        passkey.backedUp = backedUp
+        try await storage.passkeyCredentials.add(passkey)
+        return (account, passkey)
+    }
+
+    func testABackupEligibilityThatChangesIsStoredWithItsAuditEventInTheSignInsStatement() async throws {
+        // BE appearing (KeePassXC after registration) and going away, each with the flags before and after.
+        for (before, after) in [((false, false), (true, true)), ((true, true), (false, false)), ((false, false), (true, false))] {
+            let (account, passkey) = try await storedPasskey(backupEligible: before.0, backedUp: before.1)
+            let session = makeSession(for: account, method: .passkey)
+            let usedAt = microsecondDate()
+            let usage = PasskeyUsage(signCount: 0, backedUp: after.1, backupEligible: after.0, cloneWarning: false, usedAt: usedAt)
+            let context = AuditContext(requestID: "req-be", clientAddress: "198.51.100.7")
+            let outcome = try await AuditContext.$current.withValue(context) {
+                try await storage.passkeySignIns.completeSignIn(
+                    record(passkey, session: session, challenge: try await issuedChallenge(), usage: usage))
+            }
+            XCTAssertEqual(outcome, .signedIn(displayName: account.displayName))
+            let stored = try await XCTUnwrapAsync(try await storedPasskeyRow(passkey))
+            XCTAssertEqual(stored.backupEligible, after.0, "\(before) -> \(after)")
+            XCTAssertEqual(stored.backedUp, after.1)
+            XCTAssertEqual(stored.lastUsedAt, usedAt)
+            await assertNotNil(try await storage.sessions.find(id: session.id))
+            let events = try await backupEvents(of: account)
+            XCTAssertEqual(events.count, 1, "\(before) -> \(after)")
+            XCTAssertEqual(
+                events.first?.detail,
+                [
+                    "credential.id": Base64URLText.of(passkey.credentialID),
+                    "backup_eligible.old": String(before.0), "backup_eligible.new": String(after.0),
+                    "backed_up.old": String(before.1), "backed_up.new": String(after.1),
+                ])
+            XCTAssertEqual(events.first?.requestID, "req-be")
+            XCTAssertEqual(events.first?.clientAddress, "198.51.100.7")
+            XCTAssertEqual(events.first?.accountID, account.id)
+        }
+    }
+
+    func testAnUnchangedBackupEligibilityStoresNoBackupEvent() async throws {
+        let (account, passkey) = try await storedPasskey(backupEligible: true, backedUp: false)
+        // BS moving alone is a durable use, but not a change of eligibility.
+        let backedUp = PasskeyUsage(signCount: 0, backedUp: true, cloneWarning: false, usedAt: microsecondDate())
+        await assertEqual(
+            try await storage.passkeySignIns.completeSignIn(
+                record(passkey, session: makeSession(for: account), challenge: try await issuedChallenge(), usage: backedUp)),
+            .signedIn(displayName: account.displayName))
+        var stored = try await XCTUnwrapAsync(try await storedPasskeyRow(passkey))
+        XCTAssertTrue(stored.backedUp)
+        XCTAssertTrue(stored.backupEligible)
+        // A usage naming the stored BE is no change either.
+        let same = PasskeyUsage(
+            signCount: 0, backedUp: true, backupEligible: true, cloneWarning: false, usedAt: microsecondDate())
+        await assertEqual(
+            try await storage.passkeySignIns.completeSignIn(
+                record(stored, session: makeSession(for: account), challenge: try await issuedChallenge(), usage: same)),
+            .signedIn(displayName: account.displayName))
+        stored = try await XCTUnwrapAsync(try await storedPasskeyRow(passkey))
+        XCTAssertTrue(stored.backupEligible)
+        await assertEqual(try await backupEvents(of: account).count, 0)
+    }
+
+    func testABackupEligibilityChangeAgainstAStaleRowWritesNothing() async throws {
+        // Another sign-in stored BE 1 first: this one, checked against BE 0, must not write or audit the change again.
+        let (account, passkey) = try await storedPasskey(backupEligible: true, backedUp: true)
+        let usage = PasskeyUsage(
+            signCount: 0, backedUp: true, backupEligible: true, cloneWarning: false, usedAt: microsecondDate())
+        let challenge = try await issuedChallenge()
+        for record in [
+            record(passkey, session: makeSession(for: account), challenge: challenge, usage: usage,
+                   expectedBackedUp: false, expectedBackupEligible: false),
+            record(passkey, session: makeSession(for: account), challenge: challenge, expectedBackupEligible: false),
+        ] {
+            await assertEqual(try await storage.passkeySignIns.completeSignIn(record), .passkeyChanged)
+            await assertNil(try await storage.sessions.find(id: record.session.id))
+        }
+        await assertEqual(try await storedPasskeyRow(passkey), passkey)
+        await assertFalse(try await isConsumed(challenge))
+        await assertEqual(try await backupEvents(of: account).count, 0)
+    }
+
+    func testAFailedSignInLeavesTheBackupEligibilityAndNoEvent() async throws {
+        let (account, passkey) = try await storedPasskey(backupEligible: false, backedUp: false)
+        let usage = PasskeyUsage(
+            signCount: 0, backedUp: true, backupEligible: true, cloneWarning: false, usedAt: microsecondDate())
+        // A spent challenge: nothing is written.
+        let spent = try await issuedChallenge()
+        _ = try await storage.authenticationChallenges.consume(id: spent.id)
+        await assertEqual(
+            try await storage.passkeySignIns.completeSignIn(
+                record(passkey, session: makeSession(for: account), challenge: spent, usage: usage)),
+            .challengeUnavailable)
+        // A session that cannot be inserted: the whole statement is undone, the event with it.
+        let existing = makeSession(for: account)
+        try await storage.sessions.add(existing)
+        var clash = makeSession(for: account, method: .passkey)
+        clash.id = existing.id
+        do {
+            _ = try await storage.passkeySignIns.completeSignIn(
+                record(passkey, session: clash, challenge: try await issuedChallenge(), usage: usage))
+            XCTFail("a session with a duplicate ID was stored")
+        } catch {}
+        await assertEqual(try await storedPasskeyRow(passkey), passkey)
+        await assertEqual(try await backupEvents(of: account).count, 0)
     }
 
     func testNothingIsWrittenForAnExpiredOrAnotherChallenge() async throws {

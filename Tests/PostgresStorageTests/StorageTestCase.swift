@@ -86,12 +86,13 @@ class StorageTestCase: DatabaseTestCase {
 
     func record(
         _ passkey: PasskeyCredential, session: AuthenticationSession, challenge: AuthenticationChallenge,
-        usage: PasskeyUsage? = nil, expectedSignCount: UInt32? = nil, expectedBackedUp: Bool? = nil
+        usage: PasskeyUsage? = nil, expectedSignCount: UInt32? = nil, expectedBackedUp: Bool? = nil,
+        expectedBackupEligible: Bool? = nil
     ) -> PasskeySignInRecord {
         PasskeySignInRecord(
             challengeID: challenge.id, challenge: challenge.challenge, credentialID: passkey.credentialID,
             expectedSignCount: expectedSignCount ?? passkey.signCount, expectedBackedUp: expectedBackedUp ?? passkey.backedUp,
-            usage: usage, session: session)
+            expectedBackupEligible: expectedBackupEligible ?? passkey.backupEligible, usage: usage, session: session)
     }
 
     func assertDomainError<T>(

@@ -32,10 +32,11 @@ final class AuthenticationCeremonyTests: XCTestCase {
 
     func assertFails(
         _ code: WebAuthnError.Code, _ response: AuthenticationResponse, expectation: AuthenticationExpectation? = nil,
-        credential: StoredCredential? = nil, file: StaticString = #filePath, line: UInt = #line
+        credential: StoredCredential? = nil, policy: AuthenticationPolicy = AuthenticationPolicy(),
+        file: StaticString = #filePath, line: UInt = #line
     ) {
         XCTAssertThrowsError(
-            try verify(response, expectation: expectation, credential: credential), file: file, line: line
+            try verify(response, expectation: expectation, credential: credential, policy: policy), file: file, line: line
         ) {
             XCTAssertEqual(($0 as? WebAuthnError)?.code, code, "\($0)", file: file, line: line)
         }
@@ -127,15 +128,113 @@ final class AuthenticationCeremonyTests: XCTestCase {
         XCTAssertFalse(try verify(assertion(flags: [.userPresent])).userVerified)
     }
 
-    // Step 18: BE must not change; BS may.
-    func testBackupEligibilityMustNotChange() throws {
-        assertFails(.backupStateInvalid, assertion(flags: [.userPresent, .backupEligible]))
+    // Step 18: BE compared with the stored value, as the policy says; BS may change.
+    static let update = AuthenticationPolicy(backupEligibilityChange: .update)
+    static let reject = AuthenticationPolicy(backupEligibilityChange: .reject)
+
+    func testTheDefaultPolicyUpdatesAChangedBackupEligibility() {
+        XCTAssertEqual(AuthenticationPolicy().backupEligibilityChange, .update)
+        XCTAssertEqual(AuthenticationPolicy().signCount, .reject)
+    }
+
+    func testUnderUpdateABackupEligibilityThatAppearsOrGoesIsReportedForStoring() throws {
+        // BE appearing after registration (KeePassXC 2.7.12, an iCloud Keychain passkey made before sync finished).
+        let appeared = try verify(
+            assertion(flags: [.userPresent, .backupEligible, .backedUp]), credential: try stored(backupEligible: false),
+            policy: Self.update)
+        XCTAssertTrue(appeared.backupEligibilityChanged)
+        XCTAssertTrue(appeared.backupEligible)
+        XCTAssertTrue(appeared.backedUp)
+        XCTAssertEqual(appeared.newSignCount, 11, "the rest of the result is as for any assertion")
+        // BE going away (the passkey moved to a provider that does not sync).
+        let gone = try verify(
+            assertion(flags: [.userPresent]), credential: try stored(backupEligible: true), policy: Self.update)
+        XCTAssertTrue(gone.backupEligibilityChanged)
+        XCTAssertFalse(gone.backupEligible)
+        XCTAssertFalse(gone.backedUp)
+        // Eligible and not yet backed up, from a stored ineligible passkey.
+        let eligibleOnly = try verify(
+            assertion(flags: [.userPresent, .backupEligible]), credential: try stored(backupEligible: false),
+            policy: Self.update)
+        XCTAssertTrue(eligibleOnly.backupEligibilityChanged)
+        XCTAssertTrue(eligibleOnly.backupEligible)
+        XCTAssertFalse(eligibleOnly.backedUp)
+    }
+
+    func testAnUnchangedBackupEligibilityIsNotAChangeWhateverBackupStateDoes() throws {
+        for policy in [Self.update, Self.reject] {
+            let backedUp = try verify(
+                assertion(flags: [.userPresent, .backupEligible, .backedUp]), credential: try stored(backupEligible: true),
+                policy: policy)
+            XCTAssertFalse(backedUp.backupEligibilityChanged)
+            XCTAssertTrue(backedUp.backupEligible)
+            XCTAssertTrue(backedUp.backedUp, "BS may change under either policy")
+            let notBackedUp = try verify(
+                assertion(flags: [.userPresent, .backupEligible]), credential: try stored(backupEligible: true),
+                policy: policy)
+            XCTAssertFalse(notBackedUp.backupEligibilityChanged)
+            XCTAssertFalse(notBackedUp.backedUp)
+            let singleDevice = try verify(
+                assertion(flags: [.userPresent]), credential: try stored(backupEligible: false), policy: policy)
+            XCTAssertFalse(singleDevice.backupEligibilityChanged)
+            XCTAssertFalse(singleDevice.backupEligible)
+        }
+    }
+
+    func testUnderRejectAChangedBackupEligibilityIsRefusedEitherWay() throws {
         assertFails(
-            .backupStateInvalid, assertion(flags: [.userPresent]), credential: try stored(backupEligible: true))
-        let result = try verify(
-            assertion(flags: [.userPresent, .backupEligible, .backedUp]), credential: try stored(backupEligible: true))
-        XCTAssertTrue(result.backedUp)
-        assertFails(.backupStateInvalid, assertion(flags: [.userPresent, .backedUp]))
+            .backupStateInvalid, assertion(flags: [.userPresent, .backupEligible]),
+            credential: try stored(backupEligible: false), policy: Self.reject)
+        assertFails(
+            .backupStateInvalid, assertion(flags: [.userPresent, .backupEligible, .backedUp]),
+            credential: try stored(backupEligible: false), policy: Self.reject)
+        assertFails(
+            .backupStateInvalid, assertion(flags: [.userPresent]), credential: try stored(backupEligible: true),
+            policy: Self.reject)
+    }
+
+    func testBackupStateWithoutEligibilityIsRefusedUnderEveryPolicy() throws {
+        for policy in [Self.update, Self.reject] {
+            for storedEligible in [false, true] {
+                assertFails(
+                    .backupStateInvalid, assertion(flags: [.userPresent, .backedUp]),
+                    credential: try stored(backupEligible: storedEligible), policy: policy)
+                assertFails(
+                    .backupStateInvalid, assertion(flags: [.userPresent, .userVerified, .backedUp]),
+                    credential: try stored(backupEligible: storedEligible), policy: policy)
+            }
+        }
+    }
+
+    func testUnderUpdateAChangedBackupEligibilityIsAcceptedOnlyWhenEverythingElseVerifies() throws {
+        let changed: AuthenticatorData.Flags = [.userPresent, .backupEligible, .backedUp]
+        let ineligible = try stored(backupEligible: false)
+        var forged = assertion(flags: changed)
+        forged.signature[forged.signature.count - 1] ^= 1
+        assertFails(.signatureInvalid, forged, credential: ineligible, policy: Self.update)
+        // The flag byte is signed: turning BE on in a genuine assertion breaks its signature.
+        var flipped = assertion(flags: [.userPresent])
+        flipped.authenticatorData[32] |= AuthenticatorData.Flags.backupEligible.rawValue
+        assertFails(.signatureInvalid, flipped, credential: ineligible, policy: Self.update)
+        assertFails(
+            .rpIDHashMismatch, assertion(rpID: "other.example", flags: changed), credential: ineligible,
+            policy: Self.update)
+        assertFails(
+            .originMismatch, assertion(origin: "https://evil.example", flags: changed), credential: ineligible,
+            policy: Self.update)
+        assertFails(
+            .challengeMismatch, assertion(challenge: Array(repeating: 7, count: 32), flags: changed),
+            credential: ineligible, policy: Self.update)
+        assertFails(
+            .userPresentFlagNotSet, assertion(flags: [.userVerified, .backupEligible, .backedUp]),
+            credential: ineligible, policy: Self.update)
+        assertFails(
+            .signCountRegressed, assertion(flags: changed, signCount: 10), credential: ineligible, policy: Self.update)
+        var required = expectation
+        required.userVerification = .required
+        assertFails(
+            .userVerificationRequired, assertion(flags: changed), expectation: required, credential: ineligible,
+            policy: Self.update)
     }
 
     // Steps 20-21: signature.

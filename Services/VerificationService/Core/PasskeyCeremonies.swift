@@ -189,8 +189,10 @@ public struct PasskeyCeremonies: Sendable {
     /// One round trip when this replica used the passkey recently, else two: the assertion is checked first, against
     /// the challenge its signed client data carries, and then one statement (`PasskeySignInRepository`) consumes the
     /// challenge if it is that one, inserts the session from the passkey's row while that row still has the sign
-    /// count and backup state the check used, and records the use in the same commit when the use changes them
-    /// (`PasskeyUsage.changesSecurityState`); otherwise the use's time goes to `lastUse`, written within seconds.
+    /// count, backup state and backup eligibility the check used, and records the use in the same commit when the
+    /// use changes them (`PasskeyUsage.changesSecurityState`; a changed backup eligibility, which
+    /// `PASSKEY_BACKUP_ELIGIBILITY_CHANGE=update` accepts, with its `audit.passkey.backup_state_changed` event);
+    /// otherwise the use's time goes to `lastUse`, written within seconds.
     /// When the row moved on (another sign-in, another replica's change) or is gone, nothing is written and the
     /// sign-in is decided again from a fresh read (see `CredentialCache`). A sign-in that fails is still single-use:
     /// its challenge is consumed on the way out.
@@ -238,8 +240,9 @@ public struct PasskeyCeremonies: Sendable {
             let pending = sessions.newSession(accountID: accountID, method: .passkey)
             let session = pending.session
             let usage = PasskeyUsage(
-                signCount: verified.newSignCount, backedUp: verified.backedUp, cloneWarning: verified.possiblyCloned,
-                usedAt: session.createdAt)
+                signCount: verified.newSignCount, backedUp: verified.backedUp,
+                backupEligible: verified.backupEligibilityChanged ? verified.backupEligible : nil,
+                cloneWarning: verified.possiblyCloned, usedAt: session.createdAt)
             let durable = usage.changesSecurityState(of: stored.credential)
             let outcome: PasskeySignInOutcome
             do {
@@ -247,7 +250,8 @@ public struct PasskeyCeremonies: Sendable {
                     PasskeySignInRecord(
                         challengeID: challengeID, challenge: signedChallenge, credentialID: credentialID,
                         expectedSignCount: stored.credential.signCount, expectedBackedUp: stored.credential.backedUp,
-                        usage: durable ? usage : nil, session: session))
+                        expectedBackupEligible: stored.credential.backupEligible, usage: durable ? usage : nil,
+                        session: session))
             } catch {
                 logger.audit(
                     .signInFailed,
@@ -262,9 +266,11 @@ public struct PasskeyCeremonies: Sendable {
             case .signedIn(let displayName):
                 if durable {
                     stored.credential.signCount = verified.newSignCount
+                let before = stored.credential
                     stored.credential.backedUp = verified.backedUp
                     stored.credential.cloneWarning = stored.credential.cloneWarning || verified.possiblyCloned
                 } else {
+                    stored.credential.backupEligible = verified.backupEligible
                     lastUse.note(credentialID, at: usage.usedAt)
                 }
                 stored.displayName = displayName
@@ -274,6 +280,17 @@ public struct PasskeyCeremonies: Sendable {
                 }
                 logger.audit(
                     .signInSucceeded,
+                if usage.changesBackupEligibility(of: before) {
+                    logger.audit(
+                        .passkeyBackupStateChanged,
+                        [
+                            "account.id": accountID.description,
+                            "credential.id": Base64URL.encode(credentialID.bytes),
+                            "backup_eligible.old": String(before.backupEligible),
+                            "backup_eligible.new": String(verified.backupEligible),
+                            "backed_up.old": String(before.backedUp), "backed_up.new": String(verified.backedUp),
+                        ])
+                }
                     [
                         "method": "passkey", "account.id": accountID.description, "session.id": session.id.description,
                         "credential.id": Base64URL.encode(credentialID.bytes),

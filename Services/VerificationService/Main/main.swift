@@ -43,7 +43,10 @@ await ServiceMain.run(
             idleTimeout: configuration.sessionTokens.idleTimeout),
         lastUse: lastUse,
         registrationVerifier: RegistrationVerifier(trust: policy.trust()),
-        authenticationVerifier: AuthenticationVerifier(policy: policy.authenticationPolicy),
+        authenticationVerifier: AuthenticationVerifier(
+            policy: AuthenticationPolicy(
+                signCount: policy.signCount,
+                backupEligibilityChange: configuration.backupEligibilityChange == .reject ? .reject : .update)),
         relyingPartyID: configuration.relyingPartyID, origins: policy.origins(allowing: configuration.origins),
         options: policy.options,
         recoveryRegistrations: PostgresRecoveryRegistrationRepository(pool: pool), metadata: metadata,

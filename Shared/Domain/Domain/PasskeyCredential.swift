@@ -66,13 +66,18 @@ public struct PasskeyCredentialWithOwner: Hashable, Sendable {
 public struct PasskeyUsage: Hashable, Sendable {
     public var signCount: UInt32
     public var backedUp: Bool
+    /// The BE flag the assertion showed when it differs from the stored one and the policy accepted that
+    /// (`PASSKEY_BACKUP_ELIGIBILITY_CHANGE=update`); nil when it is unchanged. A change is stored with its audit event
+    /// (`audit.passkey.backup_state_changed`, the old and new BE and BS) in the same commit.
+    public var backupEligible: Bool?
     /// Sticky: once set it stays set.
     public var cloneWarning: Bool
     public var usedAt: Date
 
-    public init(signCount: UInt32, backedUp: Bool, cloneWarning: Bool, usedAt: Date) {
+    public init(signCount: UInt32, backedUp: Bool, backupEligible: Bool? = nil, cloneWarning: Bool, usedAt: Date) {
         self.signCount = signCount
         self.backedUp = backedUp
+        self.backupEligible = backupEligible
         self.cloneWarning = cloneWarning
         self.usedAt = usedAt
     }
@@ -80,17 +85,24 @@ public struct PasskeyUsage: Hashable, Sendable {
 
 extension PasskeyUsage {
     /// Whether this use changes what a later sign-in is checked against: a sign count that moved (authenticators
-    /// that keep one), a changed backup state, or a new clone warning. Such a use is written durably in the same
-    /// commit as the session it grants; any other use only moves `last_used_at`, which may be written later.
+    /// that keep one), a changed backup state or backup eligibility, or a new clone warning. Such a use is written
+    /// durably in the same commit as the session it grants; any other use only moves `last_used_at`, which may be
+    /// written later.
     public func changesSecurityState(of stored: PasskeyCredential) -> Bool {
-        signCount != stored.signCount || backedUp != stored.backedUp || (cloneWarning && !stored.cloneWarning)
+        signCount != stored.signCount || backedUp != stored.backedUp || changesBackupEligibility(of: stored)
+            || (cloneWarning && !stored.cloneWarning)
+    }
+
+    /// Whether this use stores another BE flag than `stored` has.
+    public func changesBackupEligibility(of stored: PasskeyCredential) -> Bool {
+        backupEligible.map { $0 != stored.backupEligible } ?? false
     }
 }
 
 /// The one write of a verified passkey sign-in: the challenge consumed, the new session, and the passkey's use when
 /// that use changes its security state, all or nothing. It happens only if the challenge is unconsumed, unexpired and
 /// the one the client signed, and the passkey still exists, still belongs to the session's account, and still has
-/// the sign count and backup state the assertion was checked against.
+/// the sign count, backup state and backup eligibility the assertion was checked against.
 public struct PasskeySignInRecord: Sendable {
     public var challengeID: ChallengeID
     /// The challenge the signed client data carries; it must be the stored one.
@@ -98,30 +110,38 @@ public struct PasskeySignInRecord: Sendable {
     public var credentialID: CredentialID
     public var expectedSignCount: UInt32
     public var expectedBackedUp: Bool
+    public var expectedBackupEligible: Bool
     /// Written with the session when set; nil when the use changes nothing but `last_used_at`.
     public var usage: PasskeyUsage?
     public var session: AuthenticationSession
 
     public init(
         challengeID: ChallengeID, challenge: [UInt8], credentialID: CredentialID, expectedSignCount: UInt32,
-        expectedBackedUp: Bool, usage: PasskeyUsage?, session: AuthenticationSession
+        expectedBackedUp: Bool, expectedBackupEligible: Bool, usage: PasskeyUsage?, session: AuthenticationSession
     ) {
         self.challengeID = challengeID
         self.challenge = challenge
         self.credentialID = credentialID
         self.expectedSignCount = expectedSignCount
         self.expectedBackedUp = expectedBackedUp
+        self.expectedBackupEligible = expectedBackupEligible
         self.usage = usage
         self.session = session
     }
+
+    /// The BE flag the passkey has once the record is written: the usage's when it changes it, else the expected one.
+    public var backupEligibleAfter: Bool { usage?.backupEligible ?? expectedBackupEligible }
+
+    /// Whether writing the record changes the passkey's BE flag.
+    public var changesBackupEligibility: Bool { backupEligibleAfter != expectedBackupEligible }
 }
 
 /// What became of a `PasskeySignInRecord`.
 public enum PasskeySignInOutcome: Hashable, Sendable {
     /// Everything was written; the account's display name.
     case signedIn(displayName: String)
-    /// The passkey is gone, belongs to another account, or its sign count or backup state moved on since it was
-    /// read. Nothing was written; the challenge is untouched.
+    /// The passkey is gone, belongs to another account, or its sign count, backup state or backup eligibility moved
+    /// on since it was read. Nothing was written; the challenge is untouched.
     case passkeyChanged
     /// The challenge is unknown, expired, used, or not the one stored. Nothing was written.
     case challengeUnavailable

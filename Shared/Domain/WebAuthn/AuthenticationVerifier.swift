@@ -34,6 +34,10 @@ public struct VerifiedAuthentication: Sendable {
     public let newSignCount: UInt32
     /// BS now (the credential may have been backed up since registration).
     public let backedUp: Bool
+    /// BE in this assertion: the stored value, unless the policy let a changed one through.
+    public let backupEligible: Bool
+    /// True when BE differs from the stored value and the policy accepted it: store `backupEligible`.
+    public let backupEligibilityChanged: Bool
     /// UV in this assertion.
     public let userVerified: Bool
     /// True when the counter did not increase and the policy accepted it: the credential may be cloned.
@@ -91,9 +95,14 @@ public struct AuthenticationVerifier: Sendable {
         if expectation.userVerification == .required, !authData.userVerified {
             throw WebAuthnError(.userVerificationRequired, "UV flag is not set and user verification is required")
         }
-        // Step 18: BE never changes for a credential.
-        guard authData.backupEligible == credential.backupEligible else {
-            throw WebAuthnError(.backupStateInvalid, "BE flag differs from the value stored at registration")
+        // Step 18: BE compared with the stored value. §6.1.3 says it never changes, but deployed providers change
+        // it; the policy says whether that refuses the assertion or is reported for storing. BS without BE was
+        // refused when the authenticator data was parsed.
+        let backupEligibilityChanged = authData.backupEligible != credential.backupEligible
+        if backupEligibilityChanged, policy.backupEligibilityChange == .reject {
+            throw WebAuthnError(
+                .backupStateInvalid,
+                "BE flag is \(authData.backupEligible ? 1 : 0), the stored value \(credential.backupEligible ? 1 : 0)")
         }
         // Steps 20-21: signature over authenticatorData || SHA-256(clientDataJSON).
         let message = response.authenticatorData + sha256(response.clientDataJSON)
@@ -113,7 +122,9 @@ public struct AuthenticationVerifier: Sendable {
         }
         return VerifiedAuthentication(
             credentialID: credential.id, newSignCount: max(authData.signCount, credential.signCount),
-            backedUp: authData.backedUp, userVerified: authData.userVerified, possiblyCloned: possiblyCloned,
+            backedUp: authData.backedUp, backupEligible: authData.backupEligible,
+            backupEligibilityChanged: backupEligibilityChanged, userVerified: authData.userVerified,
+            possiblyCloned: possiblyCloned,
             authenticatorExtensions: authData.extensions)
     }
 }

@@ -127,14 +127,30 @@ public enum SignCountPolicy: Sendable {
     case acceptAndFlag
 }
 
+/// What to do when an assertion's BE flag differs from the one stored for the credential.
+///
+/// WebAuthn Level 3 §6.1.3 says backup eligibility is fixed when the credential is made, and §7.2 has a relying
+/// party that uses the backup state compare it with the stored value. Deployed providers change it all the same
+/// (KeePassXC from 2.7.12, iCloud Keychain passkeys made before sync finished, passkeys moved between password
+/// managers), and the signature proves possession of the key whatever the flag says.
+public enum BackupEligibilityChangePolicy: String, Sendable, CaseIterable {
+    /// Accept the assertion when every other check passes and report the new BE (and BS) to store.
+    case update
+    /// Refuse it with `backup_state_invalid`: §7.2's comparison read strictly.
+    case reject
+}
+
 /// Authentication rules that do not change per challenge.
 public struct AuthenticationPolicy: Sendable {
     /// Counter handling.
     public var signCount: SignCountPolicy
+    /// A BE flag that differs from the stored one. BS set without BE is refused whatever this says.
+    public var backupEligibilityChange: BackupEligibilityChangePolicy
 
-    /// A policy; by default a counter that did not increase is rejected.
-    public init(signCount: SignCountPolicy = .reject) {
+    /// A policy; by default a counter that did not increase is rejected and a changed BE is accepted and reported.
+    public init(signCount: SignCountPolicy = .reject, backupEligibilityChange: BackupEligibilityChangePolicy = .update) {
         self.signCount = signCount
+        self.backupEligibilityChange = backupEligibilityChange
     }
 }
 
@@ -148,7 +164,7 @@ public struct StoredCredential: Sendable {
     public var userHandle: [UInt8]
     /// The last sign count stored.
     public var signCount: UInt32
-    /// The BE flag stored at registration.
+    /// The BE flag stored for the credential (at registration, or by the last sign-in that changed it).
     public var backupEligible: Bool
 
     /// A stored credential as loaded from the database.

@@ -9,6 +9,9 @@ public enum AuditEvent: String, CaseIterable, Sendable {
     case passkeyRegistrationFailed = "audit.passkey.registration_failed"
     case passkeyRemoved = "audit.passkey.removed"
     case passkeyCloneWarning = "audit.passkey.clone_warning"
+    /// A sign-in showed another BE flag than the one stored, and it was accepted and stored
+    /// (`PASSKEY_BACKUP_ELIGIBILITY_CHANGE=update`); the detail has the old and new BE and BS.
+    case passkeyBackupStateChanged = "audit.passkey.backup_state_changed"
     /// A stored legacy or weaker password hash was replaced by the current argon2id at a sign-in.
     case passwordRehashed = "audit.password.rehashed"
     /// The account removed its password (stage ③: passkeys only).

@@ -23,22 +23,36 @@ public struct PostgresPasskeySignInRepository: PasskeySignInRepository {
         let usage = record.usage ?? PasskeyUsage(
             signCount: record.expectedSignCount, backedUp: record.expectedBackedUp, cloneWarning: false,
             usedAt: session.createdAt)
+        let backupEligible = record.backupEligibleAfter
         // Each step runs only if the one before it did:
-        // - passkey: the row, only in the state the assertion was checked against (read, not locked), with its
-        //   account's name and whether an operator disabled it;
+        // - passkey: the row, only in the state the assertion was checked against (sign count, backup state and
+        //   backup eligibility; read, not locked), with its account's name and whether an operator disabled it;
         // - consumed: the challenge's one atomic consumption, with the expiry rule and the signed challenge's bytes;
         //   racing finishes queue on its row lock and all but the first find it consumed;
         // - used: the use, only when it must be durable (the one-time filter on `durable` skips it otherwise, so an
         //   unchanged passkey's row gets no new version and no WAL), and only while the row still has the expected
         //   state: a concurrent sign-in that moved it first leaves this one with the challenge spent and nothing else;
         // - added: the session, unless the account is disabled (the challenge is spent all the same).
-        // - audited: the events of what committed (the sign-in; a clone warning only when one was found).
+        // - audited: the events of what committed (the sign-in; a clone warning only when one was found; a changed
+        //   backup eligibility, with the flags before and after, only when the use stores one).
         let cloneWarned: PostgresQuery =
             usage.cloneWarning && durable
             ? """
             clone_warned AS (\(fragment: AuditTrail.rows(
                 .passkeyCloneWarning, from: "used",
                 detail: ["credential.id": PostgresPasskeyCredentialRepository.auditID(record.credentialID)]))),
+            """ : ""
+        let backupStateChanged: PostgresQuery =
+            record.changesBackupEligibility && durable
+            ? """
+            backup_state_changed AS (\(fragment: AuditTrail.rows(
+                .passkeyBackupStateChanged, from: "used",
+                detail: [
+                    "credential.id": PostgresPasskeyCredentialRepository.auditID(record.credentialID),
+                    "backup_eligible.old": String(record.expectedBackupEligible),
+                    "backup_eligible.new": String(backupEligible),
+                    "backed_up.old": String(record.expectedBackedUp), "backed_up.new": String(usage.backedUp),
+                ]))),
             """ : ""
         let rows = try await translatingErrors {
             try await pool.query(
@@ -48,7 +62,8 @@ public struct PostgresPasskeySignInRepository: PasskeySignInRepository {
                          FROM passkey_credentials c JOIN accounts a ON a.id = c.account_id
                          WHERE c.credential_id = \(credentialID) AND c.account_id = \(session.accountID.rawValue)
                            AND c.sign_count = \(Int64(record.expectedSignCount))
-                           AND c.backed_up = \(record.expectedBackedUp)),
+                           AND c.backed_up = \(record.expectedBackedUp)
+                           AND c.backup_eligible = \(record.expectedBackupEligible)),
                      consumed AS (
                          UPDATE passkey_authentication_challenges SET consumed_at = now()
                          WHERE id = \(record.challengeID.rawValue) AND challenge = \(PostgresBytes(record.challenge))
@@ -57,15 +72,18 @@ public struct PostgresPasskeySignInRepository: PasskeySignInRepository {
                      used AS (
                          UPDATE passkey_credentials
                          SET sign_count = \(Int64(usage.signCount)), backed_up = \(usage.backedUp),
+                             backup_eligible = \(backupEligible),
                              clone_warning = clone_warning OR \(usage.cloneWarning), last_used_at = \(usage.usedAt)
                          WHERE \(durable) AND credential_id = \(credentialID)
                            AND sign_count = \(Int64(record.expectedSignCount)) AND backed_up = \(record.expectedBackedUp)
+                           AND backup_eligible = \(record.expectedBackupEligible)
                            AND EXISTS (SELECT 1 FROM consumed) AND NOT (SELECT disabled FROM passkey)
                          RETURNING account_id),
                      added AS (\(fragment: PostgresAuthenticationSessionRepository.insertion(
                          session, accountFrom: "passkey",
                          where: "EXISTS (SELECT 1 FROM consumed) AND NOT passkey.disabled AND (NOT \(durable) OR EXISTS (SELECT 1 FROM used))"))),
                      \(fragment: cloneWarned)
+                     \(fragment: backupStateChanged)
                      signed_in AS (\(fragment: AuditTrail.rows(
                          .signInSucceeded, from: "added", detail: ["method": "passkey", "session.id": session.id.description])))
                 SELECT EXISTS (SELECT 1 FROM passkey) AS passkey_found, EXISTS (SELECT 1 FROM consumed) AS consumed,

@@ -1,4 +1,5 @@
 import Domain
+import Encoding
 import Foundation
 import Synchronization
 
@@ -26,6 +27,23 @@ public final class InMemoryPasskeys: PasskeyCredentialRepository, PasskeySignInR
         public var movedOnCompletions = 0
         /// The accounts that have a password (kept by `InMemoryAccounts`, which stores the passwords).
         public var passwordAccounts: Set<AccountID> = []
+        /// The audit events the sign-in statement stores with what it writes, in order, as the Postgres repository
+        /// stores them in `audit_events`.
+        public var auditEvents: [StoredAuditEvent] = []
+    }
+
+    /// An audit event as the sign-in statement stores it: its type (`audit.sign_in.succeeded`, ...), account and
+    /// detail.
+    public struct StoredAuditEvent: Hashable, Sendable {
+        public var type: String
+        public var accountID: AccountID
+        public var detail: [String: String]
+
+        public init(type: String, accountID: AccountID, detail: [String: String]) {
+            self.type = type
+            self.accountID = accountID
+            self.detail = detail
+        }
     }
 
     public let state = Mutex(State())
@@ -102,21 +120,47 @@ public final class InMemoryPasskeys: PasskeyCredentialRepository, PasskeySignInR
             }
             guard var credential = state.credentials[record.credentialID],
                 credential.accountID == record.session.accountID, credential.signCount == record.expectedSignCount,
-                credential.backedUp == record.expectedBackedUp, let owner = state.accounts[credential.accountID]
+                credential.backedUp == record.expectedBackedUp,
+                credential.backupEligible == record.expectedBackupEligible,
+                let owner = state.accounts[credential.accountID]
             else { return .passkeyChanged }
             guard var challenge = state.challenges[record.challengeID], challenge.consumedAt == nil,
                 challenge.expiresAt > Date(), challenge.challenge == record.challenge
             else { return .challengeUnavailable }
             challenge.consumedAt = Date()
             state.challenges[record.challengeID] = challenge
+            let credentialID = String(Base64URL.encode(record.credentialID.bytes).prefix(200))
             if let usage = record.usage {
+                let before = credential
                 credential.signCount = usage.signCount
                 credential.backedUp = usage.backedUp
+                credential.backupEligible = record.backupEligibleAfter
                 credential.cloneWarning = credential.cloneWarning || usage.cloneWarning
                 credential.lastUsedAt = usage.usedAt
                 state.credentials[record.credentialID] = credential
+                if usage.cloneWarning {
+                    state.auditEvents.append(
+                        StoredAuditEvent(
+                            type: "audit.passkey.clone_warning", accountID: credential.accountID,
+                            detail: ["credential.id": credentialID]))
+                }
+                if record.changesBackupEligibility {
+                    state.auditEvents.append(
+                        StoredAuditEvent(
+                            type: "audit.passkey.backup_state_changed", accountID: credential.accountID,
+                            detail: [
+                                "credential.id": credentialID,
+                                "backup_eligible.old": String(before.backupEligible),
+                                "backup_eligible.new": String(credential.backupEligible),
+                                "backed_up.old": String(before.backedUp), "backed_up.new": String(credential.backedUp),
+                            ]))
+                }
             }
             state.sessions.append(record.session)
+            state.auditEvents.append(
+                StoredAuditEvent(
+                    type: "audit.sign_in.succeeded", accountID: credential.accountID,
+                    detail: ["method": "passkey", "session.id": record.session.id.description]))
             return .signedIn(displayName: owner.displayName)
         }
     }
