@@ -35,7 +35,8 @@ let persistenceTargets: [Target] = [
     .target(name: "Domain", dependencies: ["Encoding"], path: "Shared/Domain/Domain"),
     .target(name: "AccessTokens", dependencies: ["Encoding", "JSON"], path: "Shared/Domain/AccessTokens"),
     .testTarget(
-        name: "AccessTokensTests", dependencies: ["AccessTokens", "Crypto", "Encoding", "JSON", "SessionIssuance"],
+        name: "AccessTokensTests",
+        dependencies: ["AccessTokens", "Crypto", "Domain", "Encoding", "JSON", "SessionIssuance"],
         path: "Tests/AccessTokensTests"),
     .target(
         name: "SessionIssuance", dependencies: ["AccessTokens", "Crypto", "Domain", "Encoding"],
@@ -93,7 +94,8 @@ let persistenceTargets: [Target] = [
     .testTarget(
         name: "ConfigurationTests",
         dependencies: [
-            "ChallengeServiceCore", "Configuration", "GatewayCore", "SessionServiceCore", "VerificationServiceCore",
+            "ChallengeServiceCore", "Configuration", "GatewayCore", "ServiceIdentity", "SessionServiceCore",
+            "VerificationServiceCore",
         ],
         path: "Tests/ConfigurationTests"),
     .target(name: "RateLimiting", path: "Shared/Foundations/RateLimiting"),
@@ -226,7 +228,7 @@ let serviceTargets: [Target] = [
         dependencies: [
             "BuildInfo", "Configuration", "Domain", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "NameResolution",
             "NetworkIO", "Observability", "PostgresStorage", "Protobuf", "RuntimeMetrics",
-            "ServiceContracts", "ServiceIdentity", "ServiceTransport", "TraceExport", "AccessTokens", "Postgres", "SessionIssuance",
+            "ServiceContracts", "ServiceIdentity", "ServiceTransport", "TraceExport", "AccessTokens", "SessionIssuance",
         ],
         path: "Shared/Composition/ServiceRuntime"),
     .testTarget(
@@ -242,7 +244,7 @@ let serviceTargets: [Target] = [
     .target(
         name: "VerificationServiceCore",
         dependencies: [
-            "AccountRecovery", "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "Observability",
+            "AccessTokens", "AccountRecovery", "Configuration", "Crypto", "Domain", "Encoding", "GRPC", "Observability",
             "PasskeyProviders", "ServiceContracts", "ServiceIdentity", "SessionIssuance", "WebAuthn",
         ],
         path: "Services/VerificationService/Core"),
@@ -250,7 +252,7 @@ let serviceTargets: [Target] = [
     .testTarget(
         name: "VerificationServiceCoreTests",
         dependencies: [
-            "Crypto", "Domain", "InMemoryStorage", "Observability", "PasskeyProviders", "SessionIssuance",
+            "Crypto", "Domain", "Encoding", "InMemoryStorage", "Observability", "PasskeyProviders", "SessionIssuance",
             "SoftwareAuthenticator", "VerificationServiceCore", "WebAuthn",
         ],
         path: "Tests/VerificationServiceCoreTests"),

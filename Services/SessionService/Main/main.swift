@@ -27,7 +27,8 @@ await ServiceMain.run(
     let tokens = configuration.sessionTokens
     let issuer = SessionIssuer(
         random: SecureRandom(), lifetime: configuration.sessionLifetime,
-        signer: try SigningKeyLoader.signer(tokens, pool: pool, context: context), idleTimeout: tokens.idleTimeout)
+        signer: try SigningKeyLoader.signer(tokens, keys: PostgresSigningKeyRepository(pool: pool), context: context),
+        idleTimeout: tokens.idleTimeout)
     let useCases = SessionUseCases(
         accounts: accounts, passwords: PostgresPasswordCredentialRepository(pool: pool), sessions: sessions,
         hashing: hashing, random: SecureRandom(), sessionLifetime: configuration.sessionLifetime,

@@ -39,7 +39,8 @@ await ServiceMain.run(
         signIns: signIns,
         sessions: SessionIssuer(
             random: SecureRandom(), lifetime: configuration.sessionLifetime,
-            signer: try SigningKeyLoader.signer(configuration.sessionTokens, pool: pool, context: context),
+            signer: try SigningKeyLoader.signer(
+                configuration.sessionTokens, keys: PostgresSigningKeyRepository(pool: pool), context: context),
             idleTimeout: configuration.sessionTokens.idleTimeout),
         lastUse: lastUse,
         registrationVerifier: RegistrationVerifier(trust: policy.trust()),

@@ -2,7 +2,6 @@ import AccessTokens
 import Configuration
 import Foundation
 import Observability
-import Postgres
 import PostgresStorage
 import SessionIssuance
 
@@ -33,7 +32,7 @@ public struct SigningKeyLoader: Sendable {
     /// The signer of a service that issues sessions, with its loader running in the background; nil for
     /// `PASSKEY_SESSION_TOKENS=opaque`.
     public static func signer(
-        _ configuration: SessionTokenConfiguration, pool: PostgresPool, context: ServiceContext
+        _ configuration: SessionTokenConfiguration, keys repository: any SigningKeyRepository, context: ServiceContext
     ) throws -> AccessTokenSigner? {
         guard configuration.kind == .jwt else { return nil }
         guard let encryption = KeyEncryptionKey(bytes: try configuration.requireKeyEncryptionKey()),
@@ -46,7 +45,7 @@ public struct SigningKeyLoader: Sendable {
                 accessTokenLifetime: configuration.accessTokenLifetime, publishDelay: configuration.publishDelay),
             encryption: encryption)
         let loader = SigningKeyLoader(
-            repository: PostgresSigningKeyRepository(pool: pool), ring: ring, algorithm: algorithm, logger: context.logger)
+            repository: repository, ring: ring, algorithm: algorithm, logger: context.logger)
         context.background { await loader.run() }
         return AccessTokenSigner(
             ring: ring,
