@@ -1,4 +1,5 @@
 import COpenSSL
+import Synchronization
 
 /// A private key that signs: ECDSA on P-256 or Ed25519, held by OpenSSL (what signs access tokens).
 ///
@@ -16,13 +17,21 @@ public final class PrivateKey: @unchecked Sendable {
     /// The kind of key.
     public let kind: Kind
     let handle: OpaquePointer
+    /// For P-256: signing contexts initialised once (`EVP_PKEY_sign_init` with SHA-256) and reused, as
+    /// `PreparedVerifier` does for verification: initialising one fetches the implementation each time, which
+    /// costs a share of the signature itself. One caller uses a context at a time (taken under the lock).
+    private let idle = Mutex<[SignContext]>([])
+    private static let idleLimit = 8
 
     private init(kind: Kind, taking handle: OpaquePointer) {
         self.kind = kind
         self.handle = handle
     }
 
-    deinit { EVP_PKEY_free(handle) }
+    deinit {
+        EVP_PKEY_free(handle)
+        for context in idle.withLock({ $0 }) { EVP_PKEY_CTX_free(context.pointer) }
+    }
 
     /// A new random key of `kind`.
     public static func generate(_ kind: Kind) throws(CryptoError) -> PrivateKey {
@@ -102,6 +111,7 @@ public final class PrivateKey: @unchecked Sendable {
     /// A JWS signature of `message` (RFC 7518 §3.4, RFC 8037): `r ‖ s` (32 bytes each) for P-256, the 64-byte
     /// signature for Ed25519.
     public func sign(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
+        if kind == .p256 { return try Self.rawECDSASignature(der: signDigest(DigestAlgorithm.sha256.hash(message))) }
         guard let context = EVP_MD_CTX_new() else { throw CryptoError("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(context) }
         let digest = kind == .p256 ? DigestAlgorithm.sha256.handle : nil
@@ -116,6 +126,40 @@ public final class PrivateKey: @unchecked Sendable {
         }
         signature.removeSubrange(length...)
         return kind == .p256 ? try Self.rawECDSASignature(der: signature) : signature
+    }
+
+    /// The DER ECDSA signature of a SHA-256 `digest`, on a pooled context.
+    private func signDigest(_ digest: [UInt8]) throws(CryptoError) -> [UInt8] {
+        var pooled = idle.withLock { $0.popLast()?.pointer }
+        if pooled == nil {
+            guard let fresh = EVP_PKEY_CTX_new_from_pkey(nil, handle, nil) else {
+                throw CryptoError("EVP_PKEY_CTX_new_from_pkey")
+            }
+            guard EVP_PKEY_sign_init(fresh) == 1,
+                EVP_PKEY_CTX_set_signature_md(fresh, DigestAlgorithm.sha256.handle) == 1
+            else {
+                EVP_PKEY_CTX_free(fresh)
+                throw CryptoError("EVP_PKEY_sign_init")
+            }
+            pooled = fresh
+        }
+        guard let context = pooled else { throw CryptoError("EVP_PKEY_sign") }
+        // 72 bytes hold any DER ECDSA-Sig-Value on P-256.
+        var signature = [UInt8](repeating: 0, count: 80)
+        var length = signature.count
+        let result = EVP_PKEY_sign(context, &signature, &length, digest, digest.count)
+        guard result == 1 else {
+            EVP_PKEY_CTX_free(context)
+            throw CryptoError("EVP_PKEY_sign")
+        }
+        let kept = idle.withLock { contexts in
+            guard contexts.count < Self.idleLimit else { return false }
+            contexts.append(SignContext(pointer: context))
+            return true
+        }
+        if !kept { EVP_PKEY_CTX_free(context) }
+        signature.removeSubrange(length...)
+        return signature
     }
 
     /// `r ‖ s`, each left-padded to 32 bytes, from a DER `ECDSA-Sig-Value`.
@@ -147,4 +191,9 @@ public final class PrivateKey: @unchecked Sendable {
         let body = integer(raw[0..<32]) + integer(raw[32..<64])
         return [0x30, UInt8(body.count)] + body
     }
+}
+
+/// An `EVP_PKEY_CTX` idle in a `PrivateKey`'s pool; only the thread that takes it out uses it.
+private struct SignContext: @unchecked Sendable {
+    let pointer: OpaquePointer
 }
