@@ -356,6 +356,7 @@ final class InMemoryAccountsTests: XCTestCase {
             try await store.createPasskeyAccount(
                 newcomer, email: nil, credential: passkey(of: newcomer), completing: pending.id)
         case .account: _ = try await store.account(id: account.id)
+        case .enabledAccount: _ = try await store.enabledAccount(id: account.id)
         case .summary: _ = try await store.summary(id: account.id)
         case .rename: _ = try await store.rename(id: account.id, to: "Ada L.")
         case .addEmail: try await store.add(email("second@example.com", of: account))

@@ -68,7 +68,9 @@ final class PasswordSignInAndCountTests: StorageTestCase {
         }
         await assertNotNil(try await storage.passwordCredentials.credential(of: account.id))
 
-        try await storage.sessions.add(makeSession(for: account, method: .passkey))
+        var passkeySession = makeSession(for: account, method: .passkey)
+        passkeySession.passkeyID = unused.id
+        try await storage.sessions.add(passkeySession)
         try await storage.passwordCredentials.removePassword(of: account.id)
         await assertNil(try await storage.passwordCredentials.credential(of: account.id))
         await assertDomainError(.notFound) { try await storage.passwordCredentials.removePassword(of: account.id) }
@@ -79,6 +81,52 @@ final class PasswordSignInAndCountTests: StorageTestCase {
         await assertDomainError(.lastSignInMethod) {
             try await storage.passkeyCredentials.remove(credentialID: passkey.credentialID, of: account.id)
         }
+    }
+
+    func testOnlyALiveSessionOfAPasskeyTheAccountStillHasCountsAsAPasskeySignIn() async throws {
+        let account = try await storedPasswordAccount()
+        var removed = makePasskey(for: account, name: "lost phone")
+        removed.lastUsedAt = nil
+        var kept = makePasskey(for: account, name: "new key")
+        kept.lastUsedAt = nil
+        try await storage.passkeyCredentials.add(removed)
+        try await storage.passkeyCredentials.add(kept)
+        func refused(_ message: String) async {
+            do {
+                try await storage.passwordCredentials.removePassword(of: account.id)
+                XCTFail("removed: \(message)")
+            } catch let error as DomainError {
+                XCTAssertEqual(error.reason, PasswordRemovalRefusal.passkeySignInRequired, message)
+            } catch { XCTFail("\(error)") }
+        }
+        // A session of a passkey since removed proves nothing about the one left.
+        var ofRemoved = makeSession(for: account, method: .passkey)
+        ofRemoved.passkeyID = removed.id
+        try await storage.sessions.add(ofRemoved)
+        try await storage.passkeyCredentials.remove(credentialID: removed.credentialID, of: account.id)
+        await refused("a session of a removed passkey")
+        // Nor does a revoked session of the passkey there is, nor an expired one, nor one that names no passkey.
+        var revoked = makeSession(for: account, method: .passkey)
+        revoked.passkeyID = kept.id
+        try await storage.sessions.add(revoked)
+        _ = try await storage.sessions.revoke(id: revoked.id, of: account.id, at: Date())
+        await refused("a revoked session")
+        var expired = makeSession(for: account, method: .passkey)
+        expired.passkeyID = kept.id
+        expired.createdAt = microsecondDate(Date().addingTimeInterval(-7200))
+        expired.expiresAt = microsecondDate(Date().addingTimeInterval(-3600))
+        try await storage.sessions.add(expired)
+        await refused("an expired session")
+        try await storage.sessions.add(makeSession(for: account, method: .passkey))
+        await refused("a session that names no passkey")
+        await assertNotNil(try await storage.passwordCredentials.credential(of: account.id))
+        // A live session of the passkey the account has: the password may go.
+        var live = makeSession(for: account, method: .passkey)
+        live.passkeyID = kept.id
+        try await storage.sessions.add(live)
+        await assertEqual(try await storage.sessions.find(id: live.id)?.passkeyID, kept.id)
+        try await storage.passwordCredentials.removePassword(of: account.id)
+        await assertNil(try await storage.passwordCredentials.credential(of: account.id))
     }
 
     func testARecordedPasskeyUseAlsoCountsAsAPasskeySignIn() async throws {

@@ -78,7 +78,7 @@ def test_recovery_by_email_code_gives_a_recovery_session_that_can_only_register_
     assert client.call("GET", "/v1/session", token=old_token).status == 401
     # Everything but the passkey registration refuses the recovery session.
     for method, path, body in [
-        ("GET", "/v1/session", None), ("DELETE", "/v1/session", None), ("GET", "/v1/sessions", None),
+        ("GET", "/v1/session", None), ("GET", "/v1/sessions", None),
         ("GET", "/v1/account", None), ("GET", "/v1/passkeys", None), ("POST", "/v1/account/recovery-codes", {}),
         ("POST", "/v1/account/email/verification", {}), ("POST", "/v1/account/email/verify", {"code": "12345678"}),
         ("DELETE", f"/v1/sessions/{uuid.uuid4()}", None), ("PATCH", "/v1/account", {"displayName": "Recovered"}),
@@ -108,6 +108,22 @@ def test_recovery_by_email_code_gives_a_recovery_session_that_can_only_register_
                   "audit.email.verified"]:
         assert f"{event} " in logs or f"event={event}" in logs or event in logs, event
     assert code not in logs, "codes are never logged"
+
+
+def test_a_recovery_session_can_sign_itself_out(stack, mailbox):
+    client = Client(stack)
+    address, token = client.create_password_account()
+    codes = client.call("POST", "/v1/account/recovery-codes", token=token).json()["codes"]
+    recovery = client.call("POST", "/v1/recovery/finish", {"email": address, "recoveryCode": codes[0]})
+    assert recovery.status == 200, recovery.body
+    recovery_token = recovery.json()["accessToken"]
+    session_id = recovery.json()["sessionID"]
+    assert client.call("DELETE", "/v1/session", token=recovery_token).status == 204
+    # Ended at once: it can no longer start its passkey registration, and the row is revoked.
+    assert problem(client.call("POST", "/v1/passkeys/registrations", {}, token=recovery_token))[:2] == (
+        401, "unauthenticated")
+    assert stack.sql(f"SELECT revoked_at IS NOT NULL FROM authentication_sessions WHERE id = '{session_id}'") == [["t"]]
+    assert problem(client.call("DELETE", "/v1/session", token=recovery_token))[:2] == (401, "unauthenticated")
 
 
 def test_codes_are_used_once_expire_and_allow_five_attempts(stack, mailbox):

@@ -379,6 +379,15 @@ final class SessionUseCasesTests: XCTestCase {
         await assertThrowsDomainError(.unauthenticated) { _ = try await self.useCases.validate(token: issued.token) }
     }
 
+    func testValidateRefusesASessionOfADisabledAccountEvenWhileTheRowIsUnrevoked() async throws {
+        let id = try await signUp()
+        let issued = try await signIn()
+        // A session the disable's revocation did not reach (issued by a sign-in that raced it) is still refused.
+        store.state.withLock { _ = $0.disabledAccounts.insert(id) }
+        XCTAssertNil(sessions[issued.session.id]?.revokedAt)
+        await assertThrowsDomainError(.unauthenticated) { _ = try await self.useCases.validate(token: issued.token) }
+    }
+
     // MARK: revoke, liveSessions, summary
 
     func testRevokeEndsOnlyTheAccountsOwnLiveSession() async throws {
@@ -506,7 +515,7 @@ final class SessionUseCasesTests: XCTestCase {
             (.signInRecord, { _ = try await self.signIn() }),
             (.completePasswordSignIn, { _ = try await self.signIn() }),
             (.findSession, { _ = try await self.useCases.validate(token: issued.token) }),
-            (.account, { _ = try await self.useCases.validate(token: issued.token) }),
+            (.enabledAccount, { _ = try await self.useCases.validate(token: issued.token) }),
             (.revokeSession, { try await self.useCases.revoke(sessionID: issued.session.id, of: id) }),
             (.liveSessions, { _ = try await self.useCases.liveSessions(of: id) }),
             (.summary, { _ = try await self.useCases.summary(of: id) }),

@@ -288,6 +288,7 @@ struct UnusedAccounts: AccountRepository {
         completing registrationID: AccountRegistrationID
     ) async throws { XCTFail("unexpected") }
     func account(id: AccountID) async throws -> Account? { nil }
+    func enabledAccount(id: AccountID) async throws -> Account? { nil }
     func summary(id: AccountID) async throws -> AccountSummary? { nil }
     func rename(id: AccountID, to displayName: String) async throws -> Account? { nil }
 }

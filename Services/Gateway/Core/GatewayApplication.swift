@@ -293,7 +293,7 @@ public final class GatewayApplication: HTTPResponder {
         },
         Route("GET", "/v1/session", session: .required(.fullAccess)) { try await $0.currentSession($1) },
         Route("POST", "/v1/session/refresh", limit: .refresh, body: .optionalJSON) { try await $0.refreshSession($1) },
-        Route("DELETE", "/v1/session", session: .required(.fullAccess)) { try await $0.signOut($1) },
+        Route("DELETE", "/v1/session", session: .required(.fullAccessOrRecovery)) { try await $0.signOut($1) },
         Route("GET", "/v1/sessions", session: .required(.fullAccess)) { try await $0.listSessions($1) },
         Route("DELETE", "/v1/sessions/{sessionID}", session: .required(.fullAccess)) { try await $0.revokeSession($1) },
         Route("GET", "/v1/account", session: .required(.fullAccess)) { try await $0.account($1) },

@@ -136,10 +136,10 @@ public struct SessionUseCases: Sendable {
         logger.audit(.passwordRemoved, ["account.id": accountID.description])
     }
 
-    /// The live session a bearer token names, with its account's display name. Throws `unauthenticated`.
-    /// The live session a bearer token stands for: a signed access token (its signature, key, issuer, audience
-    /// and expiry checked, then its session looked up, so a revocation shows at once) or an opaque session token.
-    /// A refresh token is refused here.
+    /// The live session a bearer token stands for, with its account's display name: a signed access token (its
+    /// signature, key, issuer, audience and expiry checked, then its session looked up, so a revocation shows at
+    /// once) or an opaque session token. A refresh token is refused here, and so is a session of an account an
+    /// operator disabled. Throws `unauthenticated`.
     public func validate(token: String) async throws -> (AuthenticationSession, displayName: String) {
         let failure = DomainError(.unauthenticated, "the access token is missing, unknown, expired or revoked")
         let session: AuthenticationSession
@@ -161,7 +161,7 @@ public struct SessionUseCases: Sendable {
             else { throw failure }
             session = found
         }
-        guard session.isLive(at: clock()), let account = try await accounts.account(id: session.accountID) else {
+        guard session.isLive(at: clock()), let account = try await accounts.enabledAccount(id: session.accountID) else {
             throw failure
         }
         return (session, account.displayName)

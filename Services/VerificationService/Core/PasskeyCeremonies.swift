@@ -110,7 +110,8 @@ public struct PasskeyCeremonies: Sendable {
         let verified = try verifyRegistration(response, challenge: challenge, mediation: .modal, accountID: accountID)
         let credential = try storedCredential(verified, accountID: accountID)
         let pending = sessions.newSession(
-            accountID: accountID, method: .passkey, references: AuthenticationMethodReferences.recovery)
+            accountID: accountID, method: .passkey, references: AuthenticationMethodReferences.recovery,
+            passkey: credential.id)
         let session = pending.session
         guard
             let displayName = try await recoveryRegistrations.completeRecovery(
@@ -156,9 +157,10 @@ public struct PasskeyCeremonies: Sendable {
             id: registration.prospectiveAccountID, displayName: displayName.value, userHandle: registration.userHandle,
             createdAt: now)
         let accountEmail = AccountEmail(accountID: account.id, address: email, createdAt: now)
-        let pending = sessions.newSession(accountID: account.id, method: .passkey)
+        let credential = try storedCredential(verified, accountID: account.id)
+        let pending = sessions.newSession(accountID: account.id, method: .passkey, passkey: credential.id)
         try await accounts.createPasskeyAccount(
-            account, email: accountEmail, credential: try storedCredential(verified, accountID: account.id),
+            account, email: accountEmail, credential: credential,
             completing: registrationID,
             verification: OneTimeCodes.delivery(
                 accountID: account.id, emailID: accountEmail.id, address: accountEmail.email, purpose: .verification,
@@ -237,7 +239,7 @@ public struct PasskeyCeremonies: Sendable {
                 try await spend(challengeID)
                 throw signInFailed(error.code.rawValue, accountID: accountID)
             }
-            let pending = sessions.newSession(accountID: accountID, method: .passkey)
+            let pending = sessions.newSession(accountID: accountID, method: .passkey, passkey: stored.credential.id)
             let session = pending.session
             let usage = PasskeyUsage(
                 signCount: verified.newSignCount, backedUp: verified.backedUp,

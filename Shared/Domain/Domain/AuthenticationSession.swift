@@ -28,14 +28,18 @@ public struct AuthenticationSession: Hashable, Sendable {
     /// The `amr` values of its access tokens when they are not those of ``authenticationMethod`` (a session that a
     /// completed recovery issued), else nil.
     public var methodReferences: [String]?
+    /// The passkey (`PasskeyCredential.id`) that signed a passkey session in, else nil: password removal counts
+    /// only a live session of a passkey the account still has.
+    public var passkeyID: UUID?
 
     public init(
         id: SessionID, accountID: AccountID, tokenDigest: [UInt8], authenticationMethod: AuthenticationMethod,
         createdAt: Date, expiresAt: Date, revokedAt: Date?, refreshDigest: [UInt8]? = nil,
-        methodReferences: [String]? = nil
+        methodReferences: [String]? = nil, passkeyID: UUID? = nil
     ) {
         self.refreshDigest = refreshDigest
         self.methodReferences = methodReferences
+        self.passkeyID = passkeyID
         self.id = id
         self.accountID = accountID
         self.tokenDigest = tokenDigest

@@ -52,6 +52,10 @@ public protocol AccountRepository: Sendable {
     /// The account with this ID, or nil.
     func account(id: AccountID) async throws -> Account?
 
+    /// The account with this ID, or nil when there is none or an operator disabled it: a session is live only while
+    /// this finds its account.
+    func enabledAccount(id: AccountID) async throws -> Account?
+
     /// The account with its emails, whether it has a password, and how many passkeys.
     func summary(id: AccountID) async throws -> AccountSummary?
 

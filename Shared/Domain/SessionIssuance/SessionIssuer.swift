@@ -66,17 +66,18 @@ public struct SessionIssuer: Sendable {
     }
 
     /// A new, not yet stored session of `accountID`. The identifier is time-ordered (UUIDv7). `references`, when
-    /// given, are the `amr` of its access tokens instead of the method's own.
-    public func newSession(accountID: AccountID, method: AuthenticationMethod, references: [String]? = nil)
-        -> PendingSession
-    {
+    /// given, are the `amr` of its access tokens instead of the method's own; `passkey` is the passkey
+    /// (`PasskeyCredential.id`) that signed a passkey session in.
+    public func newSession(
+        accountID: AccountID, method: AuthenticationMethod, references: [String]? = nil, passkey: UUID? = nil
+    ) -> PendingSession {
         let now = clock()
         let id = SessionID.timeOrdered(at: now)
         // A session with refresh tokens still gets a token digest (the column is required), of a token nobody holds.
         let (token, digest) = SessionTokens.issue(for: id, random: random)
         var session = AuthenticationSession(
             id: id, accountID: accountID, tokenDigest: digest, authenticationMethod: method,
-            createdAt: now, expiresAt: now.addingTimeInterval(lifetime), revokedAt: nil)
+            createdAt: now, expiresAt: now.addingTimeInterval(lifetime), revokedAt: nil, passkeyID: passkey)
         guard signer != nil, method.grantsFullAccess else {
             return PendingSession(session: session, opaqueToken: token, refreshToken: nil)
         }

@@ -65,6 +65,8 @@ public struct PostgresAccountRepository: AccountRepository {
             session: Optional(session))
     }
 
+    /// The account, its first passkey and session are inserted by one transaction: until it commits, the new
+    /// row is locked by its insert and no operator can disable it, so the session needs no other lock.
     private func createPasskeyAccount(
         _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
         completing registrationID: AccountRegistrationID, verification: EmailCodeDelivery?,
@@ -101,6 +103,17 @@ public struct PostgresAccountRepository: AccountRepository {
         try await translatingErrors {
             try await pool.query(
                 "SELECT id, display_name, user_handle, created_at FROM accounts WHERE id = \(id.rawValue)"
+            ).first.map(Self.decodeAccount)
+        }
+    }
+
+    public func enabledAccount(id: AccountID) async throws -> Account? {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                SELECT id, display_name, user_handle, created_at FROM accounts
+                WHERE id = \(id.rawValue) AND disabled_at IS NULL
+                """
             ).first.map(Self.decodeAccount)
         }
     }
@@ -283,6 +296,8 @@ public struct PostgresPasswordCredentialRepository: PasswordCredentialRepository
     ) async throws -> Bool {
         // One statement, so one transaction: the row lock re-reads the latest hash (a password changed or removed
         // since it was verified stops the sign-in), the replacement hash and the session commit together or not at all.
+        // The account row is share-locked until the commit: a disable waits for the session to commit and then
+        // revokes it, or commits first and this join finds the account disabled.
         let rows = try await translatingErrors {
             try await pool.query(
                 """
@@ -290,7 +305,7 @@ public struct PostgresPasswordCredentialRepository: PasswordCredentialRepository
                          SELECT p.account_id FROM password_credentials p
                          JOIN accounts a ON a.id = p.account_id AND a.disabled_at IS NULL
                          WHERE p.account_id = \(session.accountID.rawValue) AND p.password_hash = \(verifiedHash)
-                         FOR UPDATE OF p),
+                         FOR UPDATE OF p FOR SHARE OF a),
                      rehashed AS (
                          UPDATE password_credentials p SET password_hash = \(replacement ?? verifiedHash), updated_at = \(now)
                          FROM verified v
@@ -315,8 +330,9 @@ public struct PostgresPasswordCredentialRepository: PasswordCredentialRepository
                 let locked = try connection.execute(
                     "SELECT id FROM accounts WHERE id = \(accountID.rawValue) FOR UPDATE")
                 guard !locked.isEmpty else { throw DomainError(.notFound, "this account has no password") }
-                // A passkey has signed in when one recorded a use, or a passkey session exists (its use may not be
-                // flushed yet; old sessions are swept, by when the use is recorded).
+                // A passkey the account still has has signed in when it recorded a use, or when a live session it
+                // signed in exists (its use may not be flushed yet). A revoked or expired session, or one of a
+                // passkey since removed, says nothing about the passkeys there are now.
                 let state = try connection.execute(
                     """
                     SELECT EXISTS (SELECT 1 FROM password_credentials
@@ -325,9 +341,12 @@ public struct PostgresPasswordCredentialRepository: PasswordCredentialRepository
                             WHERE account_id = \(accountID.rawValue)) AS passkey_count,
                            EXISTS (SELECT 1 FROM passkey_credentials
                                    WHERE account_id = \(accountID.rawValue) AND last_used_at IS NOT NULL)
-                             OR EXISTS (SELECT 1 FROM authentication_sessions
-                                        WHERE account_id = \(accountID.rawValue)
-                                          AND authentication_method = 'passkey') AS passkey_signed_in
+                             OR EXISTS (SELECT 1 FROM authentication_sessions s
+                                        JOIN passkey_credentials c
+                                          ON c.id = s.passkey_id AND c.account_id = s.account_id
+                                        WHERE s.account_id = \(accountID.rawValue)
+                                          AND s.authentication_method = 'passkey'
+                                          AND s.revoked_at IS NULL AND s.expires_at > now()) AS passkey_signed_in
                     """)
                 guard let row = state.first else { throw DomainError(.notFound, "this account has no password") }
                 try SignInMethods(

@@ -236,8 +236,11 @@ public struct PostgresAdminRepository: AdminRepository {
         let changeAudit = AuditTrail.rows(disabled ? .accountDisabled : .accountEnabled, from: "changed")
         let revokeAudit = AuditTrail.rows(
             .sessionRevoked, from: "revoked", rowDetail: "jsonb_build_object('session.id', revoked.id::text)")
-        // One statement: the state changes only from the other state; a disable revokes every live session with
-        // it, so no session issued before the disable outlives it (sign-ins check the state as they commit).
+        // The state changes only from the other state; a disable revokes every live session with it. The account
+        // row is locked first, in a statement of its own: every path that issues a session share-locks it until
+        // its commit, so the lock is granted only once those sessions committed, and the change's statement,
+        // whose snapshot starts after that, sees them and revokes them. A sign-in that starts later finds the
+        // account disabled.
         let revoking: PostgresQuery =
             disabled
             ? """
@@ -250,20 +253,23 @@ public struct PostgresAdminRepository: AdminRepository {
             """
             : "revoked AS (SELECT NULL::uuid AS id WHERE false),"
         return try await translatingErrors {
-            let rows = try await pool.query(
-                """
-                WITH target AS (SELECT id FROM accounts WHERE id = \(accountID.rawValue)),
-                     changed AS (
-                         UPDATE accounts SET disabled_at = \(disabled ? now : nil)
-                         WHERE id = \(accountID.rawValue) AND (disabled_at IS NULL) = \(disabled)
-                         RETURNING id AS account_id),
-                     \(fragment: revoking)
-                     audited AS (\(fragment: changeAudit))
-                SELECT EXISTS (SELECT 1 FROM target) AS found, EXISTS (SELECT 1 FROM changed) AS changed,
-                       (SELECT count(*) FROM revoked) AS revoked
-                """)
-            guard let row = rows.first, try row.decode(Bool.self, "found") else { return nil }
-            return (try row.decode(Bool.self, "changed"), try row.decode(Int.self, "revoked"))
+            try await pool.transaction { connection -> (changed: Bool, revoked: Int)? in
+                try connection.execute("SELECT 1 FROM accounts WHERE id = \(accountID.rawValue) FOR UPDATE")
+                let rows = try connection.execute(
+                    """
+                    WITH target AS (SELECT id FROM accounts WHERE id = \(accountID.rawValue)),
+                         changed AS (
+                             UPDATE accounts SET disabled_at = \(disabled ? now : nil)
+                             WHERE id = \(accountID.rawValue) AND (disabled_at IS NULL) = \(disabled)
+                             RETURNING id AS account_id),
+                         \(fragment: revoking)
+                         audited AS (\(fragment: changeAudit))
+                    SELECT EXISTS (SELECT 1 FROM target) AS found, EXISTS (SELECT 1 FROM changed) AS changed,
+                           (SELECT count(*) FROM revoked) AS revoked
+                    """)
+                guard let row = rows.first, try row.decode(Bool.self, "found") else { return nil }
+                return (try row.decode(Bool.self, "changed"), try row.decode(Int.self, "revoked"))
+            }
         }
     }
 

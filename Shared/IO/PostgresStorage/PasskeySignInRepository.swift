@@ -32,7 +32,9 @@ public struct PostgresPasskeySignInRepository: PasskeySignInRepository {
         // - used: the use, only when it must be durable (the one-time filter on `durable` skips it otherwise, so an
         //   unchanged passkey's row gets no new version and no WAL), and only while the row still has the expected
         //   state: a concurrent sign-in that moved it first leaves this one with the challenge spent and nothing else;
-        // - added: the session, unless the account is disabled (the challenge is spent all the same).
+        // - added: the session, unless the account is disabled (the challenge is spent all the same). `passkey`
+        //   share-locks the account row until the commit: a disable waits for this session and then revokes it, or
+        //   commits first and `passkey` reads the account disabled.
         // - audited: the events of what committed (the sign-in; a clone warning only when one was found; a changed
         //   backup eligibility, with the flags before and after, only when the use stores one).
         let cloneWarned: PostgresQuery =
@@ -63,7 +65,8 @@ public struct PostgresPasskeySignInRepository: PasskeySignInRepository {
                          WHERE c.credential_id = \(credentialID) AND c.account_id = \(session.accountID.rawValue)
                            AND c.sign_count = \(Int64(record.expectedSignCount))
                            AND c.backed_up = \(record.expectedBackedUp)
-                           AND c.backup_eligible = \(record.expectedBackupEligible)),
+                           AND c.backup_eligible = \(record.expectedBackupEligible)
+                         FOR SHARE OF a),
                      consumed AS (
                          UPDATE passkey_authentication_challenges SET consumed_at = now()
                          WHERE id = \(record.challengeID.rawValue) AND challenge = \(PostgresBytes(record.challenge))

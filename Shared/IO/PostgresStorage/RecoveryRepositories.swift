@@ -143,6 +143,14 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
         return try await translatingErrors {
             try await pool.transaction { connection -> Int? in
                 let accountID = session.accountID.rawValue
+                // The account row stays share-locked until the commit: a disable waits for this session and then
+                // revokes it, or commits first and is seen here.
+                let account = try connection.execute(
+                    "SELECT disabled_at IS NOT NULL AS disabled FROM accounts WHERE id = \(accountID) FOR SHARE")
+                guard let state = account.first else { return nil }
+                guard try !state.decode(Bool.self, "disabled") else {
+                    throw DomainError(.accountDisabled, "this account is disabled")
+                }
                 let consumed: Int
                 switch proof {
                 case .emailCode(let id):
@@ -162,11 +170,6 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
                     ).affectedRowCount
                 }
                 guard consumed == 1 else { return nil }
-                let disabled = try connection.execute(
-                    "SELECT 1 FROM accounts WHERE id = \(accountID) AND disabled_at IS NOT NULL")
-                guard disabled.isEmpty else {
-                    throw DomainError(.accountDisabled, "this account is disabled")
-                }
                 // An earlier recovery session always ends: only the newest recovery may register a passkey.
                 let revoked = try connection.execute(
                     """
@@ -339,14 +342,25 @@ public struct PostgresRecoveryRegistrationRepository: RecoveryRegistrationReposi
         let insertion = PostgresAuthenticationSessionRepository.insertion(session)
         return try await translatingErrors {
             try await pool.transaction { connection -> String? in
+                // The account row stays share-locked until the commit, as in every path that issues a session: a
+                // disable (which revokes the recovery session too) waits for this one and then revokes its session,
+                // or commits first and is seen here.
+                let account = try connection.execute(
+                    """
+                    SELECT display_name, disabled_at IS NOT NULL AS disabled FROM accounts
+                    WHERE id = \(credential.accountID.rawValue) FOR SHARE
+                    """)
+                guard let row = account.first else { return nil }
+                guard try !row.decode(Bool.self, "disabled") else {
+                    throw DomainError(.accountDisabled, "this account is disabled")
+                }
                 let ended = try connection.execute(
                     """
                     UPDATE authentication_sessions SET revoked_at = now()
                     WHERE id = \(recoverySessionID.rawValue) AND account_id = \(credential.accountID.rawValue)
                       AND authentication_method = 'recovery' AND revoked_at IS NULL AND expires_at > now()
-                    RETURNING (SELECT display_name FROM accounts WHERE id = account_id) AS display_name
                     """)
-                guard let row = ended.first else { return nil }
+                guard ended.affectedRowCount == 1 else { return nil }
                 try PostgresPasskeyCredentialRepository.insert(credential, on: connection)
                 try connection.execute(insertion)
                 for event in audit { try connection.execute(event) }

@@ -13,7 +13,7 @@ public struct PostgresAuthenticationSessionRepository: AuthenticationSessionRepo
     public static let table = "authentication_sessions"
 
     static let columns =
-        "id, account_id, token_digest, authentication_method, created_at, expires_at, revoked_at, refresh_digest, method_references"
+        "id, account_id, token_digest, authentication_method, created_at, expires_at, revoked_at, refresh_digest, method_references, passkey_id"
 
     public func add(_ session: AuthenticationSession) async throws {
         let insertion = Self.insertion(session)
@@ -34,7 +34,7 @@ public struct PostgresAuthenticationSessionRepository: AuthenticationSessionRepo
             SELECT \(session.id.rawValue), \(fragment: account), \(PostgresBytes(session.tokenDigest)),
                    \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt), \(session.revokedAt),
                    \(session.refreshDigest.map(PostgresBytes.init)), \(session.methodReferences.map(PostgresTextArray.init)),
-                   \(refreshed.map { _ in Int32(0) }), \(refreshed)
+                   \(session.passkeyID), \(refreshed.map { _ in Int32(0) }), \(refreshed)
             """
         if let source { query = "\(fragment: query) FROM \(unsafeSQL: source)" }
         if let condition { query = "\(fragment: query) WHERE \(fragment: condition)" }
@@ -92,6 +92,7 @@ public struct PostgresAuthenticationSessionRepository: AuthenticationSessionRepo
             createdAt: try row.decode(Date.self, "created_at"), expiresAt: try row.decode(Date.self, "expires_at"),
             revokedAt: try row.decode(Date?.self, "revoked_at"),
             refreshDigest: try row.decode(PostgresBytes?.self, "refresh_digest")?.bytes,
-            methodReferences: try row.decode(PostgresTextArray?.self, "method_references")?.elements)
+            methodReferences: try row.decode(PostgresTextArray?.self, "method_references")?.elements,
+            passkeyID: try row.decode(UUID?.self, "passkey_id"))
     }
 }

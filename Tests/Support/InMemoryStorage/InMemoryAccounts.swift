@@ -19,7 +19,7 @@ public final class InMemoryAccounts: AccountRepository, AccountEmailRepository, 
 {
     /// One repository method each, for `calls` and `failing`.
     public enum Operation: Hashable, Sendable, CaseIterable {
-        case createPasswordAccount, createPasskeyAccount, account, summary, rename
+        case createPasswordAccount, createPasskeyAccount, account, enabledAccount, summary, rename
         case addEmail, emails, findEmail
         case upsertPassword, password, signInRecord, completePasswordSignIn, removePassword
         case addSession, findSession, liveSessions, revokeSession, deleteEndedSessions
@@ -30,6 +30,8 @@ public final class InMemoryAccounts: AccountRepository, AccountEmailRepository, 
     /// The tables, and what the store was asked.
     public struct State: Sendable {
         public var accounts: [AccountID: Account] = [:]
+        /// Accounts an operator disabled (`accounts.disabled_at`).
+        public var disabledAccounts: Set<AccountID> = []
         /// Keyed by normalized email, the unique column.
         public var emails: [String: AccountEmail] = [:]
         public var passwords: [AccountID: PasswordCredential] = [:]
@@ -135,6 +137,10 @@ public final class InMemoryAccounts: AccountRepository, AccountEmailRepository, 
         try perform(.account) { $0.accounts[id] }
     }
 
+    public func enabledAccount(id: AccountID) async throws -> Account? {
+        try perform(.enabledAccount) { $0.disabledAccounts.contains(id) ? nil : $0.accounts[id] }
+    }
+
     public func rename(id: AccountID, to displayName: String) async throws -> Account? {
         try perform(.rename) { state in
             guard var account = state.accounts[id] else { return nil }
@@ -219,8 +225,10 @@ public final class InMemoryAccounts: AccountRepository, AccountEmailRepository, 
     public func removePassword(of accountID: AccountID) async throws {
         try performWithPasskeys(.removePassword) { state, passkeys in
             let owned = passkeys.credentials.values.filter { $0.accountID == accountID }
-            let passkeySession = state.sessions.values.contains {
-                $0.accountID == accountID && $0.authenticationMethod == .passkey
+            let now = clock()
+            let passkeySession = state.sessions.values.contains { session in
+                session.accountID == accountID && session.authenticationMethod == .passkey && session.isLive(at: now)
+                    && owned.contains { $0.id == session.passkeyID }
             }
             try SignInMethods(
                 hasPassword: state.passwords[accountID] != nil, passkeyCount: owned.count,
