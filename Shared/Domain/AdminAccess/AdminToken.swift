@@ -90,7 +90,6 @@ public struct AdminTokenSecret: Sendable, Equatable {
 /// A stored admin token, without its secret.
 public struct AdminToken: Sendable, Equatable {
     public static let nameLimit = 64
-    public static let creatorLimit = 128
 
     public var id: String
     public var name: String

@@ -36,18 +36,6 @@ public protocol GRPCUnaryMethodMaker: Sendable {
     ) -> GRPCUnaryMethod<Request, Response>
 }
 
-/// Serves handlers as they are: a thrown ``RPCError`` is the call's status.
-public struct PlainMethodMaker: GRPCUnaryMethodMaker {
-    public init() {}
-
-    public func unary<Request, Response>(
-        _ method: GRPCMethodDescriptor<Request, Response>,
-        _ handler: @escaping @Sendable (Request, ServerContext) async throws -> Response
-    ) -> GRPCUnaryMethod<Request, Response> {
-        GRPCUnaryMethod(path: method.path, handler: handler)
-    }
-}
-
 /// A ``GRPCClient`` with a deadline for every call.
 public struct GRPCDeadlineCaller: GRPCUnaryCaller {
     public let client: GRPCClient

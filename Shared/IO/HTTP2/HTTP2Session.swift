@@ -288,13 +288,6 @@ public final class HTTP2Session: ChannelHandler {
         channel?.scheduleFlush()
     }
 
-    /// Sends a PING (used for keepalive).
-    public func submitPing() {
-        guard let session else { return }
-        nghttp2_submit_ping(session, 0, nil)
-        channel?.scheduleFlush()
-    }
-
     /// Ends the connection: a GOAWAY (NO_ERROR, naming the last stream the peer opened that we processed) goes
     /// out after what is queued, nothing more is read or started, and the channel closes gracefully (its write
     /// side shut, the peer's input read to its end for a bounded time; see ``Channel/close(error:)``).
