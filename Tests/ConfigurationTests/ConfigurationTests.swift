@@ -123,7 +123,7 @@ final class ConfigurationTests: XCTestCase {
         let configuration = try GatewayConfiguration(environment: environment)
         XCTAssertEqual(configuration.relyingPartyID, "example.com")
         XCTAssertEqual(configuration.origins.count, 4)
-        XCTAssertEqual(configuration.androidApps.first?.sha256Fingerprint.prefix(5), "AB:AB")
+        XCTAssertEqual(configuration.androidApps.first?.sha256Fingerprints.first?.prefix(5), "AB:AB")
         XCTAssertEqual(try ChallengeServiceConfiguration(environment: environment).challengeLifetime, 90)
         XCTAssertEqual(try ChallengeServiceConfiguration(environment: environment).relyingPartyID, "example.com")
         XCTAssertEqual(try VerificationServiceConfiguration(environment: environment).sessionLifetime, 43_200)
@@ -147,7 +147,7 @@ final class ConfigurationTests: XCTestCase {
             ("PASSKEY_ORIGINS", "https://example.com/path"),
             ("PASSKEY_ORIGINS", "android:apk-key-hash:short"),
             ("PASSKEY_APPLE_APP_IDS", "com.example.app"),
-            ("PASSKEY_ANDROID_APPS", "com.example.app:AB:CD"),
+            ("PASSKEY_ANDROID_APPS", "com.example.app:AB:CD"), ("PASSKEY_ANDROID_APPS", "app:AB:CD"),
             ("PASSKEY_CHALLENGE_LIFETIME", "5 minutes"),
             ("PASSKEY_SESSION_LIFETIME", "-1d"),
             ("PASSKEY_RATE_LIMIT_PASSWORD_PER_ADDRESS", "10/fortnight"),

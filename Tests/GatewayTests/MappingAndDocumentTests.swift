@@ -327,12 +327,14 @@ final class WellKnownDocumentTests: XCTestCase {
             JSONWriter.string(WellKnownDocuments.appleAppSiteAssociation(appIDs: configuration.appleAppIDs)),
             #"{"webcredentials":{"apps":["ABCDE12345.com.example.app"]}}"#)
         let links = WellKnownDocuments.assetLinks(apps: configuration.androidApps).arrayValue ?? []
-        XCTAssertEqual(links.count, 2)
+        XCTAssertEqual(links.count, 4, "two packages, a statement for each relation")
         XCTAssertEqual(links[0]["relation"], ["delegate_permission/common.get_login_creds"])
         XCTAssertEqual(links[0]["target"]?["namespace"], "android_app")
         XCTAssertEqual(links[0]["target"]?["package_name"], "com.example.app")
         XCTAssertEqual(links[0]["target"]?["sha256_cert_fingerprints"]?.arrayValue?.count, 2)
-        XCTAssertEqual(links[1]["target"]?["package_name"], "org.other")
+        XCTAssertEqual(links[1]["target"], links[0]["target"])
+        XCTAssertEqual(links[2]["target"]?["package_name"], "org.other")
+        XCTAssertEqual(links[3]["target"]?["package_name"], "org.other")
         XCTAssertEqual(
             WellKnownDocuments.relatedOrigins(origins: configuration.origins),
             ["origins": ["https://example.com", "https://login.example.com"]])
@@ -341,6 +343,7 @@ final class WellKnownDocumentTests: XCTestCase {
             ["enroll": "https://example.com/passkeys/enroll", "manage": "https://example.com/passkeys/manage"])
         XCTAssertNil(WellKnownDocuments.passkeyEndpoints(origins: ["android:apk-key-hash:x"]))
         // Absolute pages need no web origin; a path on one does.
+        XCTAssertEqual(links[1]["relation"], ["delegate_permission/common.handle_all_urls"])
         let pages = PasskeyEndpointPages(
             enroll: "https://accounts.example.com/security/passkeys/new?from=pm", manage: "/settings/passkeys")
         XCTAssertEqual(

@@ -78,6 +78,8 @@ public final class Gateway: Sendable {
         }
         // The policy the options offer must be one verification can apply (PASSKEY_ALGORITHMS names supported ones).
         _ = try PasskeyPolicy(configuration.passkeyPolicy)
+        // Origins that no device would accept stop the gateway.
+        try configuration.checkOrigins()
         let metrics = MetricsRegistry()
         BuildInfo.current.record(in: metrics)
         exporter = OTLPExporter(configuration: configuration.tracing, service: "gateway", metrics: metrics, logger: logger)

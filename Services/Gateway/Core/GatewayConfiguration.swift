@@ -9,7 +9,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var origins: [String]
     /// `TEAMID.bundle.id` entries for the apple-app-site-association file.
     public var appleAppIDs: [String]
-    /// Android apps for assetlinks.json.
+    /// Android apps (`PASSKEY_ANDROID_APPS`): their `assetlinks.json` statements.
     public var androidApps: [AndroidApp]
     /// The enroll and manage pages `/.well-known/passkey-endpoints` names (`PASSKEY_ENROLL_PAGE`,
     /// `PASSKEY_MANAGE_PAGE`).
@@ -66,13 +66,6 @@ public struct GatewayConfiguration: Sendable, Equatable {
     /// The access tokens' issuer (`PASSKEY_TOKEN_ISSUER`), for the discovery document.
     public var tokenIssuer: String
 
-    /// An Android app: its package name and the SHA-256 fingerprint of its signing certificate.
-    public struct AndroidApp: Sendable, Equatable {
-        public var packageName: String
-        /// Colon-separated uppercase hex, as `keytool` prints it.
-        public var sha256Fingerprint: String
-    }
-
     /// Reads and validates. Throws `ConfigurationError` naming the first bad variable.
     public init(environment: [String: String]) throws {
         try self.init(EnvironmentReader(environment))
@@ -85,13 +78,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         for id in appleAppIDs where !Self.isValidAppleAppID(id) {
             throw ConfigurationError(variable: "PASSKEY_APPLE_APP_IDS", problem: "expected TEAMID.bundle.id, got \(id)")
         }
-        androidApps = try env.list("PASSKEY_ANDROID_APPS").map { entry in
-            guard let app = Self.parseAndroidApp(entry) else {
-                throw ConfigurationError(
-                    variable: "PASSKEY_ANDROID_APPS", problem: "expected package:SHA256FINGERPRINT, got \(entry)")
-            }
-            return app
-        }
+        androidApps = try env.androidApps()
         passkeyPages = try PasskeyEndpointPages(env)
         passkeyPolicy = try PasskeyPolicyConfiguration(env)
         passwordRateLimitPerEmail = try env.rate("PASSKEY_RATE_LIMIT_PASSWORD_PER_EMAIL", default: "10/m")
@@ -144,15 +131,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
             && !bundle.isEmpty && bundle.unicodeScalars.allSatisfy { ConfigurationValues.isBase64URLCharacter($0) || $0 == "." }
     }
 
-    static func parseAndroidApp(_ entry: String) -> AndroidApp? {
-        guard let colon = entry.firstIndex(of: ":") else { return nil }
-        let package = String(entry[..<colon])
-        let fingerprint = String(entry[entry.index(after: colon)...]).uppercased()
-        let bytes = fingerprint.split(separator: ":", omittingEmptySubsequences: false)
-        guard !package.isEmpty, package.contains("."),
-            package.unicodeScalars.allSatisfy({ ($0.isASCII && $0.properties.isAlphabetic) || ("0"..."9").contains($0) || $0 == "_" || $0 == "." }),
-            bytes.count == 32, bytes.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isHexDigit) })
-        else { return nil }
-        return AndroidApp(packageName: package, sha256Fingerprint: fingerprint)
+    /// The start-up check of the origins (`OriginChecks`): an `android:apk-key-hash:` origin no configured app
+    /// accounts for stops the gateway.
+    public func checkOrigins() throws(ConfigurationError) {
+        try OriginChecks.check(origins: origins, androidApps: androidApps)
     }
 }

@@ -8,27 +8,38 @@ public enum WellKnownDocuments {
         ["webcredentials": ["apps": .array(appIDs.map { .string($0) })]]
     }
 
-    /// `/.well-known/assetlinks.json`: one `delegate_permission/common.get_login_creds` statement per package,
-    /// with every fingerprint configured for it.
-    public static func assetLinks(apps: [GatewayConfiguration.AndroidApp]) -> JSONValue {
+    /// The Digital Asset Links relations each configured app is granted: using the site's credentials (passkeys
+    /// through Credential Manager) and handling its links.
+    public static let assetLinkRelations = [
+        "delegate_permission/common.get_login_creds", "delegate_permission/common.handle_all_urls",
+    ]
+
+    /// `/.well-known/assetlinks.json`: for each package, one statement per relation of ``assetLinkRelations``, each
+    /// with every fingerprint configured for the package (a package given twice is merged). One relation a
+    /// statement: readers that take the first statement of a package as its credential grant find
+    /// `get_login_creds` there.
+    public static func assetLinks(apps: [AndroidApp]) -> JSONValue {
         var packages: [String] = []
         var fingerprints: [String: [String]] = [:]
         for app in apps {
             if fingerprints[app.packageName] == nil { packages.append(app.packageName) }
-            if !fingerprints[app.packageName, default: []].contains(app.sha256Fingerprint) {
-                fingerprints[app.packageName, default: []].append(app.sha256Fingerprint)
+            for fingerprint in app.sha256Fingerprints
+            where !fingerprints[app.packageName, default: []].contains(fingerprint) {
+                fingerprints[app.packageName, default: []].append(fingerprint)
             }
         }
         return .array(
-            packages.map { package in
-                [
-                    "relation": ["delegate_permission/common.get_login_creds"],
-                    "target": [
-                        "namespace": "android_app",
-                        "package_name": .string(package),
-                        "sha256_cert_fingerprints": .array((fingerprints[package] ?? []).map { .string($0) }),
-                    ],
-                ]
+            packages.flatMap { package in
+                assetLinkRelations.map { relation -> JSONValue in
+                    [
+                        "relation": [.string(relation)],
+                        "target": [
+                            "namespace": "android_app",
+                            "package_name": .string(package),
+                            "sha256_cert_fingerprints": .array((fingerprints[package] ?? []).map { .string($0) }),
+                        ],
+                    ]
+                }
             })
     }
 

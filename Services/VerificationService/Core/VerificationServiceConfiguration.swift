@@ -6,8 +6,10 @@ public struct VerificationServiceConfiguration: ServiceConfiguration, Equatable 
     public static let service = GRPCServiceName.verificationService
     public var process: ServiceProcessConfiguration
     public var relyingPartyID: String
-    /// The client-data origins a ceremony may come from (`PASSKEY_ORIGINS`).
+    /// The client-data origins listed in `PASSKEY_ORIGINS`.
     public var origins: [String]
+    /// Android apps (`PASSKEY_ANDROID_APPS`), whose `android:apk-key-hash:` origins are allowed.
+    public var androidApps: [AndroidApp]
     /// Seconds a session issued by a passkey sign-in lasts.
     public var sessionLifetime: Double
     /// What verification enforces (`PASSKEY_ALGORITHMS`, user verification, attestation, AAGUIDs, metadata).
@@ -27,6 +29,7 @@ public struct VerificationServiceConfiguration: ServiceConfiguration, Equatable 
         process = try ServiceProcessConfiguration(env, service: Self.service)
         relyingPartyID = try env.relyingPartyID()
         origins = try env.origins()
+        androidApps = try env.androidApps()
         sessionLifetime = try env.sessionLifetime()
         passkeyPolicy = try PasskeyPolicyConfiguration(env)
         sessionTokens = try SessionTokenConfiguration(env)
@@ -36,5 +39,15 @@ public struct VerificationServiceConfiguration: ServiceConfiguration, Equatable 
                 variable: "PASSKEY_BACKUP_ELIGIBILITY_CHANGE", problem: "expected update or reject, got \(change.prefix(40))")
         }
         self.backupEligibilityChange = backupEligibilityChange
+    }
+
+    /// Every client-data origin a ceremony may come from: `PASSKEY_ORIGINS`, and each Android app's
+    /// `android:apk-key-hash:` origins.
+    public var allowedOrigins: [String] { OriginChecks.allowedOrigins(origins: origins, androidApps: androidApps) }
+
+    /// The start-up check of the origins (`OriginChecks`): an `android:apk-key-hash:` origin no configured app
+    /// accounts for stops the service.
+    public func checkOrigins() throws(ConfigurationError) {
+        try OriginChecks.check(origins: origins, androidApps: androidApps)
     }
 }

@@ -12,6 +12,8 @@ import WebAuthn
 await ServiceMain.run(
     configuration: VerificationServiceConfiguration.self, callers: VerificationService.callers
 ) { server, context, configuration in
+    // Origins no device would accept stop the service before it listens, naming the values that rule them out.
+    try configuration.checkOrigins()
     let pool = context.database.pool
     // The WebAuthn policy, checked against what this build verifies (PASSKEY_ALGORITHMS): a bad one is a bad
     // configuration value.
@@ -48,7 +50,7 @@ await ServiceMain.run(
             policy: AuthenticationPolicy(
                 signCount: policy.signCount,
                 backupEligibilityChange: configuration.backupEligibilityChange == .reject ? .reject : .update)),
-        relyingPartyID: configuration.relyingPartyID, origins: policy.origins(allowing: configuration.origins),
+        relyingPartyID: configuration.relyingPartyID, origins: policy.origins(allowing: configuration.allowedOrigins),
         options: policy.options,
         recoveryRegistrations: PostgresRecoveryRegistrationRepository(pool: pool), metadata: metadata,
         logger: context.logger, metrics: context.metrics
