@@ -5,7 +5,7 @@ import VerificationServiceCore
 import XCTest
 
 /// `PASSKEY_ANDROID_APPS` read once for both processes that use it, the `android:apk-key-hash:` origins made from
-/// it, and the start-up check of the origins (`OriginChecks`).
+/// it, `PASSKEY_RELATED_ORIGINS`, and the start-up checks of the origins (`OriginChecks`).
 final class AndroidAppAndOriginCheckTests: XCTestCase {
     // Fingerprints with their origins, worked out independently (Python's hashlib and base64).
     static let upload = "DA:2C:9B:75:75:77:6E:B9:33:77:88:2E:ED:31:59:FD:61:4F:82:6A:69:97:C0:2E:12:80:0F:50:8E:27:CB:FC"
@@ -98,48 +98,94 @@ final class AndroidAppAndOriginCheckTests: XCTestCase {
 
     func testBothProcessesThatUseTheAppsReadThem() throws {
         XCTAssertEqual(Processes.readers(of: "PASSKEY_ANDROID_APPS"), ["gateway", "verification-service"])
+        XCTAssertEqual(Processes.readers(of: "PASSKEY_RELATED_ORIGINS"), ["gateway", "verification-service"])
         let environment = [
             "PASSKEY_RP_ID": "example.com", "PASSKEY_ORIGINS": "https://example.com",
             "PASSKEY_ANDROID_APPS": "com.example.app:\(Self.upload)|\(Self.signing)",
+            "PASSKEY_RELATED_ORIGINS": "https://example.net",
         ]
         let gateway = try GatewayConfiguration(environment: environment)
         let verification = try VerificationServiceConfiguration(environment: environment)
         XCTAssertEqual(gateway.androidApps, verification.androidApps)
         XCTAssertEqual(verification.origins, ["https://example.com"], "PASSKEY_ORIGINS as listed")
         XCTAssertEqual(
-            verification.allowedOrigins, ["https://example.com", Self.uploadOrigin, Self.signingOrigin],
-            "verification accepts every app's origins without their being listed")
+            verification.allowedOrigins, ["https://example.com", "https://example.net", Self.uploadOrigin, Self.signingOrigin],
+            "verification accepts the related origins and every app's origins without their being listed")
+        XCTAssertEqual(gateway.webAuthnOrigins, ["https://example.com", "https://example.net"])
         // Listed as well changes nothing: each origin once.
         var listed = environment
-        listed["PASSKEY_ORIGINS"] = "https://example.com,\(Self.uploadOrigin)"
+        listed["PASSKEY_ORIGINS"] = "https://example.com,\(Self.uploadOrigin),https://example.net"
         XCTAssertEqual(
             try VerificationServiceConfiguration(environment: listed).allowedOrigins,
-            ["https://example.com", Self.uploadOrigin, Self.signingOrigin])
+            ["https://example.com", Self.uploadOrigin, "https://example.net", Self.signingOrigin])
+        XCTAssertEqual(try GatewayConfiguration(environment: listed).webAuthnOrigins, ["https://example.com", "https://example.net"])
+    }
+
+    func testARelatedOriginMustBeAWebOrigin() {
+        for value in ["example.net", "ftp://example.net", "http://example.net", "https://example.net/path", Self.uploadOrigin] {
+            for read in [
+                { _ = try GatewayConfiguration(environment: ["PASSKEY_RELATED_ORIGINS": value]) },
+                { _ = try VerificationServiceConfiguration(environment: ["PASSKEY_RELATED_ORIGINS": value]) },
+            ] {
+                XCTAssertThrowsError(try read(), value) {
+                    XCTAssertEqual(($0 as? ConfigurationError)?.variable, "PASSKEY_RELATED_ORIGINS", value)
+                }
+            }
+        }
     }
 
     // MARK: Start-up checks
 
-    func check(origins: [String], apps: [AndroidApp] = []) -> ConfigurationError? {
+    func check(
+        rpID: String, origins: [String], related: [String] = [], apps: [AndroidApp] = []
+    ) -> ConfigurationError? {
         do {
-            try OriginChecks.check(origins: origins, androidApps: apps)
+            try OriginChecks.check(relyingPartyID: rpID, origins: origins, relatedOrigins: related, androidApps: apps)
             return nil
         } catch {
             return error
         }
     }
 
+    func testOriginsOnTheRelyingPartyIDOrUnderItPass() {
+        XCTAssertNil(check(rpID: "localhost", origins: ["http://localhost:8080"]), "the local defaults")
+        XCTAssertNil(check(rpID: "localhost", origins: ["http://localhost:39123", "http://app.localhost:8080"]))
+        XCTAssertNil(check(rpID: "example.com", origins: ["https://example.com", "https://login.example.com:8443"]))
+        XCTAssertNil(check(rpID: "example.com", origins: ["https://a.b.example.com", "ios:bundle-id:com.example.app"]))
+    }
+
+    func testAWebOriginOutsideTheRelyingPartyIDIsRefusedUnlessItIsARelatedOrigin() {
+        for (rpID, origin) in [
+            ("example.com", "https://example.net"), ("example.com", "https://notexample.com"),
+            ("example.com", "https://example.com.evil.net"), ("login.example.com", "https://example.com"),
+            ("login.example.com", "https://www.example.com"), ("localhost", "http://127.0.0.1:8080"),
+            ("localhost", "https://example.com"),
+        ] {
+            let error = check(rpID: rpID, origins: [origin])
+            XCTAssertEqual(error?.variable, "PASSKEY_ORIGINS", "\(origin) for \(rpID)")
+            XCTAssertTrue(error?.problem.hasPrefix("\(origin) is neither PASSKEY_RP_ID (\(rpID))") == true, "\(error?.problem ?? "")")
+            XCTAssertTrue(error?.problem.contains("PASSKEY_RELATED_ORIGINS") == true)
+            XCTAssertNil(
+                check(rpID: rpID, origins: [origin], related: [origin]), "\(origin) for \(rpID), listed as related")
+        }
+        // Another related origin does not cover it.
+        XCTAssertEqual(
+            check(rpID: "example.com", origins: ["https://example.net"], related: ["https://example.org"])?.variable,
+            "PASSKEY_ORIGINS")
+    }
+
     func testAnAppOriginNoConfiguredAppAccountsForIsRefusedNamingBoth() throws {
         let app = AndroidApp(packageName: "com.example.app", sha256Fingerprints: [Self.upload, Self.signing])
-        let error = try XCTUnwrap(check(origins: ["https://example.com", Self.otherOrigin], apps: [app]))
+        let error = try XCTUnwrap(check(rpID: "example.com", origins: ["https://example.com", Self.otherOrigin], apps: [app]))
         XCTAssertEqual(error.variable, "PASSKEY_ORIGINS")
         XCTAssertTrue(error.problem.hasPrefix("\(Self.otherOrigin) (the certificate \(Self.other))"), error.problem)
         XCTAssertTrue(error.problem.contains("com.example.app: \(Self.upload)|\(Self.signing)"), error.problem)
         XCTAssertTrue(error.problem.contains("PASSKEY_ANDROID_APPS"), error.problem)
         // A listed origin that an app accounts for passes, as does the app's without being listed.
-        XCTAssertNil(check(origins: ["https://example.com", Self.signingOrigin], apps: [app]))
-        XCTAssertNil(check(origins: ["https://example.com"], apps: [app]))
+        XCTAssertNil(check(rpID: "example.com", origins: ["https://example.com", Self.signingOrigin], apps: [app]))
+        XCTAssertNil(check(rpID: "example.com", origins: ["https://example.com"], apps: [app]))
         // With no app configured, listed app origins are the old way to allow them, and keep working.
-        XCTAssertNil(check(origins: ["https://example.com", Self.otherOrigin]))
+        XCTAssertNil(check(rpID: "example.com", origins: ["https://example.com", Self.otherOrigin]))
     }
 
     func testTheProcessesRunTheChecksOnWhatTheyRead() throws {
@@ -153,11 +199,30 @@ final class AndroidAppAndOriginCheckTests: XCTestCase {
         XCTAssertThrowsError(try VerificationServiceConfiguration(environment: environment).checkOrigins()) {
             XCTAssertEqual(($0 as? ConfigurationError)?.variable, "PASSKEY_ORIGINS")
         }
-        var accounted = environment
-        accounted["PASSKEY_ORIGINS"] = "https://example.com,\(Self.uploadOrigin)"
-        XCTAssertNoThrow(try GatewayConfiguration(environment: accounted).checkOrigins())
-        XCTAssertNoThrow(try VerificationServiceConfiguration(environment: accounted).checkOrigins())
+        var related = environment
+        related["PASSKEY_ORIGINS"] = "https://example.com,https://shop.example.net"
+        related["PASSKEY_RELATED_ORIGINS"] = "https://shop.example.net"
+        XCTAssertNoThrow(try GatewayConfiguration(environment: related).checkOrigins())
+        XCTAssertNoThrow(try VerificationServiceConfiguration(environment: related).checkOrigins())
         XCTAssertNoThrow(try GatewayConfiguration(environment: [:]).checkOrigins(), "the defaults pass")
         XCTAssertNoThrow(try VerificationServiceConfiguration(environment: [:]).checkOrigins())
+    }
+
+    // MARK: The RP ID left at localhost
+
+    func testALocalhostRelyingPartyIDBeyondLoopbackIsAWarning() throws {
+        for listen in ["0.0.0.0:8080", "[::]:8080", "10.0.0.5:8080", "gateway.internal:8080"] {
+            let configuration = try GatewayConfiguration(environment: ["GATEWAY_LISTEN": listen])
+            let warning = try XCTUnwrap(configuration.relyingPartyIDWarning, listen)
+            XCTAssertTrue(warning.hasPrefix("PASSKEY_RP_ID is localhost while the gateway listens on"), warning)
+            XCTAssertTrue(warning.contains(configuration.gatewayListen.description), warning)
+        }
+        for listen in ["127.0.0.1:8080", "127.0.0.2:8080", "[::1]:8080", "localhost:8080"] {
+            XCTAssertNil(try GatewayConfiguration(environment: ["GATEWAY_LISTEN": listen]).relyingPartyIDWarning, listen)
+        }
+        XCTAssertNil(
+            try GatewayConfiguration(environment: [
+                "GATEWAY_LISTEN": "0.0.0.0:8080", "PASSKEY_RP_ID": "example.com", "PASSKEY_ORIGINS": "https://example.com",
+            ]).relyingPartyIDWarning)
     }
 }

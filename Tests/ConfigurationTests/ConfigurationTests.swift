@@ -148,6 +148,7 @@ final class ConfigurationTests: XCTestCase {
             ("PASSKEY_ORIGINS", "android:apk-key-hash:short"),
             ("PASSKEY_APPLE_APP_IDS", "com.example.app"),
             ("PASSKEY_ANDROID_APPS", "com.example.app:AB:CD"), ("PASSKEY_ANDROID_APPS", "app:AB:CD"),
+            ("PASSKEY_RELATED_ORIGINS", "shop.example.net"),
             ("PASSKEY_CHALLENGE_LIFETIME", "5 minutes"),
             ("PASSKEY_SESSION_LIFETIME", "-1d"),
             ("PASSKEY_RATE_LIMIT_PASSWORD_PER_ADDRESS", "10/fortnight"),

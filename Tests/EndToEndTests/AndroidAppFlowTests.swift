@@ -13,7 +13,7 @@ import XCTest
 /// An Android app configured by its package and certificate alone (`PASSKEY_ANDROID_APPS`), against the real
 /// executables: the gateway's `assetlinks.json`, and an app that signs up, signs in and adds a passkey from its
 /// `android:apk-key-hash:` origin with the JSON Credential Manager returns, posted as the Kotlin of docs/android.md
-/// posts it. Then the start-up check of the origins.
+/// posts it. Then the start-up checks of the origins and the warning about an RP ID left at `localhost`.
 final class AndroidAppFlowTests: XCTestCase {
     static let shared = SharedStack()
     override class func tearDown() { shared.stop() }
@@ -194,7 +194,7 @@ final class AndroidAppFlowTests: XCTestCase {
         XCTAssertEqual(stranger.json["reason"] as? String, "origin_mismatch")
     }
 
-    // MARK: The start-up check
+    // MARK: Start-up checks and the RP ID left at localhost
 
     func start(_ stack: Stack, _ executable: String, _ changes: [String: String]) throws -> ManagedProcess {
         var environment = stack.environment
@@ -207,12 +207,16 @@ final class AndroidAppFlowTests: XCTestCase {
         return process
     }
 
-    func testAnAppOriginNoAppAccountsForStopsBothProcessesNamingTheValues() async throws {
+    func testOriginsNoDeviceWouldAcceptStopBothProcessesNamingTheValues() async throws {
         let stack = try await Self.shared.get()
         let cases: [([String: String], [String])] = [
             (
                 ["PASSKEY_ORIGINS": "http://localhost:8080,\(Self.strangerOrigin)"],
                 [Self.strangerOrigin, Array(repeating: "CD", count: 32).joined(separator: ":"), "com.example.app: \(Self.fingerprint)"]
+            ),
+            (
+                ["PASSKEY_ORIGINS": "http://localhost:8080,https://shop.example.net"],
+                ["https://shop.example.net", "PASSKEY_RP_ID (localhost)", "PASSKEY_RELATED_ORIGINS"]
             ),
             (["PASSKEY_ANDROID_APPS": "com.example.app:AB:CD"], ["PASSKEY_ANDROID_APPS", "keytool"]),
         ]
@@ -226,9 +230,14 @@ final class AndroidAppFlowTests: XCTestCase {
                 }
             }
         }
-        // The app's own origin listed is fine.
+        // Listed as a related origin, the same site is fine; the app's own origin listed is fine as well.
         for executable in ["gateway", "verification-service"] {
-            let process = try start(stack, executable, ["PASSKEY_ORIGINS": "http://localhost:8080,\(Self.appOrigin)"])
+            let process = try start(
+                stack, executable,
+                [
+                    "PASSKEY_ORIGINS": "http://localhost:8080,https://shop.example.net,\(Self.appOrigin)",
+                    "PASSKEY_RELATED_ORIGINS": "https://shop.example.net",
+                ])
             XCTAssertTrue(
                 waitUntil(timeout: 20) {
                     process.log.contains("service.started") || process.log.contains("gateway.started") || !process.isRunning
@@ -236,5 +245,29 @@ final class AndroidAppFlowTests: XCTestCase {
             XCTAssertTrue(process.isRunning, "\(executable): \(process.log)")
             XCTAssertEqual(process.terminate(), 0, "\(executable): \(process.log)")
         }
+    }
+
+    func testALocalhostRelyingPartyIDBeyondLoopbackIsAWarningAtStartAndInReadiness() async throws {
+        let stack = try await Self.shared.get()
+        let port = freePort()
+        let gateway = try start(stack, "gateway", ["GATEWAY_LISTEN": "0.0.0.0:\(port)"])
+        defer { _ = gateway.terminate() }
+        XCTAssertTrue(waitUntil(timeout: 20) { isListening(port) || !gateway.isRunning }, gateway.log)
+        XCTAssertTrue(gateway.isRunning, "a warning, not a refusal: \(gateway.log)")
+        let line = try XCTUnwrap(
+            gateway.log.split(separator: "\n").first { $0.contains("gateway.relying_party_id_localhost") }, gateway.log)
+        XCTAssertTrue(line.contains("level=warning"), String(line))
+        XCTAssertTrue(line.contains("PASSKEY_RP_ID is localhost while the gateway listens on 0.0.0.0:\(port)"), String(line))
+        let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/readyz")!)
+        let readiness = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let warnings = try XCTUnwrap(readiness["warnings"] as? [String], "\(readiness)")
+        XCTAssertEqual(warnings.count, 1)
+        XCTAssertTrue(warnings.first?.hasPrefix("PASSKEY_RP_ID is localhost") == true, "\(warnings)")
+
+        // The stack's own gateway listens on loopback: no warning there.
+        let (quiet, _) = try await URLSession.shared.data(from: stack.gatewayURL.appendingPathComponent("readyz"))
+        let stackReadiness = try XCTUnwrap(try JSONSerialization.jsonObject(with: quiet) as? [String: Any])
+        XCTAssertNil(stackReadiness["warnings"])
+        XCTAssertEqual(stackReadiness["status"] as? String, "ready")
     }
 }

@@ -11,8 +11,9 @@ import Observability
 import ServiceContracts
 import XCTest
 
-/// What the gateway serves from `PASSKEY_ANDROID_APPS`, the finish routes taking the JSON Android's Credential Manager
-/// returns as it is, and the origin check at start.
+/// What the gateway serves from `PASSKEY_ANDROID_APPS` and `PASSKEY_RELATED_ORIGINS`, the finish routes taking the
+/// JSON Android's Credential Manager returns as it is, the origin checks at start and the warning about an RP ID left
+/// at `localhost`.
 final class AndroidAndOriginRouteTests: XCTestCase {
     static let upload = "DA:2C:9B:75:75:77:6E:B9:33:77:88:2E:ED:31:59:FD:61:4F:82:6A:69:97:C0:2E:12:80:0F:50:8E:27:CB:FC"
     static let signing = "3B:8A:2D:7C:07:F4:13:6D:BA:40:C7:B0:C5:C5:39:15:A8:1A:98:37:AC:BF:CB:5D:09:CD:FF:4D:51:C0:C3:A2"
@@ -84,32 +85,80 @@ final class AndroidAndOriginRouteTests: XCTestCase {
         XCTAssertEqual(try json(none), [], "no app, no statement")
     }
 
-    func testTheGatewayRefusesAnAppOriginNoConfiguredAppAccountsFor() throws {
-        func gateway(_ environment: [String: String]) throws -> Gateway {
+    func testTheRelatedOriginsAreServedWithTheWebOrigins() async throws {
+        let application = try makeApplication([
+            "PASSKEY_RP_ID": "example.com",
+            "PASSKEY_ORIGINS": "https://example.com,android:apk-key-hash:\(String(repeating: "A", count: 43)),https://example.net",
+            "PASSKEY_RELATED_ORIGINS": "https://example.net,https://shop.example.org",
+        ])
+        let response = await application.respond(to: request("GET", "/.well-known/webauthn"))
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(
+            try json(response), ["origins": ["https://example.com", "https://example.net", "https://shop.example.org"]])
+    }
+
+    // MARK: /readyz and the RP ID left at localhost
+
+    func testReadinessCarriesTheLocalhostWarningOnlyWhenTheGatewayListensBeyondLoopback() async throws {
+        let exposed = try makeApplication(["GATEWAY_LISTEN": "0.0.0.0:8080"])
+        let ready = await exposed.respond(to: request("GET", "/readyz"))
+        XCTAssertEqual(ready.status, 200, "a warning does not take the gateway out of service")
+        let body = try json(ready)
+        XCTAssertEqual(body["status"], "ready")
+        let warnings = try XCTUnwrap(body["warnings"]?.arrayValue)
+        XCTAssertEqual(warnings.count, 1)
+        XCTAssertTrue(
+            warnings.first?.stringValue?.hasPrefix("PASSKEY_RP_ID is localhost while the gateway listens on 0.0.0.0:8080")
+                == true, "\(warnings)")
+        backends.setServing(false)
+        let unavailable = await exposed.respond(to: request("GET", "/readyz"))
+        XCTAssertEqual(unavailable.status, 503)
+        XCTAssertEqual(try json(unavailable)["warnings"]?.arrayValue?.count, 1)
+        backends.setServing(true)
+
+        for environment in [
+            [:], ["GATEWAY_LISTEN": "[::1]:8080"],
+            ["GATEWAY_LISTEN": "0.0.0.0:8080", "PASSKEY_RP_ID": "example.com", "PASSKEY_ORIGINS": "https://example.com"],
+        ] {
+            let quiet = await (try makeApplication(environment)).respond(to: request("GET", "/readyz"))
+            XCTAssertEqual(quiet.status, 200)
+            XCTAssertNil(try json(quiet)["warnings"], "\(environment)")
+            XCTAssertEqual(try json(quiet)["status"], "ready")
+        }
+    }
+
+    func testTheGatewayWarnsAtStartAndRefusesOriginsNoDeviceWouldAccept() throws {
+        func gateway(_ environment: [String: String], sink: MemoryLogSink = MemoryLogSink()) throws -> Gateway {
             try Gateway(
                 configuration: try GatewayConfiguration(environment: environment),
-                logger: Logger(service: "gateway", sink: MemoryLogSink()),
-                listenAddress: SocketAddress(host: "127.0.0.1", port: 0), backends: FakeBackends())
+                logger: Logger(service: "gateway", sink: sink), listenAddress: SocketAddress(host: "127.0.0.1", port: 0),
+                backends: FakeBackends())
         }
-        let stranger = "android:apk-key-hash:PoEW2-U4MCFg2n4bHJF4t1DPUw-4y4TfF1Wf-OJqtQk"
-        XCTAssertThrowsError(
-            try gateway([
-                "PASSKEY_ORIGINS": "http://localhost:8080,\(stranger)",
-                "PASSKEY_ANDROID_APPS": "com.example.app:\(Self.upload)",
-            ])
-        ) { error in
-            let error = error as? ConfigurationError
-            XCTAssertEqual(error?.variable, "PASSKEY_ORIGINS")
-            for value in [stranger, Self.other, "com.example.app: \(Self.upload)"] {
-                XCTAssertTrue(error?.problem.contains(value) == true, "\(value) in \(error?.problem ?? "")")
+        let warned = MemoryLogSink()
+        _ = try gateway(["GATEWAY_LISTEN": "0.0.0.0:8080"], sink: warned)
+        let line = try XCTUnwrap(warned.lines.first { $0.contains("event=gateway.relying_party_id_localhost") })
+        XCTAssertTrue(line.contains("level=warning"), line)
+        XCTAssertTrue(line.contains("PASSKEY_RP_ID is localhost"), line)
+        let quiet = MemoryLogSink()
+        _ = try gateway([:], sink: quiet)
+        XCTAssertFalse(quiet.lines.contains { $0.contains("relying_party_id_localhost") })
+
+        for (environment, named) in [
+            (["PASSKEY_RP_ID": "example.com", "PASSKEY_ORIGINS": "https://example.net"], ["https://example.net", "example.com"]),
+            (
+                [
+                    "PASSKEY_ORIGINS": "http://localhost:8080,android:apk-key-hash:PoEW2-U4MCFg2n4bHJF4t1DPUw-4y4TfF1Wf-OJqtQk",
+                    "PASSKEY_ANDROID_APPS": "com.example.app:\(Self.upload)",
+                ],
+                ["android:apk-key-hash:PoEW2-U4MCFg2n4bHJF4t1DPUw-4y4TfF1Wf-OJqtQk", Self.other, "com.example.app: \(Self.upload)"]
+            ),
+        ] {
+            XCTAssertThrowsError(try gateway(environment)) { error in
+                let error = error as? ConfigurationError
+                XCTAssertEqual(error?.variable, "PASSKEY_ORIGINS")
+                for value in named { XCTAssertTrue(error?.problem.contains(value) == true, "\(value) in \(error?.problem ?? "")") }
             }
         }
-        XCTAssertNoThrow(
-            try gateway([
-                "PASSKEY_ORIGINS": "http://localhost:8080,android:apk-key-hash:2iybdXV3brkzd4gu7TFZ_WFPgmppl8AuEoAPUI4ny_w",
-                "PASSKEY_ANDROID_APPS": "com.example.app:\(Self.upload)",
-            ]))
-        XCTAssertNoThrow(try gateway(["PASSKEY_ORIGINS": "http://localhost:8080,\(stranger)"]), "no app, the old form")
     }
 
     // MARK: Credential Manager's JSON at the finish routes

@@ -78,8 +78,14 @@ public final class Gateway: Sendable {
         }
         // The policy the options offer must be one verification can apply (PASSKEY_ALGORITHMS names supported ones).
         _ = try PasskeyPolicy(configuration.passkeyPolicy)
-        // Origins that no device would accept stop the gateway.
+        // Origins that no device would accept stop the gateway; an RP ID no device outside this machine can use is
+        // said loudly, here and in /readyz.
         try configuration.checkOrigins()
+        if let warning = configuration.relyingPartyIDWarning {
+            logger.log(
+                .warning, "gateway.relying_party_id_localhost",
+                fields: [("listen", configuration.gatewayListen.description), ("problem", warning)])
+        }
         let metrics = MetricsRegistry()
         BuildInfo.current.record(in: metrics)
         exporter = OTLPExporter(configuration: configuration.tracing, service: "gateway", metrics: metrics, logger: logger)

@@ -102,7 +102,7 @@ public final class GatewayApplication: HTTPResponder {
                 appIDs: configuration.appleAppIDs
             ).serialized(),
             "/.well-known/assetlinks.json": WellKnownDocuments.assetLinks(apps: configuration.androidApps).serialized(),
-            "/.well-known/webauthn": WellKnownDocuments.relatedOrigins(origins: configuration.origins).serialized(),
+            "/.well-known/webauthn": WellKnownDocuments.relatedOrigins(origins: configuration.webAuthnOrigins).serialized(),
         ]
         if let endpoints = WellKnownDocuments.passkeyEndpoints(
             origins: configuration.origins, pages: configuration.passkeyPages) {
@@ -380,7 +380,11 @@ public final class GatewayApplication: HTTPResponder {
         let ready = services.allSatisfy { results[$0] == true }
         let states = JSONObject(
             services.map { ($0.rawValue, .string(results[$0] == true ? "serving" : "unavailable")) })
-        return Self.json(ready ? 200 : 503, ["status": ready ? "ready" : "unavailable", "services": .object(states)])
+        var body: JSONObject = ["status": .string(ready ? "ready" : "unavailable"), "services": .object(states)]
+        // A configuration that serves but cannot work for devices (PASSKEY_RP_ID left at localhost) stays ready,
+        // and says so here as well as in the log at start.
+        if let warning = configuration.relyingPartyIDWarning { body["warnings"] = [.string(warning)] }
+        return Self.json(ready ? 200 : 503, .object(body))
     }
 
     // MARK: - Helpers

@@ -1,4 +1,5 @@
 import Configuration
+import IPAddresses
 
 /// What the gateway reads from the environment (docs/configuration.md's table, the rows read by `gateway`),
 /// validated at start.
@@ -7,6 +8,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
     /// Allowed client-data origins, exact match: web origins and app origins (`android:apk-key-hash:…`,
     /// `ios:bundle-id:…`).
     public var origins: [String]
+    /// Web origins outside the RP ID's domain that share its passkeys (`PASSKEY_RELATED_ORIGINS`), listed in
+    /// `/.well-known/webauthn` with the web origins of `origins`.
+    public var relatedOrigins: [String]
     /// `TEAMID.bundle.id` entries for the apple-app-site-association file.
     public var appleAppIDs: [String]
     /// Android apps (`PASSKEY_ANDROID_APPS`): their `assetlinks.json` statements.
@@ -79,6 +83,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
             throw ConfigurationError(variable: "PASSKEY_APPLE_APP_IDS", problem: "expected TEAMID.bundle.id, got \(id)")
         }
         androidApps = try env.androidApps()
+        relatedOrigins = try env.relatedOrigins()
         passkeyPages = try PasskeyEndpointPages(env)
         passkeyPolicy = try PasskeyPolicyConfiguration(env)
         passwordRateLimitPerEmail = try env.rate("PASSKEY_RATE_LIMIT_PASSWORD_PER_EMAIL", default: "10/m")
@@ -131,9 +136,35 @@ public struct GatewayConfiguration: Sendable, Equatable {
             && !bundle.isEmpty && bundle.unicodeScalars.allSatisfy { ConfigurationValues.isBase64URLCharacter($0) || $0 == "." }
     }
 
-    /// The start-up check of the origins (`OriginChecks`): an `android:apk-key-hash:` origin no configured app
-    /// accounts for stops the gateway.
+    /// The start-up checks of the origins (`OriginChecks`): a web origin outside the RP ID that is not a related
+    /// origin, or an `android:apk-key-hash:` origin no configured app accounts for, stops the gateway.
     public func checkOrigins() throws(ConfigurationError) {
-        try OriginChecks.check(origins: origins, androidApps: androidApps)
+        try OriginChecks.check(
+            relyingPartyID: relyingPartyID, origins: origins, relatedOrigins: relatedOrigins, androidApps: androidApps)
+    }
+
+    /// What `/.well-known/webauthn` lists: the web origins of `PASSKEY_ORIGINS`, then the related origins, each once.
+    public var webAuthnOrigins: [String] {
+        var seen: Set<String> = []
+        return (WellKnownDocuments.webOrigins(origins) + relatedOrigins).filter { seen.insert($0).inserted }
+    }
+
+    /// Set when `PASSKEY_RP_ID` is `localhost` while `GATEWAY_LISTEN` is beyond loopback: a deployment others reach,
+    /// whose passkeys no device outside this machine can use (a browser accepts the RP ID `localhost` only on a
+    /// localhost origin, and no app association names it). The gateway logs it at start and shows it in `/readyz`.
+    public var relyingPartyIDWarning: String? {
+        guard relyingPartyID == "localhost", !Self.isLoopback(host: gatewayListen.host) else { return nil }
+        return """
+            PASSKEY_RP_ID is localhost while the gateway listens on \(gatewayListen) (beyond loopback): passkeys \
+            made here work only on this machine's http://localhost origins; set PASSKEY_RP_ID to the domain people \
+            reach (and PASSKEY_ORIGINS to its origins)
+            """
+    }
+
+    /// Whether a listen host accepts loopback connections only: `localhost`, 127.0.0.0/8, or ::1.
+    static func isLoopback(host: String) -> Bool {
+        if host.lowercased() == "localhost" { return true }
+        guard let address = IPAddress(parsing: host) else { return false }
+        return ["127.0.0.0/8", "::1/128"].contains { IPNetwork(parsing: $0)?.contains(address) ?? false }
     }
 }

@@ -48,9 +48,10 @@ public enum WellKnownDocuments {
         origins.filter { $0.hasPrefix("https://") || $0.hasPrefix("http://") }
     }
 
-    /// `/.well-known/webauthn`: the related origins.
+    /// `/.well-known/webauthn`: the related origins, the web origins among `origins` (each once).
     public static func relatedOrigins(origins: [String]) -> JSONValue {
-        ["origins": .array(webOrigins(origins).map { .string($0) })]
+        var seen: Set<String> = []
+        return ["origins": .array(webOrigins(origins).filter { seen.insert($0).inserted }.map { .string($0) })]
     }
 
     /// `/.well-known/passkey-endpoints`: the enroll and manage pages, each an absolute URL as configured or a path

@@ -8,6 +8,8 @@ public struct VerificationServiceConfiguration: ServiceConfiguration, Equatable 
     public var relyingPartyID: String
     /// The client-data origins listed in `PASSKEY_ORIGINS`.
     public var origins: [String]
+    /// Web origins outside the RP ID's domain that share its passkeys (`PASSKEY_RELATED_ORIGINS`).
+    public var relatedOrigins: [String]
     /// Android apps (`PASSKEY_ANDROID_APPS`), whose `android:apk-key-hash:` origins are allowed.
     public var androidApps: [AndroidApp]
     /// Seconds a session issued by a passkey sign-in lasts.
@@ -29,6 +31,7 @@ public struct VerificationServiceConfiguration: ServiceConfiguration, Equatable 
         process = try ServiceProcessConfiguration(env, service: Self.service)
         relyingPartyID = try env.relyingPartyID()
         origins = try env.origins()
+        relatedOrigins = try env.relatedOrigins()
         androidApps = try env.androidApps()
         sessionLifetime = try env.sessionLifetime()
         passkeyPolicy = try PasskeyPolicyConfiguration(env)
@@ -41,13 +44,16 @@ public struct VerificationServiceConfiguration: ServiceConfiguration, Equatable 
         self.backupEligibilityChange = backupEligibilityChange
     }
 
-    /// Every client-data origin a ceremony may come from: `PASSKEY_ORIGINS`, and each Android app's
-    /// `android:apk-key-hash:` origins.
-    public var allowedOrigins: [String] { OriginChecks.allowedOrigins(origins: origins, androidApps: androidApps) }
+    /// Every client-data origin a ceremony may come from: `PASSKEY_ORIGINS`, the related origins, and each Android
+    /// app's `android:apk-key-hash:` origins.
+    public var allowedOrigins: [String] {
+        OriginChecks.allowedOrigins(origins: origins, relatedOrigins: relatedOrigins, androidApps: androidApps)
+    }
 
-    /// The start-up check of the origins (`OriginChecks`): an `android:apk-key-hash:` origin no configured app
-    /// accounts for stops the service.
+    /// The start-up checks of the origins (`OriginChecks`): a web origin outside the RP ID that is not a related
+    /// origin, or an `android:apk-key-hash:` origin no configured app accounts for, stops the service.
     public func checkOrigins() throws(ConfigurationError) {
-        try OriginChecks.check(origins: origins, androidApps: androidApps)
+        try OriginChecks.check(
+            relyingPartyID: relyingPartyID, origins: origins, relatedOrigins: relatedOrigins, androidApps: androidApps)
     }
 }

@@ -31,6 +31,21 @@ extension EnvironmentReader {
         return origins
     }
 
+    /// `PASSKEY_RELATED_ORIGINS`: web origins outside the relying party ID's domain that use its passkeys through
+    /// related origin requests (WebAuthn Level 3 §5.11). They are allowed client-data origins as well, and the
+    /// gateway lists them in `/.well-known/webauthn`.
+    public func relatedOrigins() throws -> [String] {
+        let origins = list("PASSKEY_RELATED_ORIGINS")
+        for origin in origins
+        where !(origin.hasPrefix("https://") || origin.hasPrefix("http://")) || !ConfigurationValues.isValidOrigin(origin)
+        {
+            throw ConfigurationError(
+                variable: "PASSKEY_RELATED_ORIGINS",
+                problem: "\(origin.prefix(120)) is not a web origin (https://host[:port], or http://localhost[:port])")
+        }
+        return origins
+    }
+
     /// `PASSKEY_SESSION_LIFETIME`, in seconds.
     public func sessionLifetime() throws -> Double { try duration("PASSKEY_SESSION_LIFETIME", default: "30d") }
 
