@@ -68,6 +68,18 @@ final class ProblemMappingTests: XCTestCase {
         XCTAssertEqual(ProblemMapping.problem(for: DomainError(.notFound, "x")).headers.count, 0)
     }
 
+    func testALockedPasswordSaysWhyAndWhenToRetry() {
+        let locked = DomainError(
+            .rateLimited, "too many failed password sign-ins", reason: "too_many_failed_guesses", retryAfterSeconds: 72)
+        let problem = ProblemMapping.problem(for: ServiceErrors.rpcError(locked))
+        XCTAssertEqual(problem.status, 429)
+        XCTAssertEqual(problem.code, "rate_limited")
+        XCTAssertEqual(problem.reason, "too_many_failed_guesses")
+        XCTAssertEqual(problem.headers.filter { $0.0 == "retry-after" }.map(\.1), ["72"])
+        let plain = ProblemMapping.problem(for: DomainError(.rateLimited, "busy"))
+        XCTAssertEqual(plain.headers.filter { $0.0 == "retry-after" }.map(\.1), ["1"])
+    }
+
     func testProblemJSONShapeAndHeaders() throws {
         let problem = ProblemMapping.problem(
             for: DomainError(.verificationFailed, "User presence is required.", reason: "user_present_flag_not_set"))

@@ -370,6 +370,12 @@ final class InMemoryAccountsTests: XCTestCase {
             _ = try await store.completeSignIn(
                 self.session(of: account, createdAt: clock.now), verifiedHash: "x", replacement: "y", at: clock.now)
         case .removePassword: try await store.removePassword(of: account.id)
+        case .countFailedGuess:
+            try await store.countFailedGuess(
+                GuessCharge(accountID: account.id, kind: .password, limit: .standard, now: clock.now))
+        case .claimGuess:
+            _ = try await store.claimGuess(
+                GuessCharge(accountID: account.id, kind: .password, limit: .standard, now: clock.now))
         case .addSession: try await store.add(self.session(of: account, createdAt: clock.now))
         case .findSession: _ = try await store.find(id: session.id)
         case .liveSessions: _ = try await store.liveSessions(of: account.id, at: clock.now)

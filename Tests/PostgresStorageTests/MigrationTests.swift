@@ -10,7 +10,7 @@ final class MigrationTests: DatabaseTestCase {
         defer { pool.shutdown() }
         let storage = PostgresStorage(pool: pool)
         let all = try PostgresStorage.migrations().map(\.version)
-        XCTAssertEqual(all, [1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16])
+        XCTAssertEqual(all, [1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17])
         await assertEqual(try await storage.migrate(), all)
         await assertEqual(try await storage.migrate(), [])
         let tables = try await pool.query(
@@ -20,6 +20,7 @@ final class MigrationTests: DatabaseTestCase {
             tables,
             [
                 "account_emails", "accounts", "admin_tokens", "audit_events", "authentication_sessions", "email_codes", "email_outbox",
+                "failed_guesses",
                 "passkey_account_registrations",
                 "passkey_authentication_challenges", "passkey_credentials", "passkey_registration_challenges",
                 "password_credentials", "recovery_attempt_decoys", "recovery_codes", "schema_migrations",

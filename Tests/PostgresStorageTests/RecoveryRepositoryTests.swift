@@ -15,6 +15,12 @@ final class RecoveryRepositoryTests: StorageTestCase {
         return try XCTUnwrap(found)
     }
 
+    /// An attempt's claim on the account's failed code guesses, at the standard limit (room for far more than a test
+    /// makes).
+    static func charge(_ target: RecoveryTarget) -> GuessCharge {
+        GuessCharge(accountID: target.accountID, kind: .code, limit: .standard, now: Date())
+    }
+
     func delivery(for target: RecoveryTarget, purpose: EmailCodePurpose = .recovery, lifetime: TimeInterval = 600)
         -> EmailCodeDelivery
     {
@@ -36,7 +42,10 @@ final class RecoveryRepositoryTests: StorageTestCase {
         let recovery = storage.recovery
         let counted = await withTaskGroup(of: EmailCode?.self) { group in
             for _ in 0..<20 {
-                group.addTask { try? await recovery.attempt(emailID: target.emailID, purpose: .recovery, maximumAttempts: 5) }
+                group.addTask {
+                    try? await recovery.attempt(
+                        emailID: target.emailID, purpose: .recovery, maximumAttempts: 5, claiming: Self.charge(target))
+                }
             }
             return await group.reduce(into: [EmailCode]()) { if let code = $1 { $0.append(code) } }
         }
@@ -45,11 +54,12 @@ final class RecoveryRepositoryTests: StorageTestCase {
         // A new code is live with attempts of its own; the old one is consumed.
         let second = delivery(for: target)
         try await storage.recovery.issue(second)
-        let attempt = try await storage.recovery.attempt(emailID: target.emailID, purpose: .recovery, maximumAttempts: 5)
+        let attempt = try await storage.recovery.attempt(
+            emailID: target.emailID, purpose: .recovery, maximumAttempts: 5, claiming: Self.charge(target))
         XCTAssertEqual(attempt?.id, second.code.id)
         XCTAssertEqual(attempt?.attempts, 1)
         let verification = try await storage.recovery.attempt(
-            emailID: target.emailID, purpose: .verification, maximumAttempts: 5)
+            emailID: target.emailID, purpose: .verification, maximumAttempts: 5, claiming: Self.charge(target))
         XCTAssertNil(verification, "purposes are apart")
     }
 
@@ -68,7 +78,8 @@ final class RecoveryRepositoryTests: StorageTestCase {
         try await storage.recovery.issue(expired)
         _ = try await pool.query(
             "UPDATE email_codes SET created_at = now() - interval '1 hour', expires_at = now() - interval '1 minute'")
-        let attempt = try await storage.recovery.attempt(emailID: target.emailID, purpose: .recovery, maximumAttempts: 5)
+        let attempt = try await storage.recovery.attempt(
+            emailID: target.emailID, purpose: .recovery, maximumAttempts: 5, claiming: Self.charge(target))
         XCTAssertNil(attempt)
         // Where no code is counted, a decoy row is: the same kind of write.
         try await storage.recovery.countDecoyAttempt(slot: 70)

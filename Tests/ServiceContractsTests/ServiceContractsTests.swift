@@ -60,6 +60,23 @@ final class ServiceContractsTests: XCTestCase {
         XCTAssertNil(ServiceErrors.domainError(from: RPCError(code: .internal, message: "boom")))
     }
 
+    func testARefusalCarriesItsRetryTimeAcrossTheCall() {
+        let refusal = DomainError(
+            .rateLimited, "too many", reason: "too_many_failed_guesses", retryAfterSeconds: 72)
+        let rpc = ServiceErrors.rpcError(refusal)
+        XCTAssertEqual(rpc.metadata[ServiceErrors.retryAfterKey], "72")
+        XCTAssertEqual(ServiceErrors.domainError(from: rpc), refusal)
+        // A retry time that is not a small positive number is dropped, not passed on.
+        for bad in ["0", "-1", "86401", "1e3", "", "72 "] {
+            var metadata = Metadata()
+            metadata.add(ServiceErrors.codeKey, "rate_limited")
+            metadata.add(ServiceErrors.retryAfterKey, bad)
+            let read = ServiceErrors.domainError(from: RPCError(code: .resourceExhausted, message: "m", metadata: metadata))
+            XCTAssertEqual(read?.code, .rateLimited, bad)
+            XCTAssertNil(read?.retryAfterSeconds, bad)
+        }
+    }
+
     func testMethodPathsFollowTheProtoPackage() {
         XCTAssertEqual(ChallengeServiceMethods.beginRegistration.path, "/passkey.v1.ChallengeService/BeginRegistration")
         XCTAssertEqual(

@@ -184,7 +184,7 @@ public enum ProblemMapping {
             && ([.invalidRequest, .forbidden, .verificationFailed, .conflict].contains(code)
                 || (code == .unavailable && error.reason != nil) || (code == .lastSignInMethod && error.reason != nil))
         problem.detail = showsMessage && !error.message.isEmpty ? error.message : detail(for: code)
-        if code == .rateLimited { problem.headers = [("retry-after", "1")] }
+        if code == .rateLimited { problem.headers = [("retry-after", String(error.retryAfterSeconds ?? 1))] }
         if code == .unavailable { problem.headers = [("retry-after", String(APIProblem.unavailableRetryAfterSeconds))] }
         if code == .unauthenticated { problem.headers = [("www-authenticate", "Bearer")] }
         return problem

@@ -22,11 +22,15 @@ public struct RecoveryUseCases: Sendable {
     let clock: @Sendable () -> Date
     let logger: Logger
     let startsInFlight = StartsInFlight()
+    /// The failed code attempts each account may have (`failed_guesses`, kind `code`, shared by every replica): email
+    /// codes and recovery codes together, apart from the password's.
+    let guessLimit: GuessLimit
 
     public init(
         recovery: any AccountRecoveryRepository, random: any RandomSource, revokesOtherSessions: Bool,
-        clock: @escaping @Sendable () -> Date = Date.init, logger: Logger
+        clock: @escaping @Sendable () -> Date = Date.init, logger: Logger, guessLimit: GuessLimit = .standard
     ) {
+        self.guessLimit = guessLimit
         self.recovery = recovery
         self.random = random
         self.issuer = SessionIssuer(random: random, lifetime: Self.recoverySessionLifetime, clock: clock)
@@ -51,16 +55,26 @@ public struct RecoveryUseCases: Sendable {
     }
 
     /// Confirms the account's email with the code sent to it. Throws `invalidRequest` for a malformed code and
-    /// `invalidCode` for a wrong, expired, used or exhausted one.
+    /// `invalidCode` for a wrong, expired, used or exhausted one, and for any while the account's failed code
+    /// attempts fill their budget (`guessLimit`).
     public func verifyEmail(of accountID: AccountID, code: String) async throws {
         guard OneTimeCodes.isWellFormed(code) else {
             throw DomainError(.invalidRequest, "code must be \(OneTimeCodes.digits) digits")
         }
         guard let target = try await recovery.firstEmail(of: accountID) else { throw invalidCode }
         if target.verified { return }
+        let now = clock()
+        if case .refuse = guessLimit.admission(of: target.failedCodeGuesses, at: now) {
+            logger.audit(
+                .emailVerificationFailed, ["account.id": accountID.description, "reason": "too_many_failed_guesses"])
+            throw invalidCode
+        }
+        // Every attempt claims its place in the account's budget in the statement that counts it against the code.
+        let charge = GuessCharge(accountID: accountID, kind: .code, limit: guessLimit, now: now)
         guard
             let stored = try await recovery.attempt(
-                emailID: target.emailID, purpose: .verification, maximumAttempts: OneTimeCodes.maximumAttempts),
+                emailID: target.emailID, purpose: .verification, maximumAttempts: OneTimeCodes.maximumAttempts,
+                claiming: charge),
             OneTimeCodes.matches(code, stored), try await recovery.completeVerification(codeID: stored.id)
         else {
             logger.audit(.emailVerificationFailed, ["account.id": accountID.description, "reason": "invalid_code"])
@@ -128,15 +142,26 @@ public struct RecoveryUseCases: Sendable {
             return invalidCode
         }
         // Every failure does the same work whatever the address: one lookup, then one row updated (an attempt counted
-        // against a live code, or else a decoy), so neither the answer nor its time says whether an account has it.
+        // against a live code and the account's failed code guesses, a failed guess counted, or else a decoy), so
+        // neither the answer nor its time says whether an account has it.
         let target = try await recovery.target(normalizedEmail: email.normalized)
         let decoySlot = Int(sha256(Array(email.normalized.utf8))[0])
+        // The account's failed code guesses were read with the address (`guessLimit`). A guess that finds them full
+        // is not tried, and fails as a wrong code would: the lock does not say that the address has an account.
+        let now = clock()
+        let charge = target.map { GuessCharge(accountID: $0.accountID, kind: .code, limit: guessLimit, now: now) }
+        let admission = guessLimit.admission(of: target?.failedCodeGuesses, at: now)
+        if case .refuse = admission {
+            try await recovery.countDecoyAttempt(slot: decoySlot)
+            throw failed("too_many_failed_guesses", target?.accountID)
+        }
         let proof: RecoveryProof
         if let code {
             var stored: EmailCode?
-            if let target, target.verified {
+            if let target, target.verified, let charge {
                 stored = try await recovery.attempt(
-                    emailID: target.emailID, purpose: .recovery, maximumAttempts: OneTimeCodes.maximumAttempts)
+                    emailID: target.emailID, purpose: .recovery, maximumAttempts: OneTimeCodes.maximumAttempts,
+                    claiming: charge)
             }
             guard let stored else {
                 try await recovery.countDecoyAttempt(slot: decoySlot)
@@ -145,10 +170,20 @@ public struct RecoveryUseCases: Sendable {
             guard OneTimeCodes.matches(code, stored) else { throw failed("wrong_code", target?.accountID) }
             proof = .emailCode(stored.id)
         } else {
+            // Near the budget's end a guess claims its place before the codes are compared, as a password does.
+            var claimed = false
+            if case .claimThenCheck = admission, let charge {
+                claimed = try await recovery.claimGuess(charge)
+                guard claimed else { throw failed("too_many_failed_guesses", target?.accountID) }
+            }
             let accountID = target?.accountID ?? AccountID.random()
             let records = try await recovery.unusedRecoveryCodes(of: accountID)
             guard let record = RecoveryCodes.match(recoveryCode ?? "", accountID: accountID, among: records) else {
-                try await recovery.countDecoyAttempt(slot: decoySlot)
+                if let charge {
+                    if !claimed { try await recovery.countFailedGuess(charge) }
+                } else {
+                    try await recovery.countDecoyAttempt(slot: decoySlot)
+                }
                 throw failed(target == nil ? "unknown_address" : "wrong_code", target?.accountID)
             }
             proof = .recoveryCode(record.id)

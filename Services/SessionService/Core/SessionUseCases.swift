@@ -19,14 +19,17 @@ public struct SessionUseCases: Sendable {
     let clock: @Sendable () -> Date
     let logger: Logger
     let metrics: MetricsRegistry
+    /// The failed password sign-ins each account may have (`failed_guesses`, shared by every replica).
+    let guessLimit: GuessLimit
 
     public init(
         accounts: any AccountRepository, passwords: any PasswordCredentialRepository,
         sessions: any AuthenticationSessionRepository, hashing: PasswordHashingPool, random: any RandomSource,
         sessionLifetime: TimeInterval, clock: @escaping @Sendable () -> Date = Date.init, logger: Logger,
-        metrics: MetricsRegistry, issuer: SessionIssuer? = nil
+        metrics: MetricsRegistry, issuer: SessionIssuer? = nil, guessLimit: GuessLimit = .standard
     ) {
         self.metrics = metrics
+        self.guessLimit = guessLimit
         self.accounts = accounts
         self.passwords = passwords
         self.sessions = sessions
@@ -65,6 +68,11 @@ public struct SessionUseCases: Sendable {
     }
 
     /// Signs in with an email and a password. Unknown emails take as long as wrong passwords and fail alike.
+    ///
+    /// Each account's failed sign-ins are limited by `guessLimit` on every replica together: a sign-in that finds the
+    /// account's budget spent is refused with `rateLimited` (reason `too_many_failed_guesses`, and when to retry)
+    /// before its password is checked, right or wrong. Passkey sign-in and recovery never read this budget, so the
+    /// lock cannot keep the owner out.
     public func signInWithPassword(email rawEmail: String, password: String) async throws -> SessionIssuer.IssuedSession {
         let failure = DomainError(.invalidCredentials, "the email or password is wrong")
         guard let email = EmailAddress(rawEmail), password.utf8.count <= PasswordHasher.maximumPasswordLength else {
@@ -77,6 +85,22 @@ public struct SessionUseCases: Sendable {
             logger.audit(.signInFailed, ["method": "password", "reason": "invalid_credentials"])
             throw failure
         }
+        // The budget was read with the record. Near its end a guess claims its place before it is checked, so that
+        // guesses racing on several replicas cannot all pass on the same reading; a claimed guess is already counted.
+        let now = clock()
+        let charge = GuessCharge(accountID: record.accountID, kind: .password, limit: guessLimit, now: now)
+        var claimed = false
+        switch guessLimit.admission(of: record.failedGuesses, at: now) {
+        case .check:
+            break
+        case .claimThenCheck:
+            claimed = try await passwords.claimGuess(charge)
+            guard claimed else {
+                throw tooManyFailedGuesses(record.accountID, retryAfterSeconds: guessLimit.secondsPerGuess)
+            }
+        case .refuse(let seconds):
+            throw tooManyFailedGuesses(record.accountID, retryAfterSeconds: seconds)
+        }
         // Import refuses hashes this system cannot read, so an unreadable one is a defect or tampering: it fails
         // closed, after the same work as any other failure.
         guard let stored = try? StoredPasswordHash(parsing: record.passwordHash) else {
@@ -88,6 +112,7 @@ public struct SessionUseCases: Sendable {
             throw failure
         }
         guard try await hashingCall({ try await hashing.verify(password, against: stored) }) else {
+            if !claimed { try await passwords.countFailedGuess(charge) }
             logger.audit(.signInFailed,
                 ["method": "password", "reason": "invalid_credentials", "account.id": record.accountID.description])
             throw failure
@@ -122,6 +147,18 @@ public struct SessionUseCases: Sendable {
             ["method": "password", "account.id": record.accountID.description, "session.id": session.id.description])
         return try await issuer.issue(pending, displayName: record.displayName)
     }
+
+    /// The refusal of a password sign-in to an account whose failed guesses fill its budget.
+    private func tooManyFailedGuesses(_ accountID: AccountID, retryAfterSeconds: Int) -> DomainError {
+        logger.audit(.signInFailed,
+            ["method": "password", "reason": Self.tooManyFailedGuesses, "account.id": accountID.description])
+        return DomainError(
+            .rateLimited, "too many failed password sign-ins for this account; sign in with a passkey or try later",
+            reason: Self.tooManyFailedGuesses, retryAfterSeconds: retryAfterSeconds)
+    }
+
+    /// The reason of a sign-in refused because its account's failed guesses fill their budget.
+    public static let tooManyFailedGuesses = "too_many_failed_guesses"
 
     /// Removes the account's password once it has a passkey and has signed in with one (stage ③). Throws
     /// `notFound` when it has no password and `lastSignInMethod` (with a reason) when the password must stay.

@@ -10,6 +10,8 @@ public enum ServiceErrors {
     public static let codeKey = "error-code"
     /// The trailer that carries the WebAuthn reason code, when a check failed.
     public static let reasonKey = "error-reason"
+    /// The trailer that carries a `rateLimited` refusal's seconds until a retry can be admitted.
+    public static let retryAfterKey = "error-retry-after"
 
     /// The gRPC status for each domain error.
     public static func statusCode(for code: DomainError.Code) -> GRPCStatusCode {
@@ -31,6 +33,7 @@ public enum ServiceErrors {
         var metadata = Metadata()
         metadata.add(codeKey, error.code.rawValue)
         if let reason = error.reason { metadata.add(reasonKey, reason) }
+        if let seconds = error.retryAfterSeconds { metadata.add(retryAfterKey, String(seconds)) }
         return RPCError(code: statusCode(for: error.code), message: error.message, metadata: metadata)
     }
 
@@ -38,6 +41,8 @@ public enum ServiceErrors {
     /// handler's domain error (a transport failure, a deadline, an internal error).
     public static func domainError(from error: RPCError) -> DomainError? {
         guard let raw = error.metadata[codeKey], let code = DomainError.Code(rawValue: raw) else { return nil }
-        return DomainError(code, error.message, reason: error.metadata[reasonKey])
+        // A retry time that is not a small positive number is ignored rather than passed on to a client.
+        let retryAfter = error.metadata[retryAfterKey].flatMap { Int($0) }.flatMap { (1...86_400).contains($0) ? $0 : nil }
+        return DomainError(code, error.message, reason: error.metadata[reasonKey], retryAfterSeconds: retryAfter)
     }
 }

@@ -63,12 +63,18 @@ public struct PasswordSignInRecord: Hashable, Sendable {
     public var passwordHash: String
     /// An operator disabled the account: the sign-in is refused, once the password has been verified.
     public var disabled: Bool
+    /// The account's failed password sign-ins (`GuessLimit`), read with the record; nil when it has none stored.
+    public var failedGuesses: FailedGuesses?
 
-    public init(accountID: AccountID, displayName: String, passwordHash: String, disabled: Bool = false) {
+    public init(
+        accountID: AccountID, displayName: String, passwordHash: String, disabled: Bool = false,
+        failedGuesses: FailedGuesses? = nil
+    ) {
         self.accountID = accountID
         self.displayName = displayName
         self.passwordHash = passwordHash
         self.disabled = disabled
+        self.failedGuesses = failedGuesses
     }
 }
 

@@ -38,15 +38,22 @@ public struct DomainError: Error, Hashable, Sendable, CustomStringConvertible {
     public let code: Code
     /// A message safe to show to a client.
     public let message: String
-    /// The WebAuthn reason code, when a WebAuthn check failed.
+    /// The WebAuthn reason code, when a WebAuthn check failed, or why a request was refused
+    /// (`too_many_failed_guesses`).
     public let reason: String?
+    /// For `rateLimited`: the seconds until a retry can be admitted, when the refusal knows them.
+    public let retryAfterSeconds: Int?
     public let file: String
     public let line: Int
 
-    public init(_ code: Code, _ message: String, reason: String? = nil, file: String = #fileID, line: Int = #line) {
+    public init(
+        _ code: Code, _ message: String, reason: String? = nil, retryAfterSeconds: Int? = nil,
+        file: String = #fileID, line: Int = #line
+    ) {
         self.code = code
         self.message = message
         self.reason = reason
+        self.retryAfterSeconds = retryAfterSeconds
         self.file = file
         self.line = line
     }
@@ -57,11 +64,13 @@ public struct DomainError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public static func == (lhs: DomainError, rhs: DomainError) -> Bool {
         lhs.code == rhs.code && lhs.message == rhs.message && lhs.reason == rhs.reason
+            && lhs.retryAfterSeconds == rhs.retryAfterSeconds
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(code)
         hasher.combine(message)
         hasher.combine(reason)
+        hasher.combine(retryAfterSeconds)
     }
 }

@@ -89,13 +89,20 @@ public struct RecoveryTarget: Hashable, Sendable {
     public var address: String
     public var verified: Bool
     public var displayName: String
+    /// The account's failed code attempts (`GuessLimit`), read with the address by the recovery and verification
+    /// lookups; nil when none are stored (or the lookup does not read them).
+    public var failedCodeGuesses: FailedGuesses?
 
-    public init(accountID: AccountID, emailID: UUID, address: String, verified: Bool, displayName: String) {
+    public init(
+        accountID: AccountID, emailID: UUID, address: String, verified: Bool, displayName: String,
+        failedCodeGuesses: FailedGuesses? = nil
+    ) {
         self.accountID = accountID
         self.emailID = emailID
         self.address = address
         self.verified = verified
         self.displayName = displayName
+        self.failedCodeGuesses = failedCodeGuesses
     }
 }
 
@@ -128,17 +135,20 @@ public enum DeliveryOutcome: Hashable, Sendable {
 
 /// `email_codes`, `recovery_codes`, the verified state of `account_emails`, and the recovery sessions of
 /// `authentication_sessions`: what verification and recovery read and write.
-public protocol AccountRecoveryRepository: Sendable {
-    /// The email row with this normalized address, with its account's display name, or nil.
+public protocol AccountRecoveryRepository: FailedGuessRepository {
+    /// The email row with this normalized address, with its account's display name and failed code guesses, or nil.
     func target(normalizedEmail: String) async throws -> RecoveryTarget?
-    /// The account's first email, or nil when it has none.
+    /// The account's first email, with its failed code guesses, or nil when it has none.
     func firstEmail(of accountID: AccountID) async throws -> RecoveryTarget?
     /// Stores the code and queues its message in one transaction; the address's earlier live codes of the same
     /// purpose are consumed, so at most one is live.
     func issue(_ delivery: EmailCodeDelivery) async throws
     /// Counts one attempt against the newest live code of `purpose` sent to the email and returns it, or nil when
-    /// there is none or it has had `maximumAttempts` already.
-    func attempt(emailID: UUID, purpose: EmailCodePurpose, maximumAttempts: Int) async throws -> EmailCode?
+    /// there is none or it has had `maximumAttempts` already. In the same statement the attempt claims a place in
+    /// the account's failed code guesses (`FailedGuessRepository.claimGuess`): it counts there whatever the code
+    /// turns out to be, and with no room there the code is not tried (nil).
+    func attempt(emailID: UUID, purpose: EmailCodePurpose, maximumAttempts: Int, claiming charge: GuessCharge)
+        async throws -> EmailCode?
     /// A failed attempt with no code to count it against, at the cost of a counted one (one row updated in its own
     /// commit), so that its time does not tell an unknown address from a known one. `slot` spreads concurrent
     /// attempts over rows (0 to 63).

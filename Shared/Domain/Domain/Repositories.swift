@@ -100,13 +100,14 @@ public protocol AccountEmailRepository: Sendable {
     func find(normalizedEmail: String) async throws -> AccountEmail?
 }
 
-/// `password_credentials`.
-public protocol PasswordCredentialRepository: Sendable {
+/// `password_credentials`, and the failed sign-ins counted against each account's password.
+public protocol PasswordCredentialRepository: FailedGuessRepository {
     /// Sets or replaces the account's password hash.
     func upsert(_ credential: PasswordCredential) async throws
     /// The account's password, or nil when it has none.
     func credential(of accountID: AccountID) async throws -> PasswordCredential?
-    /// What password sign-in needs for this normalized email, or nil when no account with a password has it.
+    /// What password sign-in needs for this normalized email, its failed password guesses included, or nil when no
+    /// account with a password has it.
     func signInRecord(normalizedEmail: String) async throws -> PasswordSignInRecord?
     /// Stores a verified password sign-in's session, only while the account's stored hash is still `verifiedHash`
     /// (a password changed or removed meanwhile makes it false and writes nothing). With `replacement`, the stored

@@ -43,6 +43,7 @@ enum PostgresTypeOID {
     static let int8: UInt32 = 20
     static let int4: UInt32 = 23
     static let text: UInt32 = 25
+    static let float8: UInt32 = 701
     static let textArray: UInt32 = 1009
     static let timestamptz: UInt32 = 1184
     static let uuid: UInt32 = 2950
@@ -85,6 +86,19 @@ extension UInt32: PostgresEncodable, PostgresDecodable {
     public var postgresBind: PostgresBind { .text(String(self), typeOID: PostgresTypeOID.int8) }
     public init(postgresText text: String) throws {
         guard let value = UInt32(text) else { throw decodingError(UInt32.self, text) }
+        self = value
+    }
+}
+
+extension Double: PostgresEncodable, PostgresDecodable {
+    /// `float8` text: Swift's shortest round-tripping digits, and `Infinity`, `-Infinity` and `NaN` as Postgres
+    /// spells them.
+    public var postgresBind: PostgresBind {
+        let text = isNaN ? "NaN" : isInfinite ? (self < 0 ? "-Infinity" : "Infinity") : String(self)
+        return .text(text, typeOID: PostgresTypeOID.float8)
+    }
+    public init(postgresText text: String) throws {
+        guard text.utf8.count <= 64, let value = Double(text) else { throw decodingError(Double.self, text) }
         self = value
     }
 }

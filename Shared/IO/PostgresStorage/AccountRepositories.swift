@@ -272,13 +272,16 @@ public struct PostgresPasswordCredentialRepository: PasswordCredentialRepository
     }
 
     public func signInRecord(normalizedEmail: String) async throws -> PasswordSignInRecord? {
+        // The account's failed password guesses come with it, so that a sign-in that succeeds reads them for free.
         try await translatingErrors {
             try await pool.query(
                 """
-                SELECT a.id, a.display_name, p.password_hash, a.disabled_at IS NOT NULL AS disabled
+                SELECT a.id, a.display_name, p.password_hash, a.disabled_at IS NOT NULL AS disabled,
+                       \(unsafeSQL: FailedGuessStatements.columns)
                 FROM account_emails e
                 JOIN accounts a ON a.id = e.account_id
                 JOIN password_credentials p ON p.account_id = a.id
+                \(unsafeSQL: FailedGuessStatements.join(accountColumn: "a.id", kind: .password))
                 WHERE e.normalized_email = \(normalizedEmail)
                 """
             ).first.map { row in
@@ -286,9 +289,18 @@ public struct PostgresPasswordCredentialRepository: PasswordCredentialRepository
                     accountID: AccountID(try row.decode(UUID.self, "id")),
                     displayName: try row.decode(String.self, "display_name"),
                     passwordHash: try row.decode(String.self, "password_hash"),
-                    disabled: try row.decode(Bool.self, "disabled"))
+                    disabled: try row.decode(Bool.self, "disabled"),
+                    failedGuesses: try FailedGuessStatements.decode(row))
             }
         }
+    }
+
+    public func countFailedGuess(_ charge: GuessCharge) async throws {
+        try await FailedGuessStatements.count(charge, on: pool)
+    }
+
+    public func claimGuess(_ charge: GuessCharge) async throws -> Bool {
+        try await FailedGuessStatements.claim(charge, on: pool)
     }
 
     public func completeSignIn(

@@ -21,11 +21,13 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
         try await translatingErrors {
             try await pool.query(
                 """
-                SELECT e.id, e.account_id, e.email, e.verified_at IS NOT NULL AS verified, a.display_name
+                SELECT e.id, e.account_id, e.email, e.verified_at IS NOT NULL AS verified, a.display_name,
+                       \(unsafeSQL: FailedGuessStatements.columns)
                 FROM account_emails e JOIN accounts a ON a.id = e.account_id
+                \(unsafeSQL: FailedGuessStatements.join(accountColumn: "a.id", kind: .code))
                 WHERE e.normalized_email = \(normalizedEmail) AND a.disabled_at IS NULL
                 """
-            ).first.map(Self.decodeTarget)
+            ).first.map(Self.decodeTargetWithGuesses)
         }
     }
 
@@ -33,12 +35,22 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
         try await translatingErrors {
             try await pool.query(
                 """
-                SELECT e.id, e.account_id, e.email, e.verified_at IS NOT NULL AS verified, a.display_name
+                SELECT e.id, e.account_id, e.email, e.verified_at IS NOT NULL AS verified, a.display_name,
+                       \(unsafeSQL: FailedGuessStatements.columns)
                 FROM account_emails e JOIN accounts a ON a.id = e.account_id
+                \(unsafeSQL: FailedGuessStatements.join(accountColumn: "a.id", kind: .code))
                 WHERE e.account_id = \(accountID.rawValue) ORDER BY e.created_at, e.email LIMIT 1
                 """
-            ).first.map(Self.decodeTarget)
+            ).first.map(Self.decodeTargetWithGuesses)
         }
+    }
+
+    public func countFailedGuess(_ charge: GuessCharge) async throws {
+        try await FailedGuessStatements.count(charge, on: pool)
+    }
+
+    public func claimGuess(_ charge: GuessCharge) async throws -> Bool {
+        try await FailedGuessStatements.claim(charge, on: pool)
     }
 
     public func issue(_ delivery: EmailCodeDelivery) async throws {
@@ -53,18 +65,24 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
         }
     }
 
-    public func attempt(emailID: UUID, purpose: EmailCodePurpose, maximumAttempts: Int) async throws -> EmailCode? {
+    public func attempt(
+        emailID: UUID, purpose: EmailCodePurpose, maximumAttempts: Int, claiming charge: GuessCharge
+    ) async throws -> EmailCode? {
         try await translatingErrors {
             // The row is chosen without a lock and re-checked under the UPDATE's: of racing attempts, each counts
-            // once, and none is allowed past the limit.
+            // once, and none is allowed past the limit. The claim on the account's failed code guesses runs in the
+            // same statement (a data-modifying CTE runs whatever the UPDATE finds), and without it the code is not
+            // tried.
             try await pool.query(
                 """
+                WITH claimed AS (\(fragment: FailedGuessStatements.charge(charge, onlyWithRoom: true)))
                 UPDATE email_codes SET attempts = attempts + 1
                 WHERE id = (SELECT id FROM email_codes
                             WHERE email_id = \(emailID) AND purpose = \(purpose.rawValue)
                               AND consumed_at IS NULL AND expires_at > now()
                             ORDER BY created_at DESC LIMIT 1)
                   AND attempts < \(maximumAttempts) AND consumed_at IS NULL AND expires_at > now()
+                  AND EXISTS (SELECT 1 FROM claimed)
                 RETURNING \(unsafeSQL: Self.codeColumns)
                 """
             ).first.map(Self.decodeCode)
@@ -214,6 +232,13 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
             accountID: AccountID(try row.decode(UUID.self, "account_id")), emailID: try row.decode(UUID.self, "id"),
             address: try row.decode(String.self, "email"), verified: try row.decode(Bool.self, "verified"),
             displayName: try row.decode(String.self, "display_name"))
+    }
+
+    /// ``decodeTarget(_:)`` with the failed code guesses a lookup joined (``FailedGuessStatements/columns``).
+    static func decodeTargetWithGuesses(_ row: PostgresRow) throws -> RecoveryTarget {
+        var target = try decodeTarget(row)
+        target.failedCodeGuesses = try FailedGuessStatements.decode(row)
+        return target
     }
 
     static func decodeCode(_ row: PostgresRow) throws -> EmailCode {

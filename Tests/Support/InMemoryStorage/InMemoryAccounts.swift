@@ -22,6 +22,7 @@ public final class InMemoryAccounts: AccountRepository, AccountEmailRepository, 
         case createPasswordAccount, createPasskeyAccount, account, enabledAccount, summary, rename
         case addEmail, emails, findEmail
         case upsertPassword, password, signInRecord, completePasswordSignIn, removePassword
+        case countFailedGuess, claimGuess
         case addSession, findSession, liveSessions, revokeSession, deleteEndedSessions
         case addRegistrationChallenge, consumeRegistrationChallenge, deleteEndedRegistrationChallenges
         case addAccountRegistration, consumeAccountRegistration, deleteEndedAccountRegistrations
@@ -35,6 +36,8 @@ public final class InMemoryAccounts: AccountRepository, AccountEmailRepository, 
         /// Keyed by normalized email, the unique column.
         public var emails: [String: AccountEmail] = [:]
         public var passwords: [AccountID: PasswordCredential] = [:]
+        /// `failed_guesses`, by account and kind.
+        public var failedGuesses: [FailedGuessKey: FailedGuesses] = [:]
         public var sessions: [SessionID: AuthenticationSession] = [:]
         public var registrationChallenges: [ChallengeID: RegistrationChallenge] = [:]
         public var accountRegistrations: [AccountRegistrationID: AccountRegistration] = [:]
@@ -198,8 +201,28 @@ public final class InMemoryAccounts: AccountRepository, AccountEmailRepository, 
                 let password = state.passwords[account.id]
             else { return nil }
             return PasswordSignInRecord(
-                accountID: account.id, displayName: account.displayName, passwordHash: password.passwordHash)
+                accountID: account.id, displayName: account.displayName, passwordHash: password.passwordHash,
+                failedGuesses: state.failedGuesses[FailedGuessKey(accountID: account.id, kind: .password)])
         }
+    }
+
+    public func countFailedGuess(_ charge: GuessCharge) async throws {
+        try perform(.countFailedGuess) { state in _ = Self.add(charge, onlyWithRoom: false, to: &state) }
+    }
+
+    public func claimGuess(_ charge: GuessCharge) async throws -> Bool {
+        try perform(.claimGuess) { state in Self.add(charge, onlyWithRoom: true, to: &state) }
+    }
+
+    /// As `failed_guesses`' one statement: the level drained to the charge's time (never back), plus one, unless
+    /// `onlyWithRoom` and that would pass the capacity.
+    static func add(_ charge: GuessCharge, onlyWithRoom: Bool, to state: inout State) -> Bool {
+        let key = FailedGuessKey(accountID: charge.accountID, kind: charge.kind)
+        let stored = state.failedGuesses[key]
+        let level = charge.limit.level(of: stored, at: charge.now) + 1
+        guard !onlyWithRoom || stored == nil || level <= charge.limit.fullLevel else { return false }
+        state.failedGuesses[key] = FailedGuesses(level: level, updatedAt: max(stored?.updatedAt ?? charge.now, charge.now))
+        return true
     }
 
     public func completeSignIn(
@@ -343,4 +366,15 @@ public struct InMemoryConstraintViolation: Error, Hashable, Sendable, CustomStri
     public init(_ constraint: String) { self.constraint = constraint }
 
     public var description: String { "violates \(constraint)" }
+}
+
+/// The key of `failed_guesses`: an account and a kind.
+public struct FailedGuessKey: Hashable, Sendable {
+    public var accountID: AccountID
+    public var kind: GuessKind
+
+    public init(accountID: AccountID, kind: GuessKind) {
+        self.accountID = accountID
+        self.kind = kind
+    }
 }
