@@ -11,8 +11,10 @@ final class AdminQueryBoundsTests: XCTestCase {
         let last = AccountCursor.maximumMicroseconds
         XCTAssertEqual(AccountCursor(text: "\(last)_\(id)")?.createdMicroseconds, last)
         // Well-formed 64-bit numbers past year 9999 overflowed Postgres's timestamp range (a 500 before).
-        for micros in ["\(last + 1)", "9223372036854775806", "9223372036854775807", "9223372036854775808",
-                       "99999999999999999999"] {
+        for micros in [
+            "\(last + 1)", "9223372036854775806", "9223372036854775807", "9223372036854775808",
+            "99999999999999999999",
+        ] {
             XCTAssertNil(AccountCursor(text: "\(micros)_\(id)"), micros)
         }
         for bad in ["-1_\(id)", "+1_\(id)", "1_\(id)_1", "1", "_\(id)", "1_not-a-uuid", "1_\(id)\u{0}"] {
@@ -29,8 +31,10 @@ final class AdminQueryBoundsTests: XCTestCase {
         for type in types {
             XCTAssertTrue(AuditEventQuery.isWellFormedType(type), type)
         }
-        for type in ["", "audit.\u{0}", "audit.\u{0}x", "\u{0}", "audit.\u{7F}", "audit.\n", "audit. x", "audit.é",
-                     "audit.\u{FFFD}", "audit%00", String(repeating: "a", count: 65), "audit'; --"] {
+        for type in [
+            "", "audit.\u{0}", "audit.\u{0}x", "\u{0}", "audit.\u{7F}", "audit.\n", "audit. x", "audit.é",
+            "audit.\u{FFFD}", "audit%00", String(repeating: "a", count: 65), "audit'; --",
+        ] {
             XCTAssertFalse(AuditEventQuery.isWellFormedType(type), type.debugDescription)
         }
     }

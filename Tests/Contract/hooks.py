@@ -36,7 +36,8 @@ def _call(method, path, body=None, token=None):
     request = urllib.request.Request(
         GATEWAY + path, data=json.dumps(body).encode() if body is not None else None, method=method)
     request.add_header("Content-Type", "application/json")
-    request.add_header("X-Forwarded-For", f"2001:db8:18::{next(_addresses):x}")
+    # A /64 of its own (the gateway counts an IPv6 client by its /64), apart from the fixtures' 2001:db8:18:1::/64.
+    request.add_header("X-Forwarded-For", f"2001:db8:18:{0x1000 + next(_addresses):x}::1")
     if token:
         request.add_header("Authorization", f"Bearer {token}")
     try:

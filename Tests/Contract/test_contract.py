@@ -66,7 +66,7 @@ def test_a_flood_of_sign_ins_is_429_with_retry_after(stack):
     # Another client address is not limited by this one's flood.
     other = stack.request(
         "POST", "/v1/sessions/password", {"email": "nobody@example.com", "password": "wrong"},
-        client_address="2001:db8:18:429::2")
+        client_address="2001:db8:18:430::1")
     assert other.status == 401
 
 

@@ -2,6 +2,7 @@
 gateway over mutual TLS, a fresh database) with each service's /metrics on a port of its own, an authenticator that
 really signs (an ES256 key made and used by the openssl command), and SQL on the stack's database."""
 
+import itertools
 import pathlib
 import subprocess
 import sys
@@ -19,6 +20,8 @@ from passkey_stack import Stack, free_port  # noqa: E402
 from openssl_authenticator import Authenticator  # noqa: E402
 
 PASSWORD = "legacy suite password"
+# Each call's /64 (the gateway counts an IPv6 client by its /64): numbered, so no two calls share one.
+_client_networks = itertools.count(1)
 
 
 class Client:
@@ -30,7 +33,7 @@ class Client:
         self.keys = tempfile.mkdtemp(prefix="passkey-legacy-keys-")
 
     def call(self, method, path, body=None, token=None):
-        return self.stack.request(method, path, body, token=token, client_address=f"2001:db8:15::{uuid.uuid4().hex[:4]}")
+        return self.stack.request(method, path, body, token=token, client_address=f"2001:db8:15:{next(_client_networks):x}::1")
 
     def sql(self, statement):
         return self.stack.sql(statement)

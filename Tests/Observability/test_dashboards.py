@@ -15,6 +15,7 @@ DASHBOARD_PNG=docs/observability-dashboard.png DASHBOARD_LOAD_SECONDS=80 runs a 
 then falling) and writes the picture docs/observability.md shows."""
 
 import importlib.machinery
+import itertools
 import importlib.util
 import json
 import os
@@ -44,6 +45,8 @@ PROMETHEUS_CONFIG = OBSERVABILITY / "prometheus.yml"
 RENDER = OBSERVABILITY / "render-dashboard-png"
 SCRAPE_INTERVAL = 1.0
 PASSWORD = "dashboard suite password"
+# Each call's /64 (the gateway counts an IPv6 client by its /64): numbered, so no two calls share one.
+_client_networks = itertools.count(1)
 PICTURE = os.environ.get("DASHBOARD_PNG")
 LOAD_SECONDS = float(os.environ.get("DASHBOARD_LOAD_SECONDS", "80" if PICTURE else "8"))
 
@@ -275,7 +278,7 @@ class Traffic:
 
     def call(self, method, path, body=None, token=None, address=None):
         return self.stack.request(method, path, body, token=token,
-                                  client_address=address or f"2001:db8:17::{uuid.uuid4().hex[:4]}")
+                                  client_address=address or f"2001:db8:17:{next(_client_networks):x}::1")
 
     def sql(self, statement):
         self.stack.sql(statement)

@@ -4,6 +4,7 @@ started here, whose delivered messages the tests read."""
 import asyncio
 import email
 import email.policy
+import itertools
 import pathlib
 import re
 import subprocess
@@ -44,6 +45,8 @@ def pytest_runtest_makereport(item, call):
 
 
 PASSWORD = "recovery suite password"
+# Each client's /64 (the gateway counts an IPv6 client by its /64): numbered, so no two clients share one.
+_client_networks = itertools.count(1)
 CODE = re.compile(r"^ {4}([0-9]{8})\r?$", re.MULTILINE)
 
 
@@ -136,7 +139,8 @@ class Client:
 
     def __init__(self, stack, address=None):
         self.stack = stack
-        self.address = address or f"2001:db8:16::{uuid.uuid4().hex[:4]}"
+        # A /64 of its own: the gateway counts an IPv6 client by its /64.
+        self.address = address or f"2001:db8:16:{next(_client_networks):x}::1"
 
     def call(self, method, path, body=None, token=None):
         return self.stack.request(method, path, body, token=token, client_address=self.address)
