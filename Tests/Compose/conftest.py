@@ -68,13 +68,16 @@ def image_revision(name: str) -> str | None:
 
 def ensure_images() -> None:
     """This commit's images: deploy/images/build when one is missing or was built from another commit (after
-    Tests/Containers in deploy/local/test they are current, and nothing is built), and the compose tools image."""
+    Tests/Containers in deploy/local/test they are current, and nothing is built), and the compose tools image.
+    PASSKEY_COMPOSE_ANY_IMAGES=1 takes whatever images are there, for a quick run while editing compose.yaml."""
     head = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
                           check=True).stdout.strip()
-    if any(image_revision(name) != head for name in IMAGES):
+    if os.environ.get("PASSKEY_COMPOSE_ANY_IMAGES") == "1":
+        head = None
+    if any(image_revision(name) is None or (head and image_revision(name) != head) for name in IMAGES):
         log("building the images of this commit (deploy/images/build)")
         subprocess.run([str(REPO_ROOT / "deploy" / "images" / "build")], check=True, timeout=3600)
-    if image_revision("compose-tools") != head:
+    if image_revision("compose-tools") is None or (head and image_revision("compose-tools") != head):
         subprocess.run([str(REPO_ROOT / "deploy" / "compose" / "build-image")], check=True, timeout=600)
 
 
@@ -166,6 +169,7 @@ class Compose:
         conditions = self.conditions()
         for number, stage in enumerate(self.stages()):
             self.run("up", "-d", "--no-deps", *stage)
+            self.pin_bridge_address()
             if number == stop_after_stage:
                 return time.monotonic() - began
             for service in stage:
@@ -173,6 +177,26 @@ class Compose:
                                                       if "healthcheck" in self.services[service]
                                                       else "service_started"))
         return time.monotonic() - began
+
+    def pin_bridge_address(self) -> None:
+        """Fixes the MAC address of the project network's bridge once its first container made it, as
+        deploy/containers/lib.sh's stack_pin_bridge_address does for that stack: netavark 1.4 (Debian 12) leaves
+        the kernel to give the bridge the lowest MAC of its ports, which changes as containers join, while the
+        containers keep the old one for the gateway address in their ARP caches, and their DNS queries and replies
+        to published ports are lost for a while (a 503 at the gateway)."""
+        network = f"{self.project}_default"
+        result = subprocess.run(PODMAN + ["network", "inspect", "--format", "{{.NetworkInterface}}", network],
+                                capture_output=True, text=True)
+        bridge = pathlib.Path("/sys/class/net") / result.stdout.strip()
+        if result.returncode != 0 or not result.stdout.strip() or not (bridge / "address").exists():
+            return
+        if (bridge / "addr_assign_type").read_text().strip() == "3":
+            return
+        address = (bridge / "address").read_text().strip()
+        command = ["ip", "link", "set", "dev", bridge.name, "address", address]
+        if os.geteuid() != 0:
+            command.insert(0, "sudo")
+        subprocess.run(command, check=True)
 
     def request(self, method: str, path: str, body: dict | None = None, token: str | None = None):
         headers = {"Content-Type": "application/json"} if body is not None else {}
