@@ -2,12 +2,10 @@
 deploy/compose/build-image make here, a passkey sign-up and sign-in through its gateway, verification and recovery
 mail read from its mail catcher, an `up` again after a stop in the middle of starting, and `down`.
 
-Podman 4.3 (Debian 12) cannot run compose.yaml's depends_on as written: podman-compose ignores service_healthy
-below podman 4.6 and turns depends_on into `podman --requires`, which fails to start a container whose
-dependency is an exited one-shot. So `up` here brings the services up stage by stage (`up -d --no-deps`), in the
-order and with the conditions compose.yaml's depends_on gives, each health check run with `podman healthcheck
-run` (no systemd here to run them on a timer). Docker Compose and newer podman run compose.yaml's conditions
-themselves.
+Podman 4.3 (Debian 12) cannot run compose.yaml's depends_on as written (podman-compose ignores service_healthy
+below podman 4.6, and the `--requires` it makes fails to start a container after an exited one-shot), so `up` is
+deploy/compose/up, which brings the services up stage by stage with podman-compose and waits for each condition
+of compose.yaml's depends_on itself. Docker Compose and newer podman run those conditions themselves.
 
 Each run has a project of its own (`passkey-compose-test-<pid>`, its containers, network and volumes) on a free
 loopback port, removed at the end whatever happened."""
@@ -30,6 +28,7 @@ import yaml
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 COMPOSE_FILE = REPO_ROOT / "compose.yaml"
+COMPOSE_UP = REPO_ROOT / "deploy" / "compose" / "up"
 sys.path.insert(0, str(REPO_ROOT / "Tests" / "Support" / "python"))
 
 PODMAN = ["podman", "--runtime", "runc"]
@@ -120,83 +119,19 @@ class Compose:
         result = subprocess.run(PODMAN + ["logs", self.container(service)], capture_output=True, text=True)
         return result.stdout + result.stderr
 
-    def stages(self) -> list[list[str]]:
-        """compose.yaml's services in start order: each stage's services depend only on earlier stages'."""
-        remaining = {name: set((spec.get("depends_on") or {})) for name, spec in self.services.items()}
-        stages, done = [], set()
-        while remaining:
-            ready = sorted(name for name, needs in remaining.items() if needs <= done)
-            assert ready, f"compose.yaml's depends_on has a cycle among {sorted(remaining)}"
-            stages.append(ready)
-            done.update(ready)
-            for name in ready:
-                del remaining[name]
-        return stages
-
-    def wait_for(self, service: str, condition: str, timeout: float = 120) -> None:
-        """Waits until SERVICE meets a depends_on condition: service_completed_successfully (exited 0),
-        service_healthy (its health check passes) or service_started (running)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            state = self.state(service)
-            if condition == "service_completed_successfully":
-                if state.get("Status") == "exited":
-                    assert state.get("ExitCode") == 0, (
-                        f"{service} exited with status {state.get('ExitCode')}:\n{self.logs(service)[-3000:]}")
-                    return
-            elif condition == "service_healthy":
-                if state.get("Running") and self.healthy(service):
-                    return
-            elif state.get("Running"):
-                return
-            assert time.monotonic() < deadline, (
-                f"{service} did not meet {condition} within {timeout} s (state {state.get('Status')}):\n"
-                f"{self.logs(service)[-3000:]}")
-            time.sleep(0.5)
-
-    def conditions(self) -> dict[str, str]:
-        """Each service's strictest condition that another service waits for."""
-        wanted: dict[str, str] = {}
-        for spec in self.services.values():
-            for name, dependency in (spec.get("depends_on") or {}).items():
-                wanted[name] = dependency.get("condition", "service_started")
-        return wanted
-
-    def up(self, stop_after_stage: int | None = None) -> float:
-        """Brings compose.yaml up stage by stage and waits for every service (the gateway healthy last); returns
-        the seconds it took. With STOP_AFTER_STAGE, returns once that stage started, without waiting."""
+    def up(self) -> float:
+        """deploy/compose/up for this project: returns the seconds it took; fails with what it printed."""
         began = time.monotonic()
-        conditions = self.conditions()
-        for number, stage in enumerate(self.stages()):
-            self.run("up", "-d", "--no-deps", *stage)
-            self.pin_bridge_address()
-            if number == stop_after_stage:
-                return time.monotonic() - began
-            for service in stage:
-                self.wait_for(service, conditions.get(service, "service_healthy"
-                                                      if "healthcheck" in self.services[service]
-                                                      else "service_started"))
+        result = subprocess.run([sys.executable, str(COMPOSE_UP), "--project", self.project], env=self.environment,
+                                capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0, f"deploy/compose/up exited {result.returncode}:\n{result.stdout}{result.stderr}"
+        log(result.stdout.rstrip())
         return time.monotonic() - began
 
-    def pin_bridge_address(self) -> None:
-        """Fixes the MAC address of the project network's bridge once its first container made it, as
-        deploy/containers/lib.sh's stack_pin_bridge_address does for that stack: netavark 1.4 (Debian 12) leaves
-        the kernel to give the bridge the lowest MAC of its ports, which changes as containers join, while the
-        containers keep the old one for the gateway address in their ARP caches, and their DNS queries and replies
-        to published ports are lost for a while (a 503 at the gateway)."""
-        network = f"{self.project}_default"
-        result = subprocess.run(PODMAN + ["network", "inspect", "--format", "{{.NetworkInterface}}", network],
-                                capture_output=True, text=True)
-        bridge = pathlib.Path("/sys/class/net") / result.stdout.strip()
-        if result.returncode != 0 or not result.stdout.strip() or not (bridge / "address").exists():
-            return
-        if (bridge / "addr_assign_type").read_text().strip() == "3":
-            return
-        address = (bridge / "address").read_text().strip()
-        command = ["ip", "link", "set", "dev", bridge.name, "address", address]
-        if os.geteuid() != 0:
-            command.insert(0, "sudo")
-        subprocess.run(command, check=True)
+    def start_up(self) -> subprocess.Popen:
+        """deploy/compose/up in the background, to be stopped in the middle."""
+        return subprocess.Popen([sys.executable, str(COMPOSE_UP), "--project", self.project], env=self.environment,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     def request(self, method: str, path: str, body: dict | None = None, token: str | None = None):
         headers = {"Content-Type": "application/json"} if body is not None else {}
