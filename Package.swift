@@ -52,8 +52,8 @@ let persistenceTargets: [Target] = [
     .target(
         name: "PostgresStorage",
         dependencies: [
-            "AccessTokens", "AdminAccess", "Domain", "Encoding", "JSON", "Observability", "Postgres", "SessionIssuance",
-            "Webhooks",
+            "AccessTokens", "AdminAccess", "Crypto", "Domain", "Encoding", "JSON", "Observability", "Postgres",
+            "SessionIssuance", "Webhooks",
         ],
         path: "Shared/IO/PostgresStorage",
         resources: [.copy("Migrations")]),
@@ -111,7 +111,7 @@ let persistenceTargets: [Target] = [
         name: "PostgresStorageTests",
         dependencies: [
             "AccessTokens", "AdminAccess", "Crypto", "PostgresStorage", "Postgres", "Domain", "Observability",
-            "PostgresTestSupport", "SessionIssuance",
+            "PostgresTestSupport", "SessionIssuance", "Webhooks",
         ],
         path: "Tests/PostgresStorageTests"),
 ]
@@ -229,6 +229,7 @@ let serviceTargets: [Target] = [
             "BuildInfo", "Configuration", "Domain", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "NameResolution",
             "NetworkIO", "Observability", "PostgresStorage", "Protobuf", "RuntimeMetrics",
             "ServiceContracts", "ServiceIdentity", "ServiceTransport", "TraceExport", "AccessTokens", "SessionIssuance",
+            "Crypto",
         ],
         path: "Shared/Composition/ServiceRuntime"),
     .testTarget(

@@ -48,21 +48,77 @@ final class OneTimeCodeTests: XCTestCase {
         XCTAssertTrue(OneTimeCodes.isWellFormed("01234567"))
     }
 
-    func testOnlyASaltedDigestIsKeptAndOnlyTheRightCodeMatches() {
+    static let keys = SecretKeyRing(keys: [Array(repeating: 3, count: 32)])!
+
+    func testTheCodeIsKeptOnlyAsAKeyedDigestAndSealedInItsMessageAndOnlyTheRightCodeMatches() throws {
         let target = RecoveryTarget(
             accountID: AccountID(UUID()), emailID: UUID(), address: "ada@example.com", verified: true,
             displayName: "Ada")
         let now = Date(timeIntervalSince1970: 1_800_000_000)
-        let delivery = OneTimeCodes.delivery(for: target, purpose: .recovery, random: SecureRandom(), now: now)
-        guard let code = delivery.message.code else { return XCTFail("the message carries the code") }
+        let delivery = try OneTimeCodes.delivery(
+            for: target, purpose: .recovery, random: SecureRandom(), keys: Self.keys, now: now)
+        guard case .sealed(let keyID, let box) = delivery.message.code,
+            case .code(let code) = OneTimeCodes.open(delivery.message, keys: Self.keys)
+        else { return XCTFail("the message carries the code, sealed") }
+        XCTAssertEqual(keyID, Self.keys.currentKeyID)
+        XCTAssertNil(box.firstRange(of: Array(code.utf8)), "not in clear")
         XCTAssertEqual(delivery.code.salt.count, 16)
-        XCTAssertNotEqual(delivery.code.codeDigest, sha256(Array(code.utf8)), "salted")
-        XCTAssertTrue(OneTimeCodes.matches(code, delivery.code))
+        XCTAssertEqual(delivery.code.digestKeyID, Self.keys.currentKeyID)
+        // The unkeyed digest, which 10^8 guesses would reverse, is not what is kept.
+        XCTAssertNotEqual(delivery.code.codeDigest, sha256(delivery.code.salt + Array(code.utf8)))
+        XCTAssertTrue(OneTimeCodes.matches(code, delivery.code, keys: Self.keys))
         let wrong = String(code.dropLast()) + (code.hasSuffix("0") ? "1" : "0")
-        XCTAssertFalse(OneTimeCodes.matches(wrong, delivery.code))
+        XCTAssertFalse(OneTimeCodes.matches(wrong, delivery.code, keys: Self.keys))
+        XCTAssertFalse(
+            OneTimeCodes.matches(code, delivery.code, keys: SecretKeyRing(keys: [Array(repeating: 4, count: 32)])!),
+            "a ring without the digest's key matches nothing")
         XCTAssertEqual(delivery.code.expiresAt.timeIntervalSince(now), 600)
         XCTAssertEqual(delivery.message.template, .recoveryCode)
         XCTAssertEqual(delivery.code.emailID, target.emailID)
+    }
+
+    func testAfterARotationThePreviousKeyStillChecksAndOpensWhatItMade() throws {
+        let target = RecoveryTarget(
+            accountID: AccountID(UUID()), emailID: UUID(), address: "ada@example.com", verified: true,
+            displayName: "Ada")
+        let before = try OneTimeCodes.delivery(
+            for: target, purpose: .verification, random: SecureRandom(), keys: Self.keys, now: Date())
+        guard case .code(let code) = OneTimeCodes.open(before.message, keys: Self.keys) else { return XCTFail() }
+        let rotated = SecretKeyRing(keys: [Array(repeating: 5, count: 32), Array(repeating: 3, count: 32)])!
+        XCTAssertTrue(OneTimeCodes.matches(code, before.code, keys: rotated))
+        XCTAssertEqual(OneTimeCodes.open(before.message, keys: rotated), .code(code))
+        let after = try OneTimeCodes.delivery(
+            for: target, purpose: .verification, random: SecureRandom(), keys: rotated, now: Date())
+        XCTAssertEqual(after.code.digestKeyID, rotated.currentKeyID, "new codes under the new key")
+        XCTAssertEqual(OneTimeCodes.open(after.message, keys: Self.keys), .keyNotHeld(rotated.currentKeyID))
+    }
+
+    func testACodeStoredWithAnUnkeyedDigestBeforeKeyingStillMatchesUntilItExpires() {
+        let salt = Array(repeating: UInt8(9), count: 16)
+        let legacy = EmailCode(
+            id: UUID(), accountID: AccountID(UUID()), emailID: UUID(), purpose: .recovery, salt: salt,
+            codeDigest: sha256(salt + Array("01234567".utf8)), digestKeyID: nil, attempts: 1, createdAt: Date(),
+            expiresAt: Date().addingTimeInterval(600))
+        XCTAssertTrue(OneTimeCodes.matches("01234567", legacy, keys: Self.keys))
+        XCTAssertFalse(OneTimeCodes.matches("01234568", legacy, keys: Self.keys))
+        // A keyed digest is never taken for an unkeyed one.
+        var keyed = legacy
+        keyed.digestKeyID = Self.keys.currentKeyID
+        XCTAssertFalse(OneTimeCodes.matches("01234567", keyed, keys: Self.keys))
+    }
+
+    func testASealedCodeOpensOnlyInItsOwnMessage() throws {
+        let target = RecoveryTarget(
+            accountID: AccountID(UUID()), emailID: UUID(), address: "ada@example.com", verified: true,
+            displayName: "Ada")
+        var message = try OneTimeCodes.delivery(
+            for: target, purpose: .recovery, random: SecureRandom(), keys: Self.keys, now: Date()).message
+        message.id = UUID()
+        XCTAssertEqual(OneTimeCodes.open(message, keys: Self.keys), .unreadable)
+        message.code = nil
+        XCTAssertEqual(OneTimeCodes.open(message, keys: Self.keys), OneTimeCodes.Opened.none)
+        message.code = .clear("01234567")
+        XCTAssertEqual(OneTimeCodes.open(message, keys: Self.keys), .code("01234567"), "a message queued before sealing")
     }
 }
 
@@ -99,9 +155,9 @@ final class MailCompositionTests: XCTestCase {
         let id = UUID()
         let created = Date(timeIntervalSince1970: 1_800_000_000)
         let message = OutboxMessage(
-            id: id, recipient: "ada@example.com", template: .emailVerification, code: "01234567",
+            id: id, recipient: "ada@example.com", template: .emailVerification, code: .clear("01234567"),
             expiresAt: created.addingTimeInterval(600), createdAt: created)
-        let mail = composer.compose(message, now: created)
+        let mail = composer.compose(message, code: "01234567", now: created)
         let text = String(decoding: mail.data, as: UTF8.self)
         XCTAssertEqual(mail.recipient, "ada@example.com")
         XCTAssertTrue(text.contains("Message-ID: <\(id.uuidString.lowercased())@example.com>\r\n"), text)

@@ -82,10 +82,12 @@ final class FailedGuessRepositoryTests: StorageTestCase {
         let delivery = EmailCodeDelivery(
             code: EmailCode(
                 id: UUID(), accountID: account.id, emailID: target.emailID, purpose: .recovery, salt: randomBytes(16),
-                codeDigest: randomBytes(32), attempts: 0, createdAt: now, expiresAt: now.addingTimeInterval(600)),
+                codeDigest: randomBytes(32), digestKeyID: "0123456789abcdef", attempts: 0, createdAt: now,
+                expiresAt: now.addingTimeInterval(600)),
             message: OutboxMessage(
-                id: UUID(), recipient: target.address, template: .recoveryCode, code: "01234567",
-                expiresAt: now.addingTimeInterval(600), createdAt: now))
+                id: UUID(), recipient: target.address, template: .recoveryCode,
+                code: .sealed(keyID: "0123456789abcdef", box: randomBytes(36)), expiresAt: now.addingTimeInterval(600),
+                createdAt: now))
         try await storage.recovery.issue(delivery)
         let codeCharge = charge(account, .code, at: now)
         let attempt = try await storage.recovery.attempt(

@@ -28,11 +28,12 @@ final class RecoveryRepositoryTests: StorageTestCase {
         return EmailCodeDelivery(
             code: EmailCode(
                 id: UUID(), accountID: target.accountID, emailID: target.emailID, purpose: purpose,
-                salt: randomBytes(16), codeDigest: randomBytes(32), attempts: 0, createdAt: now,
-                expiresAt: now.addingTimeInterval(lifetime)),
+                salt: randomBytes(16), codeDigest: randomBytes(32), digestKeyID: "0123456789abcdef", attempts: 0,
+                createdAt: now, expiresAt: now.addingTimeInterval(lifetime)),
             message: OutboxMessage(
-                id: UUID(), recipient: target.address, template: .recoveryCode, code: "01234567",
-                expiresAt: now.addingTimeInterval(lifetime), createdAt: now))
+                id: UUID(), recipient: target.address, template: .recoveryCode,
+                code: .sealed(keyID: "0123456789abcdef", box: randomBytes(36)), expiresAt: now.addingTimeInterval(lifetime),
+                createdAt: now))
     }
 
     func testRacingAttemptsNeverPassTheLimitAndANewCodeReplacesTheOld() async throws {
@@ -161,7 +162,7 @@ final class RecoveryRepositoryTests: StorageTestCase {
         XCTAssertEqual(ids.count, 30)
         XCTAssertEqual(Set(ids).count, 30, "no message handed out twice")
         let unsent = try await pool.query(
-            "SELECT count(*) AS n FROM email_outbox WHERE sent_at IS NULL OR code IS NOT NULL")
+            "SELECT count(*) AS n FROM email_outbox WHERE sent_at IS NULL OR code IS NOT NULL OR sealed_code IS NOT NULL")
         XCTAssertEqual(try unsent.first?.decode(Int.self, "n"), 0, "sent, and the codes cleared")
 
         try await storage.recovery.issue(delivery(for: target))

@@ -33,7 +33,8 @@ final class SessionUseCasesTests: XCTestCase {
         useCases = SessionUseCases(
             accounts: store, passwords: store, sessions: store, hashing: hashing, random: random,
             sessionLifetime: Self.sessionLifetime, clock: clock.read,
-            logger: Logger(service: "session-service", sink: log), metrics: MetricsRegistry())
+            logger: Logger(service: "session-service", sink: log), metrics: MetricsRegistry(),
+            codeKeys: SecretKeyRing(keys: [Array(repeating: 8, count: 32)]))
     }
 
     override func tearDown() {

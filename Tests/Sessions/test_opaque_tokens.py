@@ -1,13 +1,15 @@
 """Compatibility: with PASSKEY_SESSION_TOKENS=opaque a deployment keeps the earlier sessions (one opaque bearer
-token that lives as long as the session, no refresh token, no key needed), and a deployment that moves from opaque
-to signed tokens keeps accepting the opaque tokens it already issued until they expire."""
+token that lives as long as the session, no refresh token, no signing key), and a deployment that moves from opaque
+to signed tokens keeps accepting the opaque tokens it already issued until they expire. The key file is needed all the
+same: it is the key ring that seals one-time codes and webhook secrets (docs/security.md)."""
 
 import re
+import subprocess
 
 import pytest
 
 from sessions_support import (
-    Authenticator, create_password_account, current_session, passkey_sign_in, passkey_sign_up, password_sign_in,
+    BIN, Authenticator, create_password_account, current_session, passkey_sign_in, passkey_sign_up, password_sign_in,
     problem, refresh, running_stack)
 
 OPAQUE = re.compile(r"^[A-Za-z0-9_-]{64}$")
@@ -15,10 +17,20 @@ OPAQUE = re.compile(r"^[A-Za-z0-9_-]{64}$")
 
 @pytest.fixture(scope="module")
 def opaque_stack():
-    # No key-encryption key: an opaque deployment needs none.
-    environment = {"PASSKEY_SESSION_TOKENS": "opaque", "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE": ""}
-    with running_stack("opaque", environment) as stack:
+    with running_stack("opaque", {"PASSKEY_SESSION_TOKENS": "opaque"}) as stack:
         yield stack
+
+
+def test_an_opaque_deployment_still_needs_the_key_ring(opaque_stack):
+    """session-service and verification-service refuse to start without it, naming the variable (status 2); the
+    opaque stack above made no signing key with it."""
+    for name in ("session-service", "verification-service"):
+        environment = dict(opaque_stack.environment(name), PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE="")
+        environment[f"{name.split('-')[0].upper()}_SERVICE_LISTEN"] = "127.0.0.1:0"
+        result = subprocess.run([str(BIN / name)], env=environment, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 2, (name, result.returncode, result.stderr[-2000:])
+        assert "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE" in result.stderr + result.stdout, name
+    assert opaque_stack.sql("SELECT count(*) FROM session_signing_keys") == [["0"]]
 
 
 def test_opaque_sessions_have_one_bearer_token_and_no_refresh(opaque_stack, tmp_path):

@@ -14,16 +14,19 @@ public struct AdminUseCases: Sendable {
     let admin: any AdminRepository
     let recovery: any AccountRecoveryRepository
     let random: any RandomSource
+    /// Seals the codes it mails and keys their digests.
+    let keys: SecretKeyRing
     let logger: Logger
     let clock: @Sendable () -> Date
 
     public init(
         admin: any AdminRepository, recovery: any AccountRecoveryRepository, random: any RandomSource,
-        logger: Logger, clock: @escaping @Sendable () -> Date = Date.init
+        keys: SecretKeyRing, logger: Logger, clock: @escaping @Sendable () -> Date = Date.init
     ) {
         self.admin = admin
         self.recovery = recovery
         self.random = random
+        self.keys = keys
         self.logger = logger
         self.clock = clock
     }
@@ -111,7 +114,8 @@ public struct AdminUseCases: Sendable {
     /// Queues a code of `purpose` to `target` (stored with its audit event by the repository) and returns where it
     /// goes.
     private func issueCode(_ purpose: EmailCodePurpose, to target: RecoveryTarget) async throws -> String {
-        try await recovery.issue(OneTimeCodes.delivery(for: target, purpose: purpose, random: random, now: clock()))
+        try await recovery.issue(
+            OneTimeCodes.delivery(for: target, purpose: purpose, random: random, keys: keys, now: clock()))
         logger.audit(
             purpose == .recovery ? .recoveryStarted : .emailVerificationSent,
             ["outcome": "code_sent", "account.id": target.accountID.description, "by": "admin"])

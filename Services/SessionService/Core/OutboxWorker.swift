@@ -1,4 +1,5 @@
 import AccountRecovery
+import Crypto
 import Domain
 import Encoding
 import Foundation
@@ -19,8 +20,14 @@ public struct MailSendFailure: Error, Sendable {
 /// talked to and records the outcome (sent, retry later with backoff, or given up). Requests only ever write to the
 /// outbox, so a relay that is down fails no request; its messages wait and go out when it is back.
 public struct OutboxWorker: Sendable {
+    /// How long a message whose code is sealed under a key this process does not hold waits for a replica that
+    /// holds it (or for this one's restart with it).
+    static let keyNotHeldDelay: TimeInterval = 30
+
     let outbox: any EmailOutboxRepository
     let composer: MailComposer
+    /// Opens the codes the messages carry.
+    let keys: SecretKeyRing
     /// Hands one message to the relay; returns once the relay accepted it. Blocking (libcurl).
     let send: @Sendable (ComposedMail) throws(MailSendFailure) -> Void
     let pollInterval: Duration
@@ -28,12 +35,13 @@ public struct OutboxWorker: Sendable {
     let logger: Logger
 
     public init(
-        outbox: any EmailOutboxRepository, composer: MailComposer,
+        outbox: any EmailOutboxRepository, composer: MailComposer, keys: SecretKeyRing,
         send: @escaping @Sendable (ComposedMail) throws(MailSendFailure) -> Void,
         pollInterval: Duration = .milliseconds(500), metrics: MetricsRegistry, logger: Logger
     ) {
         self.outbox = outbox
         self.composer = composer
+        self.keys = keys
         self.send = send
         self.pollInterval = pollInterval
         self.metrics = metrics
@@ -52,11 +60,26 @@ public struct OutboxWorker: Sendable {
         }
     }
 
-    /// One delivery attempt and what to record for it.
+    /// One delivery attempt and what to record for it. The message's code is opened here, just before it is sent,
+    /// and exists in clear nowhere else.
     func attempt(_ message: OutboxMessage) -> DeliveryOutcome {
-        let outcome = Self.outcome(of: message, sending: { () throws(MailSendFailure) in
-            try send(composer.compose(message, now: Date()))
-        })
+        let outcome: DeliveryOutcome
+        let opened = OneTimeCodes.open(message, keys: keys)
+        switch opened {
+        case .keyNotHeld(let keyID):
+            // Not the relay's fault, and another replica may hold the key: try later, until the code expires.
+            outcome = .retry(
+                after: Self.keyNotHeldDelay,
+                error: "the code is sealed under key \(keyID), which this process's key ring does not hold")
+        case .unreadable:
+            outcome = .giveUp(error: "the sealed code does not open: it was changed or belongs to another message")
+        case .none, .code:
+            var code: String?
+            if case .code(let text) = opened { code = text }
+            outcome = Self.outcome(of: message, sending: { () throws(MailSendFailure) in
+                try send(composer.compose(message, code: code, now: Date()))
+            })
+        }
         let label: String
         switch outcome {
         case .delivered:

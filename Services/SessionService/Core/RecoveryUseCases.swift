@@ -17,6 +17,8 @@ public struct RecoveryUseCases: Sendable {
 
     let recovery: any AccountRecoveryRepository
     let random: any RandomSource
+    /// Seals the codes it mails, keys their digests and checks the codes given back.
+    let keys: SecretKeyRing
     let issuer: SessionIssuer
     let revokesOtherSessions: Bool
     let clock: @Sendable () -> Date
@@ -27,12 +29,14 @@ public struct RecoveryUseCases: Sendable {
     let guessLimit: GuessLimit
 
     public init(
-        recovery: any AccountRecoveryRepository, random: any RandomSource, revokesOtherSessions: Bool,
-        clock: @escaping @Sendable () -> Date = Date.init, logger: Logger, guessLimit: GuessLimit = .standard
+        recovery: any AccountRecoveryRepository, random: any RandomSource, keys: SecretKeyRing,
+        revokesOtherSessions: Bool, clock: @escaping @Sendable () -> Date = Date.init, logger: Logger,
+        guessLimit: GuessLimit = .standard
     ) {
         self.guessLimit = guessLimit
         self.recovery = recovery
         self.random = random
+        self.keys = keys
         self.issuer = SessionIssuer(random: random, lifetime: Self.recoverySessionLifetime, clock: clock)
         self.revokesOtherSessions = revokesOtherSessions
         self.clock = clock
@@ -50,7 +54,8 @@ public struct RecoveryUseCases: Sendable {
             throw DomainError(.notFound, "the account has no email address")
         }
         guard !target.verified else { return }
-        try await recovery.issue(OneTimeCodes.delivery(for: target, purpose: .verification, random: random, now: clock()))
+        try await recovery.issue(
+            OneTimeCodes.delivery(for: target, purpose: .verification, random: random, keys: keys, now: clock()))
         logger.audit(.emailVerificationSent, ["account.id": accountID.description])
     }
 
@@ -75,7 +80,7 @@ public struct RecoveryUseCases: Sendable {
             let stored = try await recovery.attempt(
                 emailID: target.emailID, purpose: .verification, maximumAttempts: OneTimeCodes.maximumAttempts,
                 claiming: charge),
-            OneTimeCodes.matches(code, stored), try await recovery.completeVerification(codeID: stored.id)
+            OneTimeCodes.matches(code, stored, keys: keys), try await recovery.completeVerification(codeID: stored.id)
         else {
             logger.audit(.emailVerificationFailed, ["account.id": accountID.description, "reason": "invalid_code"])
             throw invalidCode
@@ -109,7 +114,8 @@ public struct RecoveryUseCases: Sendable {
             logger.audit(.recoveryStarted, ["outcome": "no_verified_address"])
             return
         }
-        try await recovery.issue(OneTimeCodes.delivery(for: target, purpose: .recovery, random: random, now: clock()))
+        try await recovery.issue(
+            OneTimeCodes.delivery(for: target, purpose: .recovery, random: random, keys: keys, now: clock()))
         logger.audit(.recoveryStarted, ["outcome": "code_sent", "account.id": target.accountID.description])
     }
 
@@ -167,7 +173,7 @@ public struct RecoveryUseCases: Sendable {
                 try await recovery.countDecoyAttempt(slot: decoySlot)
                 throw failed(target == nil ? "unknown_address" : "no_live_code", target?.accountID)
             }
-            guard OneTimeCodes.matches(code, stored) else { throw failed("wrong_code", target?.accountID) }
+            guard OneTimeCodes.matches(code, stored, keys: keys) else { throw failed("wrong_code", target?.accountID) }
             proof = .emailCode(stored.id)
         } else {
             // Near the budget's end a guess claims its place before the codes are compared, as a password does.

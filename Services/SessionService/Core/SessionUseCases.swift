@@ -15,6 +15,9 @@ public struct SessionUseCases: Sendable {
     let sessions: any AuthenticationSessionRepository
     let hashing: PasswordHashingPool
     let random: any RandomSource
+    /// Seals the verification code a new account is mailed and keys its digest; nil: no code is made (stores that
+    /// do not model mail, in tests).
+    let codeKeys: SecretKeyRing?
     let issuer: SessionIssuer
     let clock: @Sendable () -> Date
     let logger: Logger
@@ -26,8 +29,10 @@ public struct SessionUseCases: Sendable {
         accounts: any AccountRepository, passwords: any PasswordCredentialRepository,
         sessions: any AuthenticationSessionRepository, hashing: PasswordHashingPool, random: any RandomSource,
         sessionLifetime: TimeInterval, clock: @escaping @Sendable () -> Date = Date.init, logger: Logger,
-        metrics: MetricsRegistry, issuer: SessionIssuer? = nil, guessLimit: GuessLimit = .standard
+        metrics: MetricsRegistry, issuer: SessionIssuer? = nil, guessLimit: GuessLimit = .standard,
+        codeKeys: SecretKeyRing? = nil
     ) {
+        self.codeKeys = codeKeys
         self.metrics = metrics
         self.guessLimit = guessLimit
         self.accounts = accounts
@@ -59,9 +64,11 @@ public struct SessionUseCases: Sendable {
         try await accounts.createPasswordAccount(
             account, email: accountEmail,
             password: PasswordCredential(accountID: account.id, passwordHash: hash, createdAt: now, updatedAt: now),
-            verification: OneTimeCodes.delivery(
-                accountID: account.id, emailID: accountEmail.id, address: accountEmail.email, purpose: .verification,
-                random: random, now: now))
+            verification: try codeKeys.map { keys in
+                try OneTimeCodes.delivery(
+                    accountID: account.id, emailID: accountEmail.id, address: accountEmail.email,
+                    purpose: .verification, random: random, keys: keys, now: now)
+            })
         logger.audit(.accountCreated, ["account.id": account.id.description, "method": "password"])
         logger.audit(.emailVerificationSent, ["account.id": account.id.description])
         return account.id

@@ -1,6 +1,7 @@
 import AdminAccess
 import Crypto
 import Domain
+import Encoding
 import Foundation
 import Observability
 import Webhooks
@@ -12,15 +13,18 @@ public struct WebhookAdministration: Sendable {
     let admin: AdminUseCases
     let webhooks: any WebhookRepository
     let transport: any WebhookTransport
+    /// Seals each new endpoint's secret before it is stored.
+    let keys: SecretKeyRing
     let random: any RandomSource
 
     public init(
-        admin: AdminUseCases, webhooks: any WebhookRepository, transport: any WebhookTransport,
+        admin: AdminUseCases, webhooks: any WebhookRepository, transport: any WebhookTransport, keys: SecretKeyRing,
         random: any RandomSource = SecureRandom()
     ) {
         self.admin = admin
         self.webhooks = webhooks
         self.transport = transport
+        self.keys = keys
         self.random = random
     }
 
@@ -51,9 +55,11 @@ public struct WebhookAdministration: Sendable {
                 throw DomainError(.invalidRequest, "url: \(refusal.description)")
             }
             let secret = WebhookSecret(random: random)
+            let id = UUID.randomV4()
             guard
                 let endpoint = try await webhooks.createEndpoint(
-                    url: url, eventTypes: types, description: description, secret: secret)
+                    id: id, url: url, eventTypes: types, description: description,
+                    secret: try secret.sealed(for: id, with: keys))
             else {
                 throw DomainError(.invalidRequest, "at most \(WebhookEndpoint.countLimit) webhook endpoints may be registered")
             }

@@ -1,3 +1,4 @@
+import Crypto
 import Encoding
 import Foundation
 import Observability
@@ -14,6 +15,8 @@ public struct WebhookWorker: Sendable {
 
     let webhooks: any WebhookRepository
     let transport: any WebhookTransport
+    /// Opens the endpoints' secrets to sign with.
+    let keys: SecretKeyRing
     let retry: WebhookRetry
     let lanes: Int
     /// How long a lease lasts without progress: longer than one attempt may take.
@@ -23,12 +26,13 @@ public struct WebhookWorker: Sendable {
     let logger: Logger
 
     public init(
-        webhooks: any WebhookRepository, transport: any WebhookTransport, retry: WebhookRetry, lanes: Int,
-        attemptTimeout: TimeInterval, pollInterval: Duration = .milliseconds(250), metrics: MetricsRegistry,
+        webhooks: any WebhookRepository, transport: any WebhookTransport, keys: SecretKeyRing, retry: WebhookRetry,
+        lanes: Int, attemptTimeout: TimeInterval, pollInterval: Duration = .milliseconds(250), metrics: MetricsRegistry,
         logger: Logger
     ) {
         self.webhooks = webhooks
         self.transport = transport
+        self.keys = keys
         self.retry = retry
         self.lanes = max(1, lanes)
         lease = attemptTimeout + 5
@@ -61,6 +65,16 @@ public struct WebhookWorker: Sendable {
     /// Sends the batch's deliveries in order until one fails; records each outcome.
     func deliver(_ batch: WebhookBatch) async throws {
         guard let first = batch.deliveries.first else { return }
+        guard let secret = batch.secret.open(for: batch.endpointID, with: keys) else {
+            // Not the receiver's fault: no attempt and no failure. The lease lapses by itself, and a replica that
+            // holds the key (or this one, restarted with it) delivers then.
+            count("secret_unreadable")
+            logger.error(
+                "webhook.secret_unreadable",
+                ["webhook.id": batch.endpointID.lowercaseText, "key.id": batch.secret.keyID ?? "none",
+                 "detail": "the secret is sealed under a key this process does not hold, or does not open"])
+            return
+        }
         let destination: WebhookDestination
         switch await transport.destination(for: batch.url) {
         case .success(let checked): destination = checked
@@ -71,7 +85,7 @@ public struct WebhookWorker: Sendable {
         for delivery in batch.deliveries {
             guard !Task.isCancelled else { break }
             let started = ContinuousClock.now
-            let outcome = await transport.send(delivery, secret: batch.secret, to: destination, at: Date())
+            let outcome = await transport.send(delivery, secret: secret, to: destination, at: Date())
             metrics.observe(
                 "webhook_attempt_duration_seconds", help: "Webhook delivery attempts' time, until the response.",
                 (ContinuousClock.now - started).seconds)

@@ -25,6 +25,9 @@ await ServiceMain.run(
     // Hashing gets the cores; its bounded queue turns a password flood into quick refusals.
     let hashing = PasswordHashingPool(threadCount: max(1, ProcessInfo.processInfo.activeProcessorCount))
     let tokens = configuration.sessionTokens
+    // The key ring (PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE) seals the codes in the outbox and the webhook secrets, and
+    // keys the codes' digests: required whatever PASSKEY_SESSION_TOKENS says.
+    let keys = try SecretKeyRing.required(by: tokens)
     let issuer = SessionIssuer(
         random: SecureRandom(), lifetime: configuration.sessionLifetime,
         signer: try SigningKeyLoader.signer(tokens, keys: PostgresSigningKeyRepository(pool: pool), context: context),
@@ -32,23 +35,23 @@ await ServiceMain.run(
     let useCases = SessionUseCases(
         accounts: accounts, passwords: PostgresPasswordCredentialRepository(pool: pool), sessions: sessions,
         hashing: hashing, random: SecureRandom(), sessionLifetime: configuration.sessionLifetime,
-        logger: context.logger, metrics: context.metrics, issuer: issuer)
+        logger: context.logger, metrics: context.metrics, issuer: issuer, codeKeys: keys)
     let refresh = SessionRefreshUseCases(
         repository: PostgresSessionRefreshRepository(pool: pool), issuer: issuer, reuseWindow: tokens.reuseWindow,
         logger: context.logger)
     let recovery = RecoveryUseCases(
-        recovery: recoveryRepository, random: SecureRandom(),
+        recovery: recoveryRepository, random: SecureRandom(), keys: keys,
         revokesOtherSessions: configuration.recoveryRevokesSessions, logger: context.logger)
     SessionService(useCases: useCases, recovery: recovery, refresh: refresh).register(on: server, using: context)
     // Webhooks: endpoints registered through the admin API; the worker sends what the audit trail queued.
     let webhooks = try WebhookSettings(environment: ProcessInfo.processInfo.environment)
     let sender = WebhookSender(settings: webhooks.sender, threadCount: webhooks.lanes)
     let admin = AdminUseCases(
-        admin: PostgresAdminRepository(pool: pool), recovery: recoveryRepository, random: SecureRandom(),
+        admin: PostgresAdminRepository(pool: pool), recovery: recoveryRepository, random: SecureRandom(), keys: keys,
         logger: context.logger)
     AdminService(
         useCases: admin,
-        webhooks: WebhookAdministration(admin: admin, webhooks: webhookRepository, transport: sender),
+        webhooks: WebhookAdministration(admin: admin, webhooks: webhookRepository, transport: sender, keys: keys),
         signingKeys: issuer.signer.map { signer in
             SigningKeyAdministration(
                 admin: admin, repository: PostgresSigningKeyRepository(pool: pool), ring: signer.ring,
@@ -56,9 +59,11 @@ await ServiceMain.run(
         }
     ).register(on: server, using: context)
     let webhookWorker = WebhookWorker(
-        webhooks: webhookRepository, transport: sender, retry: webhooks.retry, lanes: webhooks.lanes,
+        webhooks: webhookRepository, transport: sender, keys: keys, retry: webhooks.retry, lanes: webhooks.lanes,
         attemptTimeout: webhooks.sender.timeout, metrics: context.metrics, logger: context.logger)
     context.background { await webhookWorker.run() }
+    let sealing = WebhookSecretSealing(webhooks: webhookRepository, keys: keys, logger: context.logger)
+    context.background { await sealing.run() }
     let gauges = AdoptionGauges(
         counts: PostgresSignInMethodCountRepository(pool: pool), metrics: context.metrics, logger: context.logger)
     context.background { await gauges.run() }
@@ -94,7 +99,7 @@ await ServiceMain.run(
             url: url, username: configuration.mail.username, password: configuration.mail.password,
             requireStartTLS: configuration.mail.requireStartTLS, caFile: configuration.mail.caFile))
     let worker = OutboxWorker(
-        outbox: outbox, composer: composer,
+        outbox: outbox, composer: composer, keys: keys,
         send: { mail throws(MailSendFailure) in
             do {
                 try transport.send(from: mail.sender, to: mail.recipient, data: mail.data)

@@ -38,6 +38,8 @@ public struct PasskeyCeremonies: Sendable {
     let metadata: MetadataSource?
     /// Draws the verification codes of the accounts created here.
     let random: any RandomSource
+    /// Seals those codes and keys their digests; nil: no code is made (stores that do not model mail, in tests).
+    let codeKeys: SecretKeyRing?
     let clock: @Sendable () -> Date
     let logger: Logger
     /// Names a new passkey after its provider (the community AAGUID list).
@@ -52,10 +54,11 @@ public struct PasskeyCeremonies: Sendable {
         origins: OriginPolicy, options: CeremonyOptions = .standard,
         keys: PublicKeyCache = PublicKeyCache(), credentials: CredentialCache = CredentialCache(),
         recoveryRegistrations: (any RecoveryRegistrationRepository)? = nil, metadata: MetadataSource? = nil,
-        random: any RandomSource = SecureRandom(),
+        random: any RandomSource = SecureRandom(), codeKeys: SecretKeyRing? = nil,
         clock: @escaping @Sendable () -> Date = Date.init, logger: Logger, metrics: MetricsRegistry
     ) {
         self.metrics = metrics
+        self.codeKeys = codeKeys
         self.recoveryRegistrations = recoveryRegistrations
         self.metadata = metadata
         self.random = random
@@ -162,9 +165,11 @@ public struct PasskeyCeremonies: Sendable {
         try await accounts.createPasskeyAccount(
             account, email: accountEmail, credential: credential,
             completing: registrationID,
-            verification: OneTimeCodes.delivery(
-                accountID: account.id, emailID: accountEmail.id, address: accountEmail.email, purpose: .verification,
-                random: random, now: now),
+            verification: try codeKeys.map { keys in
+                try OneTimeCodes.delivery(
+                    accountID: account.id, emailID: accountEmail.id, address: accountEmail.email,
+                    purpose: .verification, random: random, keys: keys, now: now)
+            },
             session: pending.session)
         logger.audit(
             .accountCreated,

@@ -53,6 +53,7 @@ await ServiceMain.run(
         relyingPartyID: configuration.relyingPartyID, origins: policy.origins(allowing: configuration.allowedOrigins),
         options: policy.options,
         recoveryRegistrations: PostgresRecoveryRegistrationRepository(pool: pool), metadata: metadata,
+        codeKeys: try SecretKeyRing.required(by: configuration.sessionTokens),
         logger: context.logger, metrics: context.metrics
     ).naming(with: try PasskeyProviderCatalog.shipped.get())
     VerificationService(ceremonies: ceremonies).register(on: server, using: context)

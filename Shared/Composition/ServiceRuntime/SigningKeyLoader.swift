@@ -35,7 +35,10 @@ public struct SigningKeyLoader: Sendable {
         _ configuration: SessionTokenConfiguration, keys repository: any SigningKeyRepository, context: ServiceContext
     ) throws -> AccessTokenSigner? {
         guard configuration.kind == .jwt else { return nil }
-        guard let encryption = KeyEncryptionKey(bytes: try configuration.requireKeyEncryptionKey()),
+        // The file's first key seals new signing keys; the previous keys of a rotation still open the stored ones.
+        let current = try configuration.requireKeyEncryptionKey()
+        let previous = Array(configuration.keyEncryptionKeys.dropFirst())
+        guard let encryption = KeyEncryptionKey(bytes: current, previous: previous),
             let algorithm = JWSAlgorithm(rawValue: configuration.algorithm)
         else {
             throw ConfigurationError(variable: "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE", problem: "must hold 32 bytes")

@@ -56,13 +56,13 @@ public struct MailComposer: Sendable {
         return Template(subject: subject, body: String(normalized[end.upperBound...]))
     }
 
-    /// The message for `message`, dated `now`. Its Message-ID is the outbox row's, so a copy sent again after a
-    /// crash can be recognized as the same message.
-    public func compose(_ message: OutboxMessage, now: Date) -> ComposedMail {
+    /// The message for `message`, carrying `code` (the message's own, opened by the outbox worker), dated `now`. Its
+    /// Message-ID is the outbox row's, so a copy sent again after a crash can be recognized as the same message.
+    public func compose(_ message: OutboxMessage, code: String?, now: Date) -> ComposedMail {
         let template = templates[message.template] ?? Template(subject: "{{service}}", body: "{{code}}\n")
         let minutes = max(1, Int((message.expiresAt.timeIntervalSince(message.createdAt) / 60).rounded()))
         let values = [
-            "code": message.code ?? "", "minutes": String(minutes),
+            "code": code ?? "", "minutes": String(minutes),
             "expires_at": Self.timestamp(message.expiresAt), "service": serviceName,
         ]
         func fill(_ text: String) -> String {

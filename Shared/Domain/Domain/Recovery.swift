@@ -8,7 +8,7 @@ public enum EmailCodePurpose: String, Hashable, Sendable, CaseIterable {
     case recovery
 }
 
-/// A one-time code sent by email, as stored: only a salted digest of the code, never the code.
+/// A one-time code sent by email, as stored: only a keyed digest of the code, never the code.
 public struct EmailCode: Hashable, Sendable {
     public var id: UUID
     public var accountID: AccountID
@@ -16,7 +16,12 @@ public struct EmailCode: Hashable, Sendable {
     public var emailID: UUID
     public var purpose: EmailCodePurpose
     public var salt: [UInt8]
+    /// HMAC-SHA256 of the salt and the code under the key `digestKeyID` names; for a code stored before digests were
+    /// keyed (`digestKeyID` nil), SHA-256 of the salt and the code.
     public var codeDigest: [UInt8]
+    /// The key of the secret key ring the digest was made with; nil for an unkeyed digest, which is accepted until
+    /// its code expires (ten minutes at most) and never made any more.
+    public var digestKeyID: String?
     /// Attempts made so far, the current one included.
     public var attempts: Int
     public var createdAt: Date
@@ -24,7 +29,7 @@ public struct EmailCode: Hashable, Sendable {
 
     public init(
         id: UUID, accountID: AccountID, emailID: UUID, purpose: EmailCodePurpose, salt: [UInt8], codeDigest: [UInt8],
-        attempts: Int, createdAt: Date, expiresAt: Date
+        digestKeyID: String?, attempts: Int, createdAt: Date, expiresAt: Date
     ) {
         self.id = id
         self.accountID = accountID
@@ -32,6 +37,7 @@ public struct EmailCode: Hashable, Sendable {
         self.purpose = purpose
         self.salt = salt
         self.codeDigest = codeDigest
+        self.digestKeyID = digestKeyID
         self.attempts = attempts
         self.createdAt = createdAt
         self.expiresAt = expiresAt
@@ -44,13 +50,23 @@ public enum MailTemplate: String, Hashable, Sendable, CaseIterable {
     case recoveryCode = "recovery_code"
 }
 
+/// The one-time code a queued message carries, as the outbox keeps it.
+public enum OutboxCode: Hashable, Sendable {
+    /// Sealed (AES-256-GCM) under the secret key ring's key `keyID` names, bound to the message's ID: the only
+    /// form written. Only the outbox worker, which holds the ring, opens it, as it sends the message.
+    case sealed(keyID: String, box: [UInt8])
+    /// In clear: read only from a message queued before codes were sealed (migration 0018), until it is sent or
+    /// given up, which clears it; never written.
+    case clear(String)
+}
+
 /// A message waiting in the outbox.
 public struct OutboxMessage: Hashable, Sendable {
     public var id: UUID
     public var recipient: String
     public var template: MailTemplate
     /// The one-time code the message carries.
-    public var code: String?
+    public var code: OutboxCode?
     /// When the code expires; a message still unsent by then is given up.
     public var expiresAt: Date
     public var createdAt: Date
@@ -58,7 +74,7 @@ public struct OutboxMessage: Hashable, Sendable {
     public var attempts: Int
 
     public init(
-        id: UUID, recipient: String, template: MailTemplate, code: String?, expiresAt: Date, createdAt: Date,
+        id: UUID, recipient: String, template: MailTemplate, code: OutboxCode?, expiresAt: Date, createdAt: Date,
         attempts: Int = 0
     ) {
         self.id = id

@@ -84,13 +84,18 @@ public struct SigningKeySchedule: Sendable {
 
 /// The key-encryption key: seals private signing keys before they are stored, and opens them when a process loads
 /// them. It comes from a file or a Secret (`PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE`) and is never stored with them.
+/// While the file's key is rotated, the previous keys it still holds open the signing keys sealed before.
 public struct KeyEncryptionKey: Sendable {
     let key: [UInt8]
+    let previous: [[UInt8]]
 
-    /// A key of exactly 32 bytes.
-    public init?(bytes: [UInt8]) {
-        guard bytes.count == SealedBox.keyLength else { return nil }
+    /// `bytes` seals new keys; it and `previous` open stored ones. Every key is exactly 32 bytes.
+    public init?(bytes: [UInt8], previous: [[UInt8]] = []) {
+        guard bytes.count == SealedBox.keyLength, previous.allSatisfy({ $0.count == SealedBox.keyLength }) else {
+            return nil
+        }
         key = bytes
+        self.previous = previous
     }
 
     /// A new key of `algorithm`, sealed, to be published at `now` and to sign after `delay`.
@@ -107,10 +112,14 @@ public struct KeyEncryptionKey: Sendable {
             retiredAt: nil)
     }
 
-    /// The private key of `stored`; throws when it was not sealed under this key-encryption key or does not match
-    /// its public half.
+    /// The private key of `stored`; throws when it was sealed under none of this process's key-encryption keys or
+    /// does not match its public half.
     public func open(_ stored: StoredSigningKey) throws -> PrivateKey {
-        guard let der = SealedBox.open(stored.sealedPrivateKey, key: key, additionalData: Array(stored.keyID.utf8))
+        let additionalData = Array(stored.keyID.utf8)
+        guard
+            let der = ([key] + previous).lazy.compactMap({
+                SealedBox.open(stored.sealedPrivateKey, key: $0, additionalData: additionalData)
+            }).first
         else {
             throw DomainError(
                 .unavailable, "the signing key \(stored.keyID) does not open with this key-encryption key")

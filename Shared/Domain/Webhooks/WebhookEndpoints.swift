@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// A registered receiver of audit events.
@@ -66,7 +67,8 @@ public struct WebhookDelivery: Sendable, Equatable {
 public struct WebhookBatch: Sendable, Equatable {
     public var endpointID: UUID
     public var url: String
-    public var secret: WebhookSecret
+    /// The signing secret as stored; the worker opens it to sign.
+    public var secret: StoredWebhookSecret
     /// Identifies this lease: only its holder records the endpoint's outcome.
     public var lease: UUID
     /// Failed attempts in a row so far.
@@ -74,7 +76,8 @@ public struct WebhookBatch: Sendable, Equatable {
     public var deliveries: [WebhookDelivery]
 
     public init(
-        endpointID: UUID, url: String, secret: WebhookSecret, lease: UUID, failures: Int, deliveries: [WebhookDelivery]
+        endpointID: UUID, url: String, secret: StoredWebhookSecret, lease: UUID, failures: Int,
+        deliveries: [WebhookDelivery]
     ) {
         self.endpointID = endpointID
         self.url = url
@@ -106,10 +109,10 @@ public struct WebhookRetry: Sendable, Equatable {
 /// stores an audit event, one for each enabled endpoint that takes the event's type, so a delivery exists exactly
 /// when its event committed.
 public protocol WebhookRepository: Sendable {
-    /// Registers an endpoint (its `audit.webhook.created` event in the same transaction); nil when the limit of
-    /// endpoints is reached.
-    func createEndpoint(url: String, eventTypes: [String], description: String, secret: WebhookSecret) async throws
-        -> WebhookEndpoint?
+    /// Registers the endpoint `id` with its secret sealed for it (its `audit.webhook.created` event in the same
+    /// transaction); nil when the limit of endpoints is reached.
+    func createEndpoint(id: UUID, url: String, eventTypes: [String], description: String, secret: SealedSecret)
+        async throws -> WebhookEndpoint?
     func endpoints() async throws -> [WebhookEndpoint]
     func endpoint(_ id: UUID) async throws -> WebhookEndpoint?
     /// Deletes an endpoint and its waiting deliveries; false when there is none.
@@ -129,4 +132,13 @@ public protocol WebhookRepository: Sendable {
     ) async throws -> Bool
     /// Ends a lease without an attempt (a worker stopping).
     func release(endpoint: UUID, lease: UUID) async throws
+
+    /// Up to `limit` endpoints whose secret is not sealed under the key `keyID` names (in clear, or under another
+    /// key), with the secret as stored.
+    func secrets(notSealedUnder keyID: String, limit: Int) async throws
+        -> [(endpointID: UUID, secret: StoredWebhookSecret)]
+    /// Replaces the endpoint's secret with `sealed` only while it is still stored as `current` (another replica may
+    /// have sealed it meanwhile); whether it did.
+    func replaceSecret(of endpointID: UUID, stored current: StoredWebhookSecret, with sealed: SealedSecret) async throws
+        -> Bool
 }

@@ -30,9 +30,13 @@ public struct SessionTokenConfiguration: Sendable, Equatable {
     public var reuseWindow: Double
     /// `PASSKEY_SIGNING_KEY_PUBLISH_DELAY`, seconds: how long a rotated-in key is published before it signs.
     public var publishDelay: Double
-    /// The key-encryption key read from `PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE` (32 bytes); with `jwt`, a process
-    /// that issues sessions refuses to start without it (``requireKeyEncryptionKey()``).
-    public var keyEncryptionKey: [UInt8]?
+    /// The key-encryption key read from `PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE` (32 bytes): the file's first key,
+    /// the current one. With `jwt`, a process that issues sessions refuses to start without it
+    /// (``requireKeyEncryptionKey()``).
+    public var keyEncryptionKey: [UInt8]? { keyEncryptionKeys.first }
+    /// Every key of the file, the current one first and then the previous ones a rotation keeps (docs/security.md):
+    /// they still open what was sealed under them. Empty when the variable is unset.
+    public var keyEncryptionKeys: [[UInt8]] = []
 
     public init(_ env: EnvironmentReader) throws {
         switch env.string("PASSKEY_SESSION_TOKENS", default: "jwt") {
@@ -72,12 +76,29 @@ public struct SessionTokenConfiguration: Sendable, Equatable {
             guard let data = FileManager.default.contents(atPath: path), data.count <= 4096 else {
                 throw ConfigurationError(variable: variable, problem: "cannot read \(path)")
             }
-            guard let key = Self.keyBytes(String(decoding: data, as: UTF8.self)) else {
+            guard let keys = Self.keyRing(String(decoding: data, as: UTF8.self)) else {
                 throw ConfigurationError(
-                    variable: variable, problem: "\(path) must hold 32 bytes as 64 hex digits or base64")
+                    variable: variable,
+                    problem: "\(path) must hold 1 to \(Self.keyRingCapacity) different keys, one a line, each 32 bytes "
+                        + "as 64 hex digits or base64")
             }
-            keyEncryptionKey = key
+            keyEncryptionKeys = keys
         }
+    }
+
+    /// The most keys the file may hold: the current one and the previous ones of a rotation.
+    public static let keyRingCapacity = 8
+
+    /// The process's key ring: the file's keys, the current first. Every process that issues sessions or one-time
+    /// codes, or keeps webhook secrets, needs it in either token mode: it seals one-time codes in the outbox and
+    /// webhook secrets, and keys the digests of one-time codes (docs/security.md).
+    public func requireKeyEncryptionKeys() throws -> [[UInt8]] {
+        guard !keyEncryptionKeys.isEmpty else {
+            throw ConfigurationError(
+                variable: "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE",
+                problem: "is required: a file holding 32 random bytes (openssl rand -hex 32)")
+        }
+        return keyEncryptionKeys
     }
 
     /// The key-encryption key, which a process that issues signed sessions cannot start without.
@@ -88,6 +109,20 @@ public struct SessionTokenConfiguration: Sendable, Equatable {
                 problem: "is required with PASSKEY_SESSION_TOKENS=jwt: a file holding 32 random bytes (openssl rand -hex 32)")
         }
         return keyEncryptionKey
+    }
+
+    /// The keys of a key file: one a line (blank lines and lines starting with `#` skipped), each as ``keyBytes(_:)``
+    /// reads it, the current one first; nil when there is none, one does not read, two are equal, or there are more
+    /// than ``keyRingCapacity``.
+    static func keyRing(_ text: String) -> [[UInt8]]? {
+        var keys: [[UInt8]] = []
+        for line in text.split(whereSeparator: \.isNewline) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty, !trimmed.hasPrefix("#") else { continue }
+            guard let key = keyBytes(trimmed), !keys.contains(key) else { return nil }
+            keys.append(key)
+        }
+        return (1...keyRingCapacity).contains(keys.count) ? keys : nil
     }
 
     /// 32 bytes from 64 hex digits or base64/base64url text (whitespace around it ignored); nil otherwise.
@@ -107,7 +142,7 @@ public struct SessionTokenConfiguration: Sendable, Equatable {
         lhs.kind == rhs.kind && lhs.issuer == rhs.issuer && lhs.audience == rhs.audience && lhs.clientID == rhs.clientID
             && lhs.accessTokenLifetime == rhs.accessTokenLifetime && lhs.algorithm == rhs.algorithm
             && lhs.idleTimeout == rhs.idleTimeout && lhs.reuseWindow == rhs.reuseWindow
-            && lhs.publishDelay == rhs.publishDelay && lhs.keyEncryptionKey == rhs.keyEncryptionKey
+            && lhs.publishDelay == rhs.publishDelay && lhs.keyEncryptionKeys == rhs.keyEncryptionKeys
     }
 }
 

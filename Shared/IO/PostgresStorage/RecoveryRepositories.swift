@@ -14,7 +14,8 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
     /// The email codes' table name, for the sweeper's logs and metrics.
     public static let codesTable = "email_codes"
 
-    static let codeColumns = "id, account_id, email_id, purpose, salt, code_digest, attempts, created_at, expires_at"
+    static let codeColumns =
+        "id, account_id, email_id, purpose, salt, code_digest, digest_key_id, attempts, created_at, expires_at"
 
     /// A disabled account is no target: recovery answers for its address as for an unknown one, and sends nothing.
     public func target(normalizedEmail: String) async throws -> RecoveryTarget? {
@@ -221,8 +222,8 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
             """
             INSERT INTO email_codes (\(unsafeSQL: codeColumns))
             VALUES (\(code.id), \(code.accountID.rawValue), \(code.emailID), \(code.purpose.rawValue),
-                    \(PostgresBytes(code.salt)), \(PostgresBytes(code.codeDigest)), \(code.attempts), \(code.createdAt),
-                    \(code.expiresAt))
+                    \(PostgresBytes(code.salt)), \(PostgresBytes(code.codeDigest)), \(code.digestKeyID),
+                    \(code.attempts), \(code.createdAt), \(code.expiresAt))
             """)
         try PostgresEmailOutboxRepository.enqueue(delivery.message, on: connection)
     }
@@ -250,7 +251,8 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
             emailID: try row.decode(UUID.self, "email_id"), purpose: purpose,
             salt: try row.decode(PostgresBytes.self, "salt").bytes,
             codeDigest: try row.decode(PostgresBytes.self, "code_digest").bytes,
-            attempts: try row.decode(Int.self, "attempts"), createdAt: try row.decode(Date.self, "created_at"),
+            digestKeyID: try row.decode(String?.self, "digest_key_id"), attempts: try row.decode(Int.self, "attempts"),
+            createdAt: try row.decode(Date.self, "created_at"),
             expiresAt: try row.decode(Date.self, "expires_at"))
     }
 }
@@ -271,7 +273,7 @@ public struct PostgresEmailOutboxRepository: EmailOutboxRepository {
             try await pool.transaction { connection -> Bool in
                 let rows = try connection.execute(
                     """
-                    SELECT id, recipient, template, code, expires_at, created_at, attempts,
+                    SELECT id, recipient, template, code, sealed_code, code_key_id, expires_at, created_at, attempts,
                            expires_at <= now() AS expired
                     FROM email_outbox
                     WHERE sent_at IS NULL AND failed_at IS NULL AND next_attempt_at <= now()
@@ -284,7 +286,7 @@ public struct PostgresEmailOutboxRepository: EmailOutboxRepository {
                 }
                 let message = OutboxMessage(
                     id: id, recipient: try row.decode(String.self, "recipient"), template: template,
-                    code: try row.decode(String?.self, "code"), expiresAt: try row.decode(Date.self, "expires_at"),
+                    code: try Self.decodeCode(row), expiresAt: try row.decode(Date.self, "expires_at"),
                     createdAt: try row.decode(Date.self, "created_at"), attempts: try row.decode(Int.self, "attempts"))
                 let outcome: DeliveryOutcome =
                     try row.decode(Bool.self, "expired") ? .giveUp(error: "the code expired before it was sent")
@@ -293,7 +295,9 @@ public struct PostgresEmailOutboxRepository: EmailOutboxRepository {
                 case .delivered:
                     try connection.execute(
                         """
-                        UPDATE email_outbox SET sent_at = now(), code = NULL, attempts = attempts + 1, last_error = NULL
+                        UPDATE email_outbox
+                        SET sent_at = now(), code = NULL, sealed_code = NULL, code_key_id = NULL,
+                            attempts = attempts + 1, last_error = NULL
                         WHERE id = \(id)
                         """)
                 case .retry(let delay, let error):
@@ -306,8 +310,9 @@ public struct PostgresEmailOutboxRepository: EmailOutboxRepository {
                 case .giveUp(let error):
                     try connection.execute(
                         """
-                        UPDATE email_outbox SET failed_at = now(), code = NULL, attempts = attempts + 1,
-                               last_error = \(String(error.prefix(512)))
+                        UPDATE email_outbox
+                        SET failed_at = now(), code = NULL, sealed_code = NULL, code_key_id = NULL,
+                            attempts = attempts + 1, last_error = \(String(error.prefix(512)))
                         WHERE id = \(id)
                         """)
                 }
@@ -337,13 +342,35 @@ public struct PostgresEmailOutboxRepository: EmailOutboxRepository {
         }
     }
 
+    /// Queues `message`. Its code, if any, must be sealed: a code in clear is never written.
     static func enqueue(_ message: OutboxMessage, on connection: PostgresConnection) throws {
+        var keyID: String?
+        var sealed: PostgresBytes?
+        switch message.code {
+        case nil: break
+        case .sealed(let key, let box):
+            keyID = key
+            sealed = PostgresBytes(box)
+        case .clear:
+            // Only rows written before codes were sealed hold one in clear; nothing writes one any more.
+            throw DomainError(.unavailable, "a one-time code is stored sealed, never in clear")
+        }
         try connection.execute(
             """
-            INSERT INTO email_outbox (id, recipient, template, code, expires_at, created_at)
-            VALUES (\(message.id), \(message.recipient), \(message.template.rawValue), \(message.code),
+            INSERT INTO email_outbox (id, recipient, template, sealed_code, code_key_id, expires_at, created_at)
+            VALUES (\(message.id), \(message.recipient), \(message.template.rawValue), \(sealed), \(keyID),
                     \(message.expiresAt), \(message.createdAt))
             """)
+    }
+
+    /// The code of an outbox row: sealed, or in clear in a row queued before codes were sealed.
+    static func decodeCode(_ row: PostgresRow) throws -> OutboxCode? {
+        if let box = try row.decode(PostgresBytes?.self, "sealed_code"),
+            let keyID = try row.decode(String?.self, "code_key_id")
+        {
+            return .sealed(keyID: keyID, box: box.bytes)
+        }
+        return try row.decode(String?.self, "code").map(OutboxCode.clear)
     }
 }
 

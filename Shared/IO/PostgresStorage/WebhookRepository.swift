@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Observability
 import Postgres
@@ -16,10 +17,9 @@ public struct PostgresWebhookRepository: WebhookRepository {
 
     public init(pool: PostgresPool) { self.pool = pool }
 
-    public func createEndpoint(url: String, eventTypes: [String], description: String, secret: WebhookSecret)
+    public func createEndpoint(id: UUID, url: String, eventTypes: [String], description: String, secret: SealedSecret)
         async throws -> WebhookEndpoint?
     {
-        let id = UUID()
         let creator = AuditContext.current.actor.identifier.map { "admin:" + $0 } ?? AuditContext.current.actor.kind
         let audit = AuditTrail.rows(
             .webhookCreated, from: "created",
@@ -34,9 +34,10 @@ public struct PostgresWebhookRepository: WebhookRepository {
                 let rows = try connection.execute(
                     """
                     WITH created AS (
-                             INSERT INTO webhook_endpoints (id, url, event_types, description, secret, created_by)
+                             INSERT INTO webhook_endpoints
+                                 (id, url, event_types, description, secret, secret_key_id, created_by)
                              VALUES (\(id), \(url), \(PostgresTextArray(eventTypes))::text[], \(description),
-                                     \(PostgresBytes(secret.bytes)), \(creator))
+                                     \(PostgresBytes(secret.box)), \(secret.keyID), \(creator))
                              RETURNING *, NULL::uuid AS account_id),
                          audited AS (\(fragment: audit))
                     SELECT \(unsafeSQL: Self.endpointColumns), 0::bigint AS pending FROM created e
@@ -122,8 +123,9 @@ public struct PostgresWebhookRepository: WebhookRepository {
                          UPDATE webhook_endpoints e
                          SET lease = \(lease), leased_until = now() + \(Int(seconds * 1000)) * interval '1 millisecond'
                          FROM due WHERE e.id = due.id
-                         RETURNING e.id, e.url, e.secret, e.failures)
-                SELECT l.id AS endpoint_id, l.url, l.secret, l.failures, d.id, d.event_type, d.payload, d.attempts
+                         RETURNING e.id, e.url, e.secret, e.secret_key_id, e.failures)
+                SELECT l.id AS endpoint_id, l.url, l.secret, l.secret_key_id, l.failures, d.id, d.event_type, d.payload,
+                       d.attempts
                 FROM leased l
                 CROSS JOIN LATERAL (
                     SELECT id, event_type, payload, attempts FROM webhook_deliveries
@@ -145,7 +147,7 @@ public struct PostgresWebhookRepository: WebhookRepository {
                     batches.append(
                         WebhookBatch(
                             endpointID: endpointID, url: try row.decode(String.self, "url"),
-                            secret: WebhookSecret(bytes: try row.decode(PostgresBytes.self, "secret").bytes),
+                            secret: try Self.decodeSecret(row),
                             lease: lease, failures: try row.decode(Int.self, "failures"), deliveries: [delivery]))
                 }
             }
@@ -220,6 +222,48 @@ public struct PostgresWebhookRepository: WebhookRepository {
                 WHERE id = \(endpoint) AND lease = \(lease)
                 """)
         }
+    }
+
+    public func secrets(notSealedUnder keyID: String, limit: Int) async throws
+        -> [(endpointID: UUID, secret: StoredWebhookSecret)]
+    {
+        try await translatingErrors {
+            try await pool.query(
+                """
+                SELECT id, secret, secret_key_id FROM webhook_endpoints
+                WHERE secret_key_id IS DISTINCT FROM \(keyID) ORDER BY id LIMIT \(limit)
+                """
+            ).map { (try $0.decode(UUID.self, "id"), try Self.decodeSecret($0)) }
+        }
+    }
+
+    public func replaceSecret(of endpointID: UUID, stored current: StoredWebhookSecret, with sealed: SealedSecret)
+        async throws -> Bool
+    {
+        let currentBytes: [UInt8]
+        switch current {
+        case .sealed(let box): currentBytes = box.box
+        case .clear(let secret): currentBytes = secret.bytes
+        }
+        return try await translatingErrors {
+            try await pool.query(
+                """
+                UPDATE webhook_endpoints SET secret = \(PostgresBytes(sealed.box)), secret_key_id = \(sealed.keyID)
+                WHERE id = \(endpointID) AND secret = \(PostgresBytes(currentBytes))
+                  AND secret_key_id IS NOT DISTINCT FROM \(current.keyID)
+                """
+            ).affectedRowCount == 1
+        }
+    }
+
+    /// An endpoint's secret as stored: sealed when the row names its key, else in clear (an endpoint registered
+    /// before secrets were sealed).
+    static func decodeSecret(_ row: PostgresRow) throws -> StoredWebhookSecret {
+        let bytes = try row.decode(PostgresBytes.self, "secret").bytes
+        guard let keyID = try row.decode(String?.self, "secret_key_id") else {
+            return .clear(WebhookSecret(bytes: bytes))
+        }
+        return .sealed(SealedSecret(keyID: keyID, box: bytes))
     }
 
     public func deleteDelivered(before cutoff: Date, limit: Int) async throws -> Int {
