@@ -23,7 +23,7 @@ final class RecoveryFlowTests: XCTestCase {
         XCTAssertEqual(recovery.accountID, user.accountID)
         for operation: any PasskeyAPIOperation in [
             AccountOperation(), CurrentSessionOperation(), SessionListOperation(), PasskeyListOperation(),
-            RecoveryCodesOperation(), SignOutOperation(),
+            RecoveryCodesOperation(),
         ] {
             let refused = await flows.statusAndCode(operation, with: device)
             XCTAssertEqual(refused.status, 403, "\(operation.route)")
@@ -52,5 +52,13 @@ final class RecoveryFlowTests: XCTestCase {
 
         let signIn = try await flows.signInWithPasskey(&authenticator)
         XCTAssertEqual(signIn.status, 200, signIn.description)
+
+        // A recovery session the user gives up on signs itself out, and is over at once.
+        let abandoned = flows.client()
+        _ = try await abandoned.execute(RecoveryFinishOperation(email: user.email, proof: .recoveryCode(codes[1])))
+        let signedOut = await flows.statusAndCode(SignOutOperation(), with: abandoned)
+        XCTAssertNil(signedOut.code, "signed out")
+        let over = await flows.statusAndCode(PasskeyRegistrationStartOperation(), with: abandoned)
+        XCTAssertEqual(over.status, 401)
     }
 }
