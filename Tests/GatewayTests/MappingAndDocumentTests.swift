@@ -341,6 +341,7 @@ final class WellKnownDocumentTests: XCTestCase {
         let links = WellKnownDocuments.assetLinks(apps: configuration.androidApps).arrayValue ?? []
         XCTAssertEqual(links.count, 4, "two packages, a statement for each relation")
         XCTAssertEqual(links[0]["relation"], ["delegate_permission/common.get_login_creds"])
+        XCTAssertEqual(links[1]["relation"], ["delegate_permission/common.handle_all_urls"])
         XCTAssertEqual(links[0]["target"]?["namespace"], "android_app")
         XCTAssertEqual(links[0]["target"]?["package_name"], "com.example.app")
         XCTAssertEqual(links[0]["target"]?["sha256_cert_fingerprints"]?.arrayValue?.count, 2)
@@ -355,7 +356,6 @@ final class WellKnownDocumentTests: XCTestCase {
             ["enroll": "https://example.com/passkeys/enroll", "manage": "https://example.com/passkeys/manage"])
         XCTAssertNil(WellKnownDocuments.passkeyEndpoints(origins: ["android:apk-key-hash:x"]))
         // Absolute pages need no web origin; a path on one does.
-        XCTAssertEqual(links[1]["relation"], ["delegate_permission/common.handle_all_urls"])
         let pages = PasskeyEndpointPages(
             enroll: "https://accounts.example.com/security/passkeys/new?from=pm", manage: "/settings/passkeys")
         XCTAssertEqual(

@@ -271,13 +271,13 @@ public struct PasskeyCeremonies: Sendable {
             }
             switch outcome {
             case .signedIn(let displayName):
+                let before = stored.credential
                 if durable {
                     stored.credential.signCount = verified.newSignCount
-                let before = stored.credential
                     stored.credential.backedUp = verified.backedUp
+                    stored.credential.backupEligible = verified.backupEligible
                     stored.credential.cloneWarning = stored.credential.cloneWarning || verified.possiblyCloned
                 } else {
-                    stored.credential.backupEligible = verified.backupEligible
                     lastUse.note(credentialID, at: usage.usedAt)
                 }
                 stored.displayName = displayName
@@ -285,8 +285,6 @@ public struct PasskeyCeremonies: Sendable {
                 if verified.possiblyCloned {
                     logger.audit(.passkeyCloneWarning, ["account.id": accountID.description])
                 }
-                logger.audit(
-                    .signInSucceeded,
                 if usage.changesBackupEligibility(of: before) {
                     logger.audit(
                         .passkeyBackupStateChanged,
@@ -298,6 +296,8 @@ public struct PasskeyCeremonies: Sendable {
                             "backed_up.old": String(before.backedUp), "backed_up.new": String(verified.backedUp),
                         ])
                 }
+                logger.audit(
+                    .signInSucceeded,
                     [
                         "method": "passkey", "account.id": accountID.description, "session.id": session.id.description,
                         "credential.id": Base64URL.encode(credentialID.bytes),
