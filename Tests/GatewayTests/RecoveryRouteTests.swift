@@ -63,7 +63,8 @@ final class RecoveryRouteTests: XCTestCase {
 
     func testARecoverySessionReachesOnlyThePasskeyRegistrationAndUnknownMethodsNothing() async throws {
         let application = try makeApplication()
-        let recoveryRoutes = ["POST /v1/passkeys/registrations", "POST /v1/recovery/passkeys/finish"]
+        // A recovery session may register its passkey, and sign itself out.
+        let recoveryRoutes = ["POST /v1/passkeys/registrations", "POST /v1/recovery/passkeys/finish", "DELETE /v1/session"]
         XCTAssertEqual(
             Set(Self.bearerRoutes.map { "\($0.0) \($0.1.replacingOccurrences(of: "AQID", with: "{credentialID}"))" }
                 .map { $0.replacingOccurrences(of: "3f2a1c9e-0000-4000-8000-000000000000", with: "{sessionID}") }),
@@ -91,6 +92,11 @@ final class RecoveryRouteTests: XCTestCase {
         signedIn(.passkey)
         let full = await application.respond(to: request("POST", "/v1/recovery/passkeys/finish", Self.registration))
         XCTAssertEqual(full.status, 403, "a full session may not use the recovery-only finish")
+        signedIn(.recovery)
+        backends.answer(SessionServiceMethods.revokeSession, RevokeSessionResponse())
+        let signedOut = await application.respond(to: request("DELETE", "/v1/session", nil))
+        XCTAssertEqual(signedOut.status, 204, "a recovery session signs itself out")
+        XCTAssertTrue(backends.paths.contains(SessionServiceMethods.revokeSession.path))
     }
 
     func testARecoverySessionsPasskeyFinishReturnsTheNewSession() async throws {
