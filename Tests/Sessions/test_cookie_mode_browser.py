@@ -220,8 +220,8 @@ def test_a_page_of_another_origin_signs_in_and_refreshes_with_the_cookie(stack, 
     # Another site, though a listed origin: SameSite=Strict keeps the cookie home, so there is no token to use.
     browser.get(pages["cross_site"] + "/")
     refused = browser_fetch(browser, gateway + "/v1/session/refresh", method="POST")
-    assert refused.get("status") == 400, refused
-    assert json.loads(refused["body"])["code"] == "invalid_request"
+    assert refused.get("status") == 401, refused
+    assert json.loads(refused["body"])["reason"] == "refresh_token_invalid"
     # Another site, not listed: the browser does not let the page see any answer.
     browser.get(pages["unlisted"] + "/")
     blocked = browser_fetch(browser, gateway + "/v1/session/refresh", method="POST")
