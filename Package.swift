@@ -365,8 +365,10 @@ let clientTargets: [Target] = [
         name: "PasskeySessionVerifierTests",
         dependencies: [
             "AccessTokens", "AccessTokenSigning", "COpenSSL", "Encoding", "JSON", "PasskeySessionVerifier",
+            "StubHTTPServer",
         ],
         path: "Tests/PasskeySessionVerifierTests"),
+    .target(name: "StubHTTPServer", path: "Tests/Support/StubHTTPServer"),
     .executableTarget(
         name: "session-verifier-benchmark",
         dependencies: ["AccessTokens", "AccessTokenSigning", "JSON", "PasskeySessionVerifier"],
@@ -376,7 +378,7 @@ let clientTargets: [Target] = [
         name: "PasskeyClientTests",
         dependencies: [
             "PasskeyClient", "Configuration", "Domain", "GatewayCore", "HTTPMessages", "JSON", "ServiceContracts",
-            "WebAuthn",
+            "StubHTTPServer", "WebAuthn",
         ],
         path: "Tests/PasskeyClientTests"),
 ]

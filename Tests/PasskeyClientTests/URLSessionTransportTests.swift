@@ -1,5 +1,6 @@
 import Foundation
 import PasskeyClient
+import StubHTTPServer
 import XCTest
 
 /// The client over URLSession against a real socket: timeouts, cancellation, redirects and retries as an app meets
@@ -9,7 +10,7 @@ final class URLSessionTransportTests: XCTestCase {
         -> PasskeyAPIClient
     {
         PasskeyAPIClient(
-            baseURL: server.url, configuration: .init(timeout: timeout, retryPolicy: retry),
+            baseURL: server.url(), configuration: .init(timeout: timeout, retryPolicy: retry),
             transport: URLSessionTransport())
     }
 
@@ -94,7 +95,7 @@ final class URLSessionTransportTests: XCTestCase {
 
     func testNoServerIsANetworkFailure() async throws {
         let server = try StubHTTPServer { _, _ in .hang }
-        let url = server.url
+        let url = server.url()
         server.stop()
         let client = PasskeyAPIClient(baseURL: url, configuration: .init(retryPolicy: .none))
         do {
