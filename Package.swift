@@ -95,7 +95,7 @@ let persistenceTargets: [Target] = [
         name: "ConfigurationTests",
         dependencies: [
             "ChallengeServiceCore", "Configuration", "GatewayCore", "ServiceIdentity", "SessionServiceCore",
-            "VerificationServiceCore",
+            "VerificationServiceCore", "WebAuthn",
         ],
         path: "Tests/ConfigurationTests"),
     .target(name: "RateLimiting", path: "Shared/Foundations/RateLimiting"),

@@ -3,6 +3,7 @@ import Configuration
 import GatewayCore
 import SessionServiceCore
 import VerificationServiceCore
+import WebAuthn
 import XCTest
 
 /// Each process's configuration, read by the process's own type: what the process reads, and nothing else.

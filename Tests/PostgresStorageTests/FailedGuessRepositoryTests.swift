@@ -26,16 +26,16 @@ final class FailedGuessRepositoryTests: StorageTestCase {
         let none = try await passwords.signInRecord(normalizedEmail: "ada@example.com")
         XCTAssertNil(try XCTUnwrap(none).failedGuesses)
         let start = microsecondDate(Date())
-        try await passwords.countFailedGuess(charge(account, at: start))
-        try await passwords.countFailedGuess(charge(account, at: start))
+        try await storage.failedGuesses.countFailedGuess(charge(account, at: start))
+        try await storage.failedGuesses.countFailedGuess(charge(account, at: start))
         let read = try await passwords.signInRecord(normalizedEmail: "ada@example.com")
         XCTAssertEqual(read?.failedGuesses, FailedGuesses(level: 2, updatedAt: start))
         // 720 s drain ten guesses of fifty an hour: from 2 to 0, then one more.
-        try await passwords.countFailedGuess(charge(account, at: start.addingTimeInterval(720)))
+        try await storage.failedGuesses.countFailedGuess(charge(account, at: start.addingTimeInterval(720)))
         let level = try await storedLevel(account, .password)
         XCTAssertEqual(try XCTUnwrap(level), 1, accuracy: 1e-9)
         // A replica whose clock is behind drains nothing and leaves the later time.
-        try await passwords.countFailedGuess(charge(account, at: start.addingTimeInterval(600)))
+        try await storage.failedGuesses.countFailedGuess(charge(account, at: start.addingTimeInterval(600)))
         let behind = try await passwords.signInRecord(normalizedEmail: "ada@example.com")
         XCTAssertEqual(try XCTUnwrap(behind?.failedGuesses?.level), 2, accuracy: 1e-9)
         XCTAssertEqual(behind?.failedGuesses?.updatedAt, start.addingTimeInterval(720))
@@ -54,23 +54,23 @@ final class FailedGuessRepositoryTests: StorageTestCase {
             INSERT INTO failed_guesses (account_id, kind, level, updated_at)
             VALUES (\(account.id.rawValue), 'password', 30, \(now))
             """)
-        let passwords = storage.passwordCredentials
+        let guesses = storage.failedGuesses
         let charge = charge(account, at: now)
         let claimed = await withTaskGroup(of: Bool.self) { group in
-            for _ in 0..<60 { group.addTask { (try? await passwords.claimGuess(charge)) ?? false } }
+            for _ in 0..<60 { group.addTask { (try? await guesses.claimGuess(charge)) ?? false } }
             return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         XCTAssertEqual(claimed, 20, "from 30 to the capacity of 50")
         let level = try await storedLevel(account, .password)
         XCTAssertEqual(try XCTUnwrap(level), 50, accuracy: 1e-9)
         // A failure counted without a claim may pass the capacity (it is refused first only when read as full).
-        try await passwords.countFailedGuess(charge)
+        try await guesses.countFailedGuess(charge)
         let over = try await storedLevel(account, .password)
         XCTAssertEqual(try XCTUnwrap(over), 51, accuracy: 1e-9)
         // 144 s later two have drained: one claim has room, the next has not.
         let later = self.charge(account, at: now.addingTimeInterval(144))
-        let first = try await passwords.claimGuess(later)
-        let second = try await passwords.claimGuess(later)
+        let first = try await guesses.claimGuess(later)
+        let second = try await guesses.claimGuess(later)
         XCTAssertEqual([first, second], [true, false])
     }
 
@@ -108,7 +108,7 @@ final class FailedGuessRepositoryTests: StorageTestCase {
         let attempts = try await pool.query("SELECT attempts FROM email_codes WHERE id = \(delivery.code.id)")
         XCTAssertEqual(try attempts.first?.decode(Int.self, "attempts"), 1)
         // A recovery-code failure counts in the same budget, and the row goes with the account.
-        try await storage.recovery.countFailedGuess(charge(account, .code, at: now.addingTimeInterval(3600)))
+        try await storage.failedGuesses.countFailedGuess(charge(account, .code, at: now.addingTimeInterval(3600)))
         let level = try await storedLevel(account, .code)
         XCTAssertEqual(try XCTUnwrap(level), 1, accuracy: 1e-9)
         _ = try await pool.query("DELETE FROM accounts WHERE id = \(account.id.rawValue)")

@@ -7,6 +7,7 @@ struct Repositories {
     let accounts: PostgresAccountRepository
     let accountEmails: PostgresAccountEmailRepository
     let passwordCredentials: PostgresPasswordCredentialRepository
+    let failedGuesses: PostgresFailedGuessRepository
     let passkeyCredentials: PostgresPasskeyCredentialRepository
     let sessions: PostgresAuthenticationSessionRepository
     let passkeySignIns: PostgresPasskeySignInRepository
@@ -23,6 +24,7 @@ struct Repositories {
         accounts = PostgresAccountRepository(pool: pool)
         accountEmails = PostgresAccountEmailRepository(pool: pool)
         passwordCredentials = PostgresPasswordCredentialRepository(pool: pool)
+        failedGuesses = PostgresFailedGuessRepository(pool: pool)
         passkeyCredentials = PostgresPasskeyCredentialRepository(pool: pool)
         sessions = PostgresAuthenticationSessionRepository(pool: pool)
         passkeySignIns = PostgresPasskeySignInRepository(pool: pool)

@@ -27,9 +27,9 @@ final class PasswordGuessLimitTests: XCTestCase {
         store = InMemoryAccounts(clock: clock.read, failure: StoreDown())
         hashing = PasswordHashingPool(hasher: PasswordHasher(parameters: Self.parameters), threadCount: 2)
         useCases = SessionUseCases(
-            accounts: store, passwords: store, sessions: store, hashing: hashing, random: RecordingRandom(),
-            sessionLifetime: 3600, clock: clock.read, logger: Logger(service: "session-service", sink: log),
-            metrics: MetricsRegistry())
+            accounts: store, passwords: store, failedGuesses: store, sessions: store, hashing: hashing,
+            random: RecordingRandom(), sessionLifetime: 3600, clock: clock.read,
+            logger: Logger(service: "session-service", sink: log), metrics: MetricsRegistry())
     }
 
     override func tearDown() {
@@ -118,11 +118,11 @@ final class PasswordGuessLimitTests: XCTestCase {
             $0.failedGuesses[FailedGuessKey(accountID: id, kind: .password)] = FailedGuesses(
                 level: 48.5, updatedAt: clock.now)
         }
-        let stale = PasswordGuessRacer(store: store, levelAfterRead: 50)
+        let stale = FailedGuessRacer(store: store, levelAfterRead: 50)
         let racing = SessionUseCases(
-            accounts: store, passwords: stale, sessions: store, hashing: hashing, random: RecordingRandom(),
-            sessionLifetime: 3600, clock: clock.read, logger: Logger(service: "session-service", sink: log),
-            metrics: MetricsRegistry())
+            accounts: store, passwords: store, failedGuesses: stale, sessions: store, hashing: hashing,
+            random: RecordingRandom(), sessionLifetime: 3600, clock: clock.read,
+            logger: Logger(service: "session-service", sink: log), metrics: MetricsRegistry())
         let refusal = await assertThrowsDomainError(.rateLimited) {
             _ = try await racing.signInWithPassword(email: "ada@example.com", password: Self.password)
         }
@@ -132,9 +132,10 @@ final class PasswordGuessLimitTests: XCTestCase {
 
     func testASmallerLimitAndAStoreThatCannotCountFailsClosed() async throws {
         useCases = SessionUseCases(
-            accounts: store, passwords: store, sessions: store, hashing: hashing, random: RecordingRandom(),
-            sessionLifetime: 3600, clock: clock.read, logger: Logger(service: "session-service", sink: log),
-            metrics: MetricsRegistry(), guessLimit: GuessLimit(limit: 6, period: 600))
+            accounts: store, passwords: store, failedGuesses: store, sessions: store, hashing: hashing,
+            random: RecordingRandom(), sessionLifetime: 3600, clock: clock.read,
+            logger: Logger(service: "session-service", sink: log), metrics: MetricsRegistry(),
+            guessLimit: GuessLimit(limit: 6, period: 600))
         _ = try await signUp()
         for _ in 0..<3 { await assertThrowsDomainError(.invalidCredentials) { try await self.signIn("wrong") } }
         let refusal = await assertThrowsDomainError(.rateLimited) { try await self.signIn(Self.password) }
@@ -147,24 +148,11 @@ final class PasswordGuessLimitTests: XCTestCase {
     }
 }
 
-/// A password store whose claims find the level another replica left after the sign-in read it.
-struct PasswordGuessRacer: PasswordCredentialRepository {
+/// A failed-guess store whose claims find the level another replica left after the sign-in read it.
+struct FailedGuessRacer: FailedGuessRepository {
     let store: InMemoryAccounts
     let levelAfterRead: Double
 
-    func upsert(_ credential: PasswordCredential) async throws { try await store.upsert(credential) }
-    func credential(of accountID: AccountID) async throws -> PasswordCredential? {
-        try await store.credential(of: accountID)
-    }
-    func signInRecord(normalizedEmail: String) async throws -> PasswordSignInRecord? {
-        try await store.signInRecord(normalizedEmail: normalizedEmail)
-    }
-    func completeSignIn(_ session: AuthenticationSession, verifiedHash: String, replacement: String?, at now: Date)
-        async throws -> Bool
-    {
-        try await store.completeSignIn(session, verifiedHash: verifiedHash, replacement: replacement, at: now)
-    }
-    func removePassword(of accountID: AccountID) async throws { try await store.removePassword(of: accountID) }
     func countFailedGuess(_ charge: GuessCharge) async throws { try await store.countFailedGuess(charge) }
     func claimGuess(_ charge: GuessCharge) async throws -> Bool {
         store.state.withLock {

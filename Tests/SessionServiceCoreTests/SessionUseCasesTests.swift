@@ -31,7 +31,7 @@ final class SessionUseCasesTests: XCTestCase {
         store = InMemoryAccounts(clock: clock.read, failure: StoreDown())
         hashing = PasswordHashingPool(hasher: PasswordHasher(parameters: Self.parameters), threadCount: 2)
         useCases = SessionUseCases(
-            accounts: store, passwords: store, sessions: store, hashing: hashing, random: random,
+            accounts: store, passwords: store, failedGuesses: store, sessions: store, hashing: hashing, random: random,
             sessionLifetime: Self.sessionLifetime, clock: clock.read,
             logger: Logger(service: "session-service", sink: log), metrics: MetricsRegistry(),
             codeKeys: SecretKeyRing(keys: [Array(repeating: 8, count: 32)]))

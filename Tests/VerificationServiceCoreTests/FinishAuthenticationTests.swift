@@ -285,7 +285,8 @@ struct UnusedAccounts: AccountRepository {
     }
     func createPasskeyAccount(
         _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
-        completing registrationID: AccountRegistrationID
+        completing registrationID: AccountRegistrationID, verification: EmailCodeDelivery?,
+        session: AuthenticationSession?
     ) async throws { XCTFail("unexpected") }
     func account(id: AccountID) async throws -> Account? { nil }
     func enabledAccount(id: AccountID) async throws -> Account? { nil }

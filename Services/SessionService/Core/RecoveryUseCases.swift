@@ -16,6 +16,8 @@ public struct RecoveryUseCases: Sendable {
     public static let recoverySessionLifetime: TimeInterval = 900
 
     let recovery: any AccountRecoveryRepository
+    /// The failed code guesses each account has (a recovery code's; an email code's are claimed by `recovery`).
+    let failedGuesses: any FailedGuessRepository
     let random: any RandomSource
     /// Seals the codes it mails, keys their digests and checks the codes given back.
     let keys: SecretKeyRing
@@ -29,12 +31,13 @@ public struct RecoveryUseCases: Sendable {
     let guessLimit: GuessLimit
 
     public init(
-        recovery: any AccountRecoveryRepository, random: any RandomSource, keys: SecretKeyRing,
-        revokesOtherSessions: Bool, clock: @escaping @Sendable () -> Date = Date.init, logger: Logger,
-        guessLimit: GuessLimit = .standard
+        recovery: any AccountRecoveryRepository, failedGuesses: any FailedGuessRepository, random: any RandomSource,
+        keys: SecretKeyRing, revokesOtherSessions: Bool, clock: @escaping @Sendable () -> Date = Date.init,
+        logger: Logger, guessLimit: GuessLimit = .standard
     ) {
         self.guessLimit = guessLimit
         self.recovery = recovery
+        self.failedGuesses = failedGuesses
         self.random = random
         self.keys = keys
         self.issuer = SessionIssuer(random: random, lifetime: Self.recoverySessionLifetime, clock: clock)
@@ -177,16 +180,16 @@ public struct RecoveryUseCases: Sendable {
             proof = .emailCode(stored.id)
         } else {
             // Near the budget's end a guess claims its place before the codes are compared, as a password does.
-            var claimed = false
-            if case .claimThenCheck = admission, let charge {
-                claimed = try await recovery.claimGuess(charge)
-                guard claimed else { throw failed("too_many_failed_guesses", target?.accountID) }
+            var guess: AdmittedGuess?
+            if let charge {
+                guess = try await AdmittedGuess.admit(charge, admission, in: failedGuesses)
+                guard guess != nil else { throw failed("too_many_failed_guesses", target?.accountID) }
             }
             let accountID = target?.accountID ?? AccountID.random()
             let records = try await recovery.unusedRecoveryCodes(of: accountID)
             guard let record = RecoveryCodes.match(recoveryCode ?? "", accountID: accountID, among: records) else {
-                if let charge {
-                    if !claimed { try await recovery.countFailedGuess(charge) }
+                if let guess {
+                    try await guess.failed()
                 } else {
                     try await recovery.countDecoyAttempt(slot: decoySlot)
                 }

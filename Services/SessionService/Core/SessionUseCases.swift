@@ -12,6 +12,8 @@ public struct SessionUseCases: Sendable {
 
     let accounts: any AccountRepository
     let passwords: any PasswordCredentialRepository
+    /// The failed password sign-ins each account has.
+    let failedGuesses: any FailedGuessRepository
     let sessions: any AuthenticationSessionRepository
     let hashing: PasswordHashingPool
     let random: any RandomSource
@@ -27,7 +29,8 @@ public struct SessionUseCases: Sendable {
 
     public init(
         accounts: any AccountRepository, passwords: any PasswordCredentialRepository,
-        sessions: any AuthenticationSessionRepository, hashing: PasswordHashingPool, random: any RandomSource,
+        failedGuesses: any FailedGuessRepository, sessions: any AuthenticationSessionRepository,
+        hashing: PasswordHashingPool, random: any RandomSource,
         sessionLifetime: TimeInterval, clock: @escaping @Sendable () -> Date = Date.init, logger: Logger,
         metrics: MetricsRegistry, issuer: SessionIssuer? = nil, guessLimit: GuessLimit = .standard,
         codeKeys: SecretKeyRing? = nil
@@ -37,6 +40,7 @@ public struct SessionUseCases: Sendable {
         self.guessLimit = guessLimit
         self.accounts = accounts
         self.passwords = passwords
+        self.failedGuesses = failedGuesses
         self.sessions = sessions
         self.hashing = hashing
         self.random = random
@@ -96,17 +100,12 @@ public struct SessionUseCases: Sendable {
         // guesses racing on several replicas cannot all pass on the same reading; a claimed guess is already counted.
         let now = clock()
         let charge = GuessCharge(accountID: record.accountID, kind: .password, limit: guessLimit, now: now)
-        var claimed = false
-        switch guessLimit.admission(of: record.failedGuesses, at: now) {
-        case .check:
-            break
-        case .claimThenCheck:
-            claimed = try await passwords.claimGuess(charge)
-            guard claimed else {
-                throw tooManyFailedGuesses(record.accountID, retryAfterSeconds: guessLimit.secondsPerGuess)
-            }
-        case .refuse(let seconds):
+        let admission = guessLimit.admission(of: record.failedGuesses, at: now)
+        if case .refuse(let seconds) = admission {
             throw tooManyFailedGuesses(record.accountID, retryAfterSeconds: seconds)
+        }
+        guard let guess = try await AdmittedGuess.admit(charge, admission, in: failedGuesses) else {
+            throw tooManyFailedGuesses(record.accountID, retryAfterSeconds: guessLimit.secondsPerGuess)
         }
         // Import refuses hashes this system cannot read, so an unreadable one is a defect or tampering: it fails
         // closed, after the same work as any other failure.
@@ -119,7 +118,7 @@ public struct SessionUseCases: Sendable {
             throw failure
         }
         guard try await hashingCall({ try await hashing.verify(password, against: stored) }) else {
-            if !claimed { try await passwords.countFailedGuess(charge) }
+            try await guess.failed()
             logger.audit(.signInFailed,
                 ["method": "password", "reason": "invalid_credentials", "account.id": record.accountID.description])
             throw failure

@@ -32,15 +32,16 @@ await ServiceMain.run(
         random: SecureRandom(), lifetime: configuration.sessionLifetime,
         signer: try SigningKeyLoader.signer(tokens, keys: PostgresSigningKeyRepository(pool: pool), context: context),
         idleTimeout: tokens.idleTimeout)
+    let failedGuesses = PostgresFailedGuessRepository(pool: pool)
     let useCases = SessionUseCases(
-        accounts: accounts, passwords: PostgresPasswordCredentialRepository(pool: pool), sessions: sessions,
-        hashing: hashing, random: SecureRandom(), sessionLifetime: configuration.sessionLifetime,
+        accounts: accounts, passwords: PostgresPasswordCredentialRepository(pool: pool), failedGuesses: failedGuesses,
+        sessions: sessions, hashing: hashing, random: SecureRandom(), sessionLifetime: configuration.sessionLifetime,
         logger: context.logger, metrics: context.metrics, issuer: issuer, codeKeys: keys)
     let refresh = SessionRefreshUseCases(
         repository: PostgresSessionRefreshRepository(pool: pool), issuer: issuer, reuseWindow: tokens.reuseWindow,
         logger: context.logger)
     let recovery = RecoveryUseCases(
-        recovery: recoveryRepository, random: SecureRandom(), keys: keys,
+        recovery: recoveryRepository, failedGuesses: failedGuesses, random: SecureRandom(), keys: keys,
         revokesOtherSessions: configuration.recoveryRevokesSessions, logger: context.logger)
     SessionService(useCases: useCases, recovery: recovery, refresh: refresh).register(on: server, using: context)
     // Webhooks: endpoints registered through the admin API; the worker sends what the audit trail queued.

@@ -271,7 +271,22 @@ public struct PasskeyCeremonies: Sendable {
             }
             switch outcome {
             case .signedIn(let displayName):
-                let before = stored.credential
+                if verified.possiblyCloned {
+                    logger.audit(.passkeyCloneWarning, ["account.id": accountID.description])
+                }
+                // Logged while `stored` still has the flags the assertion was checked against.
+                if verified.backupEligibilityChanged {
+                    logger.audit(
+                        .passkeyBackupStateChanged,
+                        [
+                            "account.id": accountID.description,
+                            "credential.id": Base64URL.encode(credentialID.bytes),
+                            "backup_eligible.old": String(stored.credential.backupEligible),
+                            "backup_eligible.new": String(verified.backupEligible),
+                            "backed_up.old": String(stored.credential.backedUp),
+                            "backed_up.new": String(verified.backedUp),
+                        ])
+                }
                 if durable {
                     stored.credential.signCount = verified.newSignCount
                     stored.credential.backedUp = verified.backedUp
@@ -282,20 +297,6 @@ public struct PasskeyCeremonies: Sendable {
                 }
                 stored.displayName = displayName
                 credentials.store(stored)
-                if verified.possiblyCloned {
-                    logger.audit(.passkeyCloneWarning, ["account.id": accountID.description])
-                }
-                if usage.changesBackupEligibility(of: before) {
-                    logger.audit(
-                        .passkeyBackupStateChanged,
-                        [
-                            "account.id": accountID.description,
-                            "credential.id": Base64URL.encode(credentialID.bytes),
-                            "backup_eligible.old": String(before.backupEligible),
-                            "backup_eligible.new": String(verified.backupEligible),
-                            "backed_up.old": String(before.backedUp), "backed_up.new": String(verified.backedUp),
-                        ])
-                }
                 logger.audit(
                     .signInSucceeded,
                     [

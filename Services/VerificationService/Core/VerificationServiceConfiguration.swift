@@ -1,4 +1,5 @@
 import Configuration
+import WebAuthn
 
 /// What verification-service reads from the environment (docs/configuration.md, the rows read by
 /// `verification-service`).
@@ -18,14 +19,9 @@ public struct VerificationServiceConfiguration: ServiceConfiguration, Equatable 
     public var passkeyPolicy: PasskeyPolicyConfiguration
     /// Signed access tokens and refresh tokens, or opaque tokens (`PASSKEY_SESSION_TOKENS`, ...).
     public var sessionTokens: SessionTokenConfiguration
-    /// What a sign-in whose BE flag differs from the stored one does (`PASSKEY_BACKUP_ELIGIBILITY_CHANGE`).
-    public var backupEligibilityChange: BackupEligibilityChange
-
-    /// `update`: the sign-in goes ahead when every other check passes, and the new BE and BS are stored and
-    /// audited; `reject`: it is refused with `backup_state_invalid`.
-    public enum BackupEligibilityChange: String, Sendable, Equatable, CaseIterable {
-        case update, reject
-    }
+    /// What a sign-in whose BE flag differs from the stored one does (`PASSKEY_BACKUP_ELIGIBILITY_CHANGE`):
+    /// `update`, the default, stores and audits the new BE and BS; `reject` refuses it with `backup_state_invalid`.
+    public var backupEligibilityChange: BackupEligibilityChangePolicy
 
     public init(_ env: EnvironmentReader) throws {
         process = try ServiceProcessConfiguration(env, service: Self.service)
@@ -37,7 +33,7 @@ public struct VerificationServiceConfiguration: ServiceConfiguration, Equatable 
         passkeyPolicy = try PasskeyPolicyConfiguration(env)
         sessionTokens = try SessionTokenConfiguration(env)
         let change = env.string("PASSKEY_BACKUP_ELIGIBILITY_CHANGE", default: "update")
-        guard let backupEligibilityChange = BackupEligibilityChange(rawValue: change) else {
+        guard let backupEligibilityChange = BackupEligibilityChangePolicy(rawValue: change) else {
             throw ConfigurationError(
                 variable: "PASSKEY_BACKUP_ELIGIBILITY_CHANGE", problem: "expected update or reject, got \(change.prefix(40))")
         }

@@ -47,9 +47,7 @@ await ServiceMain.run(
         lastUse: lastUse,
         registrationVerifier: RegistrationVerifier(trust: policy.trust()),
         authenticationVerifier: AuthenticationVerifier(
-            policy: AuthenticationPolicy(
-                signCount: policy.signCount,
-                backupEligibilityChange: configuration.backupEligibilityChange == .reject ? .reject : .update)),
+            policy: policy.authenticationPolicy(backupEligibilityChange: configuration.backupEligibilityChange)),
         relyingPartyID: configuration.relyingPartyID, origins: policy.origins(allowing: configuration.allowedOrigins),
         options: policy.options,
         recoveryRegistrations: PostgresRecoveryRegistrationRepository(pool: pool), metadata: metadata,

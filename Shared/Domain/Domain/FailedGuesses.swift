@@ -117,3 +117,35 @@ public struct GuessLimit: Hashable, Sendable {
         return level >= claimLevel ? .claimThenCheck : .check
     }
 }
+
+/// A guess `GuessLimit.admission` lets be checked, with its place in the account's failed guesses claimed first
+/// when the admission asks for it. A failed guess is counted once: by its claim, or by `failed()`; one that succeeds
+/// costs nothing more than its claim.
+public struct AdmittedGuess: Sendable {
+    /// The failed guesses the guess counts against.
+    let store: any FailedGuessRepository
+    let charge: GuessCharge
+    /// Whether the guess claimed its place, and so is counted already.
+    let claimed: Bool
+
+    /// The guess, if `admission` lets it be checked: `claimThenCheck` claims its place first (one statement), and
+    /// nil means it may not be checked (the admission refuses it, or the claim found no room).
+    public static func admit(
+        _ charge: GuessCharge, _ admission: GuessLimit.Admission, in store: any FailedGuessRepository
+    ) async throws -> AdmittedGuess? {
+        switch admission {
+        case .check:
+            return AdmittedGuess(store: store, charge: charge, claimed: false)
+        case .claimThenCheck:
+            guard try await store.claimGuess(charge) else { return nil }
+            return AdmittedGuess(store: store, charge: charge, claimed: true)
+        case .refuse:
+            return nil
+        }
+    }
+
+    /// Counts the guess as failed (one statement), unless its claim counted it already.
+    public func failed() async throws {
+        if !claimed { try await store.countFailedGuess(charge) }
+    }
+}

@@ -89,13 +89,8 @@ extension PasskeyUsage {
     /// durably in the same commit as the session it grants; any other use only moves `last_used_at`, which may be
     /// written later.
     public func changesSecurityState(of stored: PasskeyCredential) -> Bool {
-        signCount != stored.signCount || backedUp != stored.backedUp || changesBackupEligibility(of: stored)
-            || (cloneWarning && !stored.cloneWarning)
-    }
-
-    /// Whether this use stores another BE flag than `stored` has.
-    public func changesBackupEligibility(of stored: PasskeyCredential) -> Bool {
-        backupEligible.map { $0 != stored.backupEligible } ?? false
+        signCount != stored.signCount || backedUp != stored.backedUp
+            || (backupEligible.map { $0 != stored.backupEligible } ?? false) || (cloneWarning && !stored.cloneWarning)
     }
 }
 

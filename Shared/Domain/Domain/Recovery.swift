@@ -151,7 +151,7 @@ public enum DeliveryOutcome: Hashable, Sendable {
 
 /// `email_codes`, `recovery_codes`, the verified state of `account_emails`, and the recovery sessions of
 /// `authentication_sessions`: what verification and recovery read and write.
-public protocol AccountRecoveryRepository: FailedGuessRepository {
+public protocol AccountRecoveryRepository: Sendable {
     /// The email row with this normalized address, with its account's display name and failed code guesses, or nil.
     func target(normalizedEmail: String) async throws -> RecoveryTarget?
     /// The account's first email, with its failed code guesses, or nil when it has none.

@@ -20,33 +20,20 @@ public protocol AccountRepository: Sendable {
     /// Throws `emailTaken` when the normalized email exists.
     func createPasswordAccount(_ account: Account, email: AccountEmail, password: PasswordCredential) async throws
 
-    /// Creates a passkey account: the account, its email (when given) and its first passkey, and marks the
-    /// registration completed, all in one transaction. Throws `emailTaken`, `credentialAlreadyRegistered`, or
-    /// `challengeUnavailable` when the registration was already completed.
-    func createPasskeyAccount(
-        _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
-        completing registrationID: AccountRegistrationID
-    ) async throws
-
     /// As `createPasswordAccount(_:email:password:)`, and stores the email's verification code with its message in
     /// the same transaction, so the account exists only with its verification mail queued.
     func createPasswordAccount(
         _ account: Account, email: AccountEmail, password: PasswordCredential, verification: EmailCodeDelivery?
     ) async throws
 
-    /// As `createPasskeyAccount(_:email:credential:completing:)`, with the email's verification code and message in
-    /// the same transaction.
-    func createPasskeyAccount(
-        _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
-        completing registrationID: AccountRegistrationID, verification: EmailCodeDelivery?
-    ) async throws
-
-    /// As `createPasskeyAccount(_:email:credential:completing:verification:)`, and stores the new account's first
-    /// session in the same transaction: creating an account with a passkey signs it in.
+    /// Creates a passkey account: the account, its email (when given), its first passkey, the email's verification
+    /// code and message (when given) and its first session (when given: creating an account with a passkey signs
+    /// it in), and marks the registration completed, all in one transaction. Throws `emailTaken`,
+    /// `credentialAlreadyRegistered`, or `challengeUnavailable` when the registration was already completed.
     func createPasskeyAccount(
         _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
         completing registrationID: AccountRegistrationID, verification: EmailCodeDelivery?,
-        session: AuthenticationSession
+        session: AuthenticationSession?
     ) async throws
 
     /// The account with this ID, or nil.
@@ -71,22 +58,13 @@ extension AccountRepository {
         try await createPasswordAccount(account, email: email, password: password)
     }
 
-    /// Stores that do not model mail (test doubles) create the account and drop the verification.
+    /// A passkey account with neither a verification code nor a session.
     public func createPasskeyAccount(
         _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
-        completing registrationID: AccountRegistrationID, verification: EmailCodeDelivery?
-    ) async throws {
-        try await createPasskeyAccount(account, email: email, credential: credential, completing: registrationID)
-    }
-
-    /// Stores that do not model sessions (test doubles) create the account and drop the session.
-    public func createPasskeyAccount(
-        _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
-        completing registrationID: AccountRegistrationID, verification: EmailCodeDelivery?,
-        session: AuthenticationSession
+        completing registrationID: AccountRegistrationID
     ) async throws {
         try await createPasskeyAccount(
-            account, email: email, credential: credential, completing: registrationID, verification: verification)
+            account, email: email, credential: credential, completing: registrationID, verification: nil, session: nil)
     }
 }
 
@@ -100,8 +78,9 @@ public protocol AccountEmailRepository: Sendable {
     func find(normalizedEmail: String) async throws -> AccountEmail?
 }
 
-/// `password_credentials`, and the failed sign-ins counted against each account's password.
-public protocol PasswordCredentialRepository: FailedGuessRepository {
+/// `password_credentials`, with the failed sign-ins counted against each account's password read alongside
+/// (`FailedGuessRepository` counts them).
+public protocol PasswordCredentialRepository: Sendable {
     /// Sets or replaces the account's password hash.
     func upsert(_ credential: PasswordCredential) async throws
     /// The account's password, or nil when it has none.

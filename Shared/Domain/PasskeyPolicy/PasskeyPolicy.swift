@@ -55,8 +55,13 @@ public struct PasskeyPolicy: Sendable {
         return trust
     }
 
-    /// The authentication rules: the sign-count policy.
-    public var authenticationPolicy: AuthenticationPolicy { AuthenticationPolicy(signCount: signCount) }
+    /// The authentication rules: the sign-count policy, and what a changed BE flag does (configured per service:
+    /// verification-service's `PASSKEY_BACKUP_ELIGIBILITY_CHANGE`).
+    public func authenticationPolicy(backupEligibilityChange: BackupEligibilityChangePolicy = .update)
+        -> AuthenticationPolicy
+    {
+        AuthenticationPolicy(signCount: signCount, backupEligibilityChange: backupEligibilityChange)
+    }
 
     private static func requirement(_ value: PasskeyPolicyConfiguration.Requirement) -> UserVerificationRequirement {
         UserVerificationRequirement(rawValue: value.rawValue) ?? .preferred

@@ -38,36 +38,9 @@ public struct PostgresAccountRepository: AccountRepository {
         }
     }
 
-    public func createPasskeyAccount(
-        _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
-        completing registrationID: AccountRegistrationID
-    ) async throws {
-        try await createPasskeyAccount(
-            account, email: email, credential: credential, completing: registrationID, verification: nil)
-    }
-
-    public func createPasskeyAccount(
-        _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
-        completing registrationID: AccountRegistrationID, verification: EmailCodeDelivery?
-    ) async throws {
-        try await createPasskeyAccount(
-            account, email: email, credential: credential, completing: registrationID, verification: verification,
-            session: nil)
-    }
-
-    public func createPasskeyAccount(
-        _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
-        completing registrationID: AccountRegistrationID, verification: EmailCodeDelivery?,
-        session: AuthenticationSession
-    ) async throws {
-        try await createPasskeyAccount(
-            account, email: email, credential: credential, completing: registrationID, verification: verification,
-            session: Optional(session))
-    }
-
     /// The account, its first passkey and session are inserted by one transaction: until it commits, the new
     /// row is locked by its insert and no operator can disable it, so the session needs no other lock.
-    private func createPasskeyAccount(
+    public func createPasskeyAccount(
         _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
         completing registrationID: AccountRegistrationID, verification: EmailCodeDelivery?,
         session: AuthenticationSession?
@@ -293,14 +266,6 @@ public struct PostgresPasswordCredentialRepository: PasswordCredentialRepository
                     failedGuesses: try FailedGuessStatements.decode(row))
             }
         }
-    }
-
-    public func countFailedGuess(_ charge: GuessCharge) async throws {
-        try await FailedGuessStatements.count(charge, on: pool)
-    }
-
-    public func claimGuess(_ charge: GuessCharge) async throws -> Bool {
-        try await FailedGuessStatements.claim(charge, on: pool)
     }
 
     public func completeSignIn(

@@ -2,8 +2,8 @@ import Domain
 import Foundation
 import Postgres
 
-/// The statements of `failed_guesses` (migration 0017), which the password and recovery repositories share: one
-/// statement per failed or claimed guess, and the columns the sign-in and recovery lookups read it with.
+/// The statements of `failed_guesses` (migration 0017): the one statement of a failed or claimed guess, and the
+/// columns the sign-in and recovery lookups read it with.
 enum FailedGuessStatements {
     /// The columns a lookup adds when it joins `failed_guesses` as `g` (a `LEFT JOIN`: NULL when none are stored).
     static let columns = "g.level AS guess_level, g.updated_at AS guesses_updated_at"
@@ -43,14 +43,26 @@ enum FailedGuessStatements {
             RETURNING g.account_id
             """
     }
+}
 
-    /// ``charge(_:onlyWithRoom:)`` without the condition, run alone.
-    static func count(_ charge: GuessCharge, on pool: PostgresPool) async throws {
-        try await translatingErrors { _ = try await pool.query(Self.charge(charge, onlyWithRoom: false)) }
+/// `failed_guesses`, written alone: a failed guess counted, or a place claimed before a guess is checked (session
+/// service's password sign-in and recovery). The lookups read it with their own rows (``FailedGuessStatements``).
+public struct PostgresFailedGuessRepository: FailedGuessRepository {
+    let pool: PostgresPool
+
+    public init(pool: PostgresPool) { self.pool = pool }
+
+    /// ``FailedGuessStatements/charge(_:onlyWithRoom:)`` without the condition.
+    public func countFailedGuess(_ charge: GuessCharge) async throws {
+        try await translatingErrors {
+            _ = try await pool.query(FailedGuessStatements.charge(charge, onlyWithRoom: false))
+        }
     }
 
-    /// ``charge(_:onlyWithRoom:)`` with the condition, run alone: whether the guess was counted.
-    static func claim(_ charge: GuessCharge, on pool: PostgresPool) async throws -> Bool {
-        try await translatingErrors { !(try await pool.query(Self.charge(charge, onlyWithRoom: true)).isEmpty) }
+    /// ``FailedGuessStatements/charge(_:onlyWithRoom:)`` with the condition: whether the guess was counted.
+    public func claimGuess(_ charge: GuessCharge) async throws -> Bool {
+        try await translatingErrors {
+            !(try await pool.query(FailedGuessStatements.charge(charge, onlyWithRoom: true)).isEmpty)
+        }
     }
 }

@@ -46,14 +46,6 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
         }
     }
 
-    public func countFailedGuess(_ charge: GuessCharge) async throws {
-        try await FailedGuessStatements.count(charge, on: pool)
-    }
-
-    public func claimGuess(_ charge: GuessCharge) async throws -> Bool {
-        try await FailedGuessStatements.claim(charge, on: pool)
-    }
-
     public func issue(_ delivery: EmailCodeDelivery) async throws {
         let audit = AuditTrail.row(
             delivery.code.purpose == .recovery ? .recoveryStarted : .emailVerificationSent,

@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 import Encoding
 
-/// `accounts`, `account_emails`, `password_credentials`, `authentication_sessions`,
+/// `accounts`, `account_emails`, `password_credentials`, `failed_guesses`, `authentication_sessions`,
 /// `passkey_registration_challenges` and `passkey_account_registrations` in memory, with the same rules as the
 /// Postgres repositories, for unit tests of the use cases. Any operation can be made to fail.
 ///
@@ -15,7 +15,7 @@ import Encoding
 /// The consuming statements decide expiry by `clock`, as Postgres decides by its `now()`; a test shares one clock
 /// with the use cases under test.
 public final class InMemoryAccounts: AccountRepository, AccountEmailRepository, PasswordCredentialRepository,
-    AuthenticationSessionRepository, Sendable
+    FailedGuessRepository, AuthenticationSessionRepository, Sendable
 {
     /// One repository method each, for `calls` and `failing`.
     public enum Operation: Hashable, Sendable, CaseIterable {
@@ -109,12 +109,16 @@ public final class InMemoryAccounts: AccountRepository, AccountEmailRepository, 
         }
     }
 
+    /// Stores the session it is given with the account. This store has no table for email codes and their mail: a
+    /// verification is refused (`InMemoryUnmodelledWrite`) rather than dropped.
     public func createPasskeyAccount(
         _ account: Account, email: AccountEmail?, credential: PasskeyCredential,
-        completing registrationID: AccountRegistrationID
+        completing registrationID: AccountRegistrationID, verification: EmailCodeDelivery?,
+        session: AuthenticationSession?
     ) async throws {
         let now = clock()
         try performWithPasskeys(.createPasskeyAccount) { state, passkeys in
+            guard verification == nil else { throw InMemoryUnmodelledWrite("email_codes") }
             guard var registration = state.accountRegistrations[registrationID], registration.consumedAt != nil,
                 registration.completedAt == nil, registration.prospectiveAccountID == account.id
             else { throw DomainError(.challengeUnavailable, "the registration is unknown or already completed") }
@@ -131,6 +135,7 @@ public final class InMemoryAccounts: AccountRepository, AccountEmailRepository, 
                 throw InMemoryConstraintViolation("passkey_credentials_account_id_fkey")
             }
             stagedPasskeys.credentials[credential.credentialID] = credential
+            if let session { try Self.insert(session, into: &staged) }
             state = staged
             passkeys = stagedPasskeys
         }
@@ -265,18 +270,7 @@ public final class InMemoryAccounts: AccountRepository, AccountEmailRepository, 
     // MARK: AuthenticationSessionRepository
 
     public func add(_ session: AuthenticationSession) async throws {
-        try perform(.addSession) { state in
-            guard state.accounts[session.accountID] != nil else {
-                throw InMemoryConstraintViolation("authentication_sessions_account_id_fkey")
-            }
-            guard state.sessions[session.id] == nil else {
-                throw InMemoryConstraintViolation("authentication_sessions_pkey")
-            }
-            guard session.expiresAt > session.createdAt else {
-                throw InMemoryConstraintViolation("authentication_sessions_lifetime_check")
-            }
-            state.sessions[session.id] = session
-        }
+        try perform(.addSession) { try Self.insert(session, into: &$0) }
     }
 
     public func find(id: SessionID) async throws -> AuthenticationSession? {
@@ -349,6 +343,19 @@ public final class InMemoryAccounts: AccountRepository, AccountEmailRepository, 
         state.passwords[password.accountID] = password
     }
 
+    private static func insert(_ session: AuthenticationSession, into state: inout State) throws {
+        guard state.accounts[session.accountID] != nil else {
+            throw InMemoryConstraintViolation("authentication_sessions_account_id_fkey")
+        }
+        guard state.sessions[session.id] == nil else {
+            throw InMemoryConstraintViolation("authentication_sessions_pkey")
+        }
+        guard session.expiresAt > session.createdAt else {
+            throw InMemoryConstraintViolation("authentication_sessions_lifetime_check")
+        }
+        state.sessions[session.id] = session
+    }
+
     /// ORDER BY created_at, email.
     private static func emails(of accountID: AccountID, in state: State) -> [AccountEmail] {
         state.emails.values.filter { $0.accountID == accountID }.sorted {
@@ -366,6 +373,17 @@ public struct InMemoryConstraintViolation: Error, Hashable, Sendable, CustomStri
     public init(_ constraint: String) { self.constraint = constraint }
 
     public var description: String { "violates \(constraint)" }
+}
+
+/// A write to a table the in-memory stores do not model: refused, so that no test passes on a write that never
+/// happened.
+public struct InMemoryUnmodelledWrite: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The Postgres table the write was for.
+    public let table: String
+
+    public init(_ table: String) { self.table = table }
+
+    public var description: String { "\(table) is not modelled in memory" }
 }
 
 /// The key of `failed_guesses`: an account and a kind.
