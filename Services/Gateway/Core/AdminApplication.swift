@@ -43,7 +43,7 @@ public final class AdminApplication: HTTPResponder {
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
         let started = TokenBucketLimiter.monotonicSeconds()
         let requestID = GatewayApplication.requestID(from: request.headers["x-request-id"])
-        let clientAddress = gateway.clientAddress(of: request)
+        let client = gateway.client(of: request)
         var routeName = "unmatched"
         var response: HTTPResponse
         switch Self.router.match(method: request.method, path: request.path) {
@@ -61,8 +61,7 @@ public final class AdminApplication: HTTPResponder {
         case .found(let route, let name, let parameters):
             routeName = name
             let context = RequestContext(
-                request: request, route: name, parameters: parameters, requestID: requestID,
-                clientAddress: clientAddress, clientLimitKey: gateway.limitKey(of: clientAddress))
+                request: request, route: name, parameters: parameters, requestID: requestID, client: client)
             response = await gateway.answer(context, failureEvent: "admin.request_failed") {
                 try await dispatch(route, context)
             }

@@ -2,7 +2,7 @@ import IPAddresses
 
 /// Decides the client address of a request: the socket peer, unless the peer is a trusted proxy, in which case
 /// `X-Forwarded-For` is read from the right and the first hop that is not a trusted proxy is the client. Also says
-/// which per-address rate-limit bucket a client address counts against.
+/// which per-address rate-limit bucket a client counts against.
 public struct ClientAddressResolver: Sendable {
     private let trusted: [IPNetwork]
     /// The prefix an IPv6 client's rate limits are keyed by (`PASSKEY_RATE_LIMIT_IPV6_PREFIX`).
@@ -14,13 +14,29 @@ public struct ClientAddressResolver: Sendable {
         self.ipv6LimitPrefixLength = ipv6LimitPrefixLength
     }
 
-    /// The key of `clientAddress` in the per-address rate limits: an IPv4 address itself, and an IPv6 address its
-    /// `/ipv6LimitPrefixLength` block (`2001:db8:1:2::/64`). One subscriber holds a whole /64 (often a /56 or a
-    /// /48), so a bucket per IPv6 address would give one client 2^64 of them. Anything else (a Unix socket peer)
-    /// is its own key.
+    /// A request's client as the resolver decided it: its address, and the key the per-address rate limits count it
+    /// by, worked out from the address already parsed and only when a limit asks for it.
+    public struct Client: Sendable {
+        /// The client address: canonical text, or the peer as given when it is not an IP address.
+        public let address: String
+        let parsed: IPAddress?
+        let ipv6LimitPrefixLength: Int
+
+        /// The key of the client in the per-address rate limits: an IPv4 address itself, and an IPv6 address its
+        /// `/ipv6LimitPrefixLength` block (`2001:db8:1:2::/64`). One subscriber holds a whole /64 (often a /56 or a
+        /// /48), so a bucket per IPv6 address would give one client 2^64 of them. Anything else (a Unix socket
+        /// peer) is its own key.
+        public var limitKey: String {
+            guard let parsed, !parsed.isV4 else { return address }
+            // The masked address's text is already its canonical form.
+            return parsed.masked(toPrefixLength: ipv6LimitPrefixLength).description + "/\(ipv6LimitPrefixLength)"
+        }
+    }
+
+    /// The key of `clientAddress` in the per-address rate limits (``Client/limitKey``).
     public func limitKey(of clientAddress: String) -> String {
-        guard let address = IPAddress(parsing: clientAddress), !address.isV4 else { return clientAddress }
-        return address.masked(toPrefixLength: ipv6LimitPrefixLength).canonical + "/\(ipv6LimitPrefixLength)"
+        let parsed = IPAddress(parsing: clientAddress)
+        return Client(address: clientAddress, parsed: parsed, ipv6LimitPrefixLength: ipv6LimitPrefixLength).limitKey
     }
 
     private func isTrusted(_ address: IPAddress) -> Bool { trusted.contains { $0.contains(address) } }
@@ -28,20 +44,26 @@ public struct ClientAddressResolver: Sendable {
     /// The client address for a request from `peer` (host text, without port) carrying `forwardedFor` values
     /// (every `X-Forwarded-For` field, in order).
     public func clientAddress(peer: String, forwardedFor: [String]) -> String {
-        let peerAddress = IPAddress(parsing: peer)
-        let peerText = peerAddress?.canonical ?? peer
-        guard let peerAddress, isTrusted(peerAddress), !forwardedFor.isEmpty else {
-            return peerText
+        client(peer: peer, forwardedFor: forwardedFor).address
+    }
+
+    /// The client of a request from `peer` (host text, without port) carrying `forwardedFor` values (every
+    /// `X-Forwarded-For` field, in order).
+    public func client(peer: String, forwardedFor: [String]) -> Client {
+        guard let peerAddress = IPAddress(parsing: peer) else {
+            return Client(address: peer, parsed: nil, ipv6LimitPrefixLength: ipv6LimitPrefixLength)
         }
-        let hops = forwardedFor.joined(separator: ",").split(separator: ",").map { Self.hostOfHop(String($0)) }
-        var client = peerText
-        for hop in hops.reversed() {
-            // A hop that is not an address cannot be judged: the last address believed so far is the client.
-            guard let address = IPAddress(parsing: hop) else { return client }
-            client = address.canonical
-            if !isTrusted(address) { return client }
+        var client = peerAddress
+        if isTrusted(peerAddress), !forwardedFor.isEmpty {
+            let hops = forwardedFor.joined(separator: ",").split(separator: ",").map { Self.hostOfHop(String($0)) }
+            for hop in hops.reversed() {
+                // A hop that is not an address cannot be judged: the last address believed so far is the client.
+                guard let address = IPAddress(parsing: hop) else { break }
+                client = address
+                if !isTrusted(address) { break }
+            }
         }
-        return client
+        return Client(address: client.canonical, parsed: client, ipv6LimitPrefixLength: ipv6LimitPrefixLength)
     }
 
     /// The address part of one hop: trims spaces and strips a port (`1.2.3.4:80`, `[::1]:80`) or quotes.

@@ -170,8 +170,7 @@ public final class GatewayApplication: HTTPResponder {
 
     private func respond(to request: HTTPRequest, match: RouteMatch<Route>, started: Double) async -> HTTPResponse {
         let requestID = Self.requestID(from: request.headers["x-request-id"])
-        let clientAddress = addressResolver.clientAddress(
-            peer: request.remoteAddress, forwardedFor: request.headers.values("x-forwarded-for"))
+        let client = self.client(of: request)
         var routeName = "unmatched"
         var response: HTTPResponse
         switch match {
@@ -189,8 +188,7 @@ public final class GatewayApplication: HTTPResponder {
         case .found(let found, let route, let parameters):
             routeName = route
             let context = RequestContext(
-                request: request, route: route, parameters: parameters, requestID: requestID,
-                clientAddress: clientAddress, clientLimitKey: addressResolver.limitKey(of: clientAddress))
+                request: request, route: route, parameters: parameters, requestID: requestID, client: client)
             response = await answer(context, failureEvent: "request.failed") { try await dispatch(found, context) }
         }
         response.headers.set("x-request-id", requestID)
@@ -208,7 +206,7 @@ public final class GatewayApplication: HTTPResponder {
             .debug, "http.request",
             fields: [
                 ("request.id", requestID), ("route", routeName), ("status", status),
-                ("client.address", clientAddress), ("duration.ms", String(Int(elapsed * 1000))),
+                ("client.address", client.address), ("duration.ms", String(Int(elapsed * 1000))),
             ])
         return response
     }
@@ -233,13 +231,10 @@ public final class GatewayApplication: HTTPResponder {
         }
     }
 
-    /// The client address of `request` (see ``ClientAddressResolver``).
-    func clientAddress(of request: HTTPRequest) -> String {
-        addressResolver.clientAddress(peer: request.remoteAddress, forwardedFor: request.headers.values("x-forwarded-for"))
+    /// The client of `request` (see ``ClientAddressResolver``).
+    func client(of request: HTTPRequest) -> ClientAddressResolver.Client {
+        addressResolver.client(peer: request.remoteAddress, forwardedFor: request.headers.values("x-forwarded-for"))
     }
-
-    /// What the per-address limits count `clientAddress` as (``ClientAddressResolver/limitKey(of:)``).
-    func limitKey(of clientAddress: String) -> String { addressResolver.limitKey(of: clientAddress) }
 
     public func refusal(status: Int, detail: String) -> HTTPResponse {
         metrics.increment(

@@ -19,13 +19,16 @@ public struct RequestContext: Sendable {
     public let parameters: [String: String]
     /// The request's ID (the client's `X-Request-ID` when well-formed, else a new one); echoed in the response.
     public let requestID: String
-    /// The client address (see ``ClientAddressResolver``).
-    public let clientAddress: String
-    /// What the per-address rate limits count the client as: its address, or its IPv6 block
-    /// (``ClientAddressResolver/limitKey(of:)``).
-    public let clientLimitKey: String
+    /// The client, as ``ClientAddressResolver`` decided it.
+    let client: ClientAddressResolver.Client
     /// The session the route's middleware validated, for a route that admits one.
     var session: SessionInfo? = nil
+
+    /// The client address (see ``ClientAddressResolver``).
+    public var clientAddress: String { client.address }
+    /// What the per-address rate limits count the client as: its address, or its IPv6 block
+    /// (``ClientAddressResolver/Client/limitKey``), worked out when a limit asks.
+    public var clientLimitKey: String { client.limitKey }
 
     /// The JSON body: 415 when it is not JSON, 400 when it is not a JSON object; an empty body reads as `{}` when
     /// `emptyAllowed`.

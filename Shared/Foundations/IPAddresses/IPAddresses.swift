@@ -42,8 +42,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
             let bits = min(max(kept - index * 8, 0), 8)
             masked[index] &= bits == 8 ? 0xFF : ~(UInt8(0xFF) >> UInt8(bits))
         }
-        let address = IPAddress(bytes: masked, isV6: isV6, description: "")
-        return IPAddress(bytes: masked, isV6: isV6, description: address.canonical)
+        return IPAddress(bytes: masked, isV6: isV6, description: Self.canonicalText(of: masked) ?? "")
     }
 
     /// Whether it is an IPv4 address, written as one or IPv4-mapped.
@@ -59,13 +58,17 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The canonical text: an IPv4 address (mapped ones too) in dotted form, an IPv6 address as `inet_ntop` writes it.
-    public var canonical: String {
+    public var canonical: String { Self.canonicalText(of: bytes) ?? description }
+
+    /// The canonical text of 16 address bytes (see ``canonical``); nil if `inet_ntop` refuses them.
+    private static func canonicalText(of bytes: [UInt8]) -> String? {
+        let isV4 = bytes[0..<12].elementsEqual(mappedPrefix)
         var raw = isV4 ? Array(bytes[12...]) : bytes
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
         let written = raw.withUnsafeMutableBytes { pointer in
             inet_ntop(isV4 ? AF_INET : AF_INET6, pointer.baseAddress, &buffer, socklen_t(buffer.count)) != nil
         }
-        guard written else { return description }
+        guard written else { return nil }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
