@@ -61,6 +61,8 @@ public final class GatewayApplication: HTTPResponder {
     let publishedKeys: PublishedKeyCache
     /// `/.well-known/openid-configuration`, made once.
     let discoveryDocument: [UInt8]
+    /// What `/readyz` warns of (``GatewayConfiguration/relyingPartyIDWarning``), worked out once.
+    private let relyingPartyIDWarning: String?
     /// During an outage every request fails the same way: one line per service and status per second is enough.
     private let failureLog = LogThrottle(interval: 1)
 
@@ -112,6 +114,7 @@ public final class GatewayApplication: HTTPResponder {
         webPage = WebPage()
         crossOrigin = CrossOrigin(origins: configuration.corsOrigins)
         discoveryDocument = Self.discoveryDocument(issuer: configuration.tokenIssuer)
+        relyingPartyIDWarning = configuration.relyingPartyIDWarning
         publishedKeys = PublishedKeyCache { [backends] in
             var metadata = Metadata()
             metadata.add(AuditContext.requestIDKey, "jwks")
@@ -378,7 +381,7 @@ public final class GatewayApplication: HTTPResponder {
         var body: JSONObject = ["status": .string(ready ? "ready" : "unavailable"), "services": .object(states)]
         // A configuration that serves but cannot work for devices (PASSKEY_RP_ID left at localhost) stays ready,
         // and says so here as well as in the log at start.
-        if let warning = configuration.relyingPartyIDWarning { body["warnings"] = [.string(warning)] }
+        if let warning = relyingPartyIDWarning { body["warnings"] = [.string(warning)] }
         return Self.json(ready ? 200 : 503, .object(body))
     }
 
