@@ -118,12 +118,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
                 problem: "GATEWAY_TLS_CERTIFICATE and GATEWAY_TLS_KEY must be set together")
         }
         tracing = try TracingConfiguration(env)
-        corsOrigins = env.list("PASSKEY_CORS_ORIGINS")
-        for origin in corsOrigins
-        where !(origin.hasPrefix("https://") || origin.hasPrefix("http://")) || !ConfigurationValues.isValidOrigin(origin) {
-            throw ConfigurationError(
-                variable: "PASSKEY_CORS_ORIGINS", problem: "\(origin) is not a web origin (https://host[:port])")
-        }
+        corsOrigins = try env.webOrigins("PASSKEY_CORS_ORIGINS") { "\($0) is not a web origin (https://host[:port])" }
         refreshCookie = try env.flag("PASSKEY_REFRESH_COOKIE", default: false)
         tokenIssuer = try env.tokenIssuer()
     }
@@ -144,10 +139,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
     }
 
     /// What `/.well-known/webauthn` lists: the web origins of `PASSKEY_ORIGINS`, then the related origins, each once.
-    public var webAuthnOrigins: [String] {
-        var seen: Set<String> = []
-        return (WellKnownDocuments.webOrigins(origins) + relatedOrigins).filter { seen.insert($0).inserted }
-    }
+    public var webAuthnOrigins: [String] { WellKnownDocuments.webOrigins(origins + relatedOrigins) }
 
     /// Set when `PASSKEY_RP_ID` is `localhost` while `GATEWAY_LISTEN` is beyond loopback: a deployment others reach,
     /// whose passkeys no device outside this machine can use (a browser accepts the RP ID `localhost` only on a

@@ -43,15 +43,15 @@ public enum WellKnownDocuments {
             })
     }
 
-    /// The web origins (http and https) among the configured origins; app origins are left out.
+    /// The web origins (http and https) among the configured origins, each once, in order; app origins are left out.
     public static func webOrigins(_ origins: [String]) -> [String] {
-        origins.filter { $0.hasPrefix("https://") || $0.hasPrefix("http://") }
+        var seen: Set<String> = []
+        return origins.filter { ConfigurationValues.host(ofWebOrigin: $0) != nil && seen.insert($0).inserted }
     }
 
     /// `/.well-known/webauthn`: the related origins, the web origins among `origins` (each once).
     public static func relatedOrigins(origins: [String]) -> JSONValue {
-        var seen: Set<String> = []
-        return ["origins": .array(webOrigins(origins).filter { seen.insert($0).inserted }.map { .string($0) })]
+        ["origins": .array(webOrigins(origins).map { .string($0) })]
     }
 
     /// `/.well-known/passkey-endpoints`: the enroll and manage pages, each an absolute URL as configured or a path

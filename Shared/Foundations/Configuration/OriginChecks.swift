@@ -12,7 +12,7 @@ public enum OriginChecks {
     public static func check(
         relyingPartyID: String, origins: [String], relatedOrigins: [String], androidApps: [AndroidApp]
     ) throws(ConfigurationError) {
-        for origin in origins where isWebOrigin(origin) {
+        for origin in origins where ConfigurationValues.host(ofWebOrigin: origin) != nil {
             guard !isWithin(origin: origin, relyingPartyID: relyingPartyID), !relatedOrigins.contains(origin) else {
                 continue
             }
@@ -51,17 +51,7 @@ public enum OriginChecks {
 
     /// Whether the origin's host is `relyingPartyID` or a name under it (`login.example.com` for `example.com`).
     public static func isWithin(origin: String, relyingPartyID: String) -> Bool {
-        guard let host = host(of: origin) else { return false }
+        guard let host = ConfigurationValues.host(ofWebOrigin: origin) else { return false }
         return host == relyingPartyID || host.hasSuffix("." + relyingPartyID)
-    }
-
-    static func isWebOrigin(_ origin: String) -> Bool { origin.hasPrefix("https://") || origin.hasPrefix("http://") }
-
-    /// The host of a web origin (`https://host[:port]`), lowercased; nil for another kind.
-    static func host(of origin: String) -> String? {
-        let scheme = origin.hasPrefix("https://") ? "https://" : origin.hasPrefix("http://") ? "http://" : nil
-        guard let scheme else { return nil }
-        let authority = origin.dropFirst(scheme.count)
-        return String(authority.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)[0]).lowercased()
     }
 }

@@ -105,13 +105,8 @@ public struct PasskeyPolicyConfiguration: Sendable, Equatable {
             allowedAAGUIDs = try env.aaguids("PASSKEY_AAGUID_ALLOW")
         }
         deniedAAGUIDs = try env.aaguids("PASSKEY_AAGUID_DENY")
-        topOrigins = env.list("PASSKEY_TOP_ORIGINS")
-        for origin in topOrigins
-        where !(origin.hasPrefix("https://") || origin.hasPrefix("http://")) || !ConfigurationValues.isValidOrigin(origin)
-        {
-            throw ConfigurationError(
-                variable: "PASSKEY_TOP_ORIGINS",
-                problem: "\(origin) is not a web origin (https://host[:port], or http://localhost[:port])")
+        topOrigins = try env.webOrigins("PASSKEY_TOP_ORIGINS") {
+            "\($0) is not a web origin (https://host[:port], or http://localhost[:port])"
         }
         signCount = try env.signCountHandling("PASSKEY_SIGN_COUNT", default: .reject)
         metadataBLOBPath = env.raw("PASSKEY_MDS_BLOB")

@@ -35,13 +35,17 @@ extension EnvironmentReader {
     /// related origin requests (WebAuthn Level 3 §5.11). They are allowed client-data origins as well, and the
     /// gateway lists them in `/.well-known/webauthn`.
     public func relatedOrigins() throws -> [String] {
-        let origins = list("PASSKEY_RELATED_ORIGINS")
-        for origin in origins
-        where !(origin.hasPrefix("https://") || origin.hasPrefix("http://")) || !ConfigurationValues.isValidOrigin(origin)
-        {
-            throw ConfigurationError(
-                variable: "PASSKEY_RELATED_ORIGINS",
-                problem: "\(origin.prefix(120)) is not a web origin (https://host[:port], or http://localhost[:port])")
+        try webOrigins("PASSKEY_RELATED_ORIGINS") {
+            "\($0.prefix(120)) is not a web origin (https://host[:port], or http://localhost[:port])"
+        }
+    }
+
+    /// A list of web origins (``ConfigurationValues/isValidWebOrigin(_:)``), empty when unset; the first entry that is
+    /// not one is refused with the problem `refusal` words for it.
+    public func webOrigins(_ name: String, refusal: (String) -> String) throws -> [String] {
+        let origins = list(name)
+        for origin in origins where !ConfigurationValues.isValidWebOrigin(origin) {
+            throw ConfigurationError(variable: name, problem: refusal(origin))
         }
         return origins
     }
