@@ -9,8 +9,9 @@ import ServiceContracts
 extension ServiceContext: GRPCUnaryMethodMaker {
     /// A unary method whose handler works in domain terms: a thrown `DomainError` becomes its gRPC status with
     /// the `error-code` and `error-reason` trailers; a database failure the handler did not turn into a domain error
-    /// (a broken server, a lost connection) is logged and answered `unavailable`, to be tried again; any other
-    /// error is logged and answered with a bare INTERNAL, so no detail leaks. Every call is counted and timed by method and outcome.
+    /// is logged with its SQLSTATE and answered as `PostgresStorage.domainError(forUnmapped:)` maps it
+    /// (`unavailable`, to be tried again); any other error is logged and answered with a bare INTERNAL, so no detail
+    /// leaks. Every call is counted and timed by method and outcome.
     public func unary<Request, Response>(
         _ descriptor: GRPCMethodDescriptor<Request, Response>,
         _ handler: @escaping @Sendable (Request, ServerContext) async throws -> Response
@@ -59,11 +60,12 @@ extension ServiceContext: GRPCUnaryMethodMaker {
             } catch let error as RPCError {
                 outcome = "rpc_\(error.code)"
                 throw error
-            } catch where PostgresStorage.isDatabaseFailure(error) {
-                outcome = "database_failed"
-                logger.error("rpc.database_failed", ["method": method, "error": String(describing: error)])
-                throw ServiceErrors.rpcError(DomainError(.unavailable, "The database cannot serve this request."))
             } catch {
+                if let mapped = PostgresStorage.domainError(forUnmapped: error) {
+                    outcome = "database_failed"
+                    logger.error("rpc.database_failed", ["method": method, "error": String(describing: error)])
+                    throw ServiceErrors.rpcError(mapped)
+                }
                 outcome = "internal"
                 logger.error("rpc.failed", ["method": method, "error": String(describing: error)])
                 throw RPCError(code: .internal, message: "internal error")

@@ -76,12 +76,6 @@ public struct PostgresStorage: Sendable {
         $readiness$
         """
 
-    /// Whether `error` is a failure of the database (a statement, a connection), as opposed to a domain refusal or
-    /// a fault of the caller's own: a request that meets one is answered unavailable, to be tried again.
-    public static func isDatabaseFailure(_ error: any Error) -> Bool {
-        error is PostgresError
-    }
-
     /// Statements running and waiting for a connection now, and the connections opened since start.
     public var load: (busy: Int, waiting: Int, opened: Int) {
         let statistics = pool.currentStatistics
