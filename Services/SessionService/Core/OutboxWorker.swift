@@ -63,9 +63,13 @@ public struct OutboxWorker: Sendable {
     /// One delivery attempt and what to record for it. The message's code is opened here, just before it is sent,
     /// and exists in clear nowhere else.
     func attempt(_ message: OutboxMessage) -> DeliveryOutcome {
+        func sending(code: String?) -> DeliveryOutcome {
+            Self.outcome(of: message, sending: { () throws(MailSendFailure) in
+                try send(composer.compose(message, code: code, now: Date()))
+            })
+        }
         let outcome: DeliveryOutcome
-        let opened = OneTimeCodes.open(message, keys: keys)
-        switch opened {
+        switch OneTimeCodes.open(message, keys: keys) {
         case .keyNotHeld(let keyID):
             // Not the relay's fault, and another replica may hold the key: try later, until the code expires.
             outcome = .retry(
@@ -73,12 +77,10 @@ public struct OutboxWorker: Sendable {
                 error: "the code is sealed under key \(keyID), which this process's key ring does not hold")
         case .unreadable:
             outcome = .giveUp(error: "the sealed code does not open: it was changed or belongs to another message")
-        case .none, .code:
-            var code: String?
-            if case .code(let text) = opened { code = text }
-            outcome = Self.outcome(of: message, sending: { () throws(MailSendFailure) in
-                try send(composer.compose(message, code: code, now: Date()))
-            })
+        case .none:
+            outcome = sending(code: nil)
+        case .code(let code):
+            outcome = sending(code: code)
         }
         let label: String
         switch outcome {

@@ -56,10 +56,7 @@ public struct WebhookSecretSealing: Sendable {
         for (endpointID, stored) in try await webhooks.secrets(notSealedUnder: keys.currentKeyID, limit: Self.batch) {
             guard let secret = stored.open(for: endpointID, with: keys) else {
                 outcome.remaining += 1
-                logger.error(
-                    "webhook.secret_unreadable",
-                    ["webhook.id": endpointID.lowercaseText, "key.id": stored.keyID ?? "none",
-                     "detail": "the secret is sealed under a key this process does not hold, or does not open"])
+                logger.secretUnreadable(endpointID: endpointID, stored: stored)
                 continue
             }
             if try await webhooks.replaceSecret(
@@ -74,5 +71,16 @@ public struct WebhookSecretSealing: Sendable {
                 ["key.id": keys.currentKeyID, "sealed": String(outcome.sealed), "remaining": String(outcome.remaining)])
         }
         return outcome
+    }
+}
+
+extension Logger {
+    /// Logs `webhook.secret_unreadable`: the stored secret of endpoint `endpointID` does not open with this
+    /// process's key ring.
+    func secretUnreadable(endpointID: UUID, stored: StoredWebhookSecret) {
+        error(
+            "webhook.secret_unreadable",
+            ["webhook.id": endpointID.lowercaseText, "key.id": stored.keyID ?? "none",
+             "detail": "the secret is sealed under a key this process does not hold, or does not open"])
     }
 }

@@ -69,10 +69,7 @@ public struct WebhookWorker: Sendable {
             // Not the receiver's fault: no attempt and no failure. The lease lapses by itself, and a replica that
             // holds the key (or this one, restarted with it) delivers then.
             count("secret_unreadable")
-            logger.error(
-                "webhook.secret_unreadable",
-                ["webhook.id": batch.endpointID.lowercaseText, "key.id": batch.secret.keyID ?? "none",
-                 "detail": "the secret is sealed under a key this process does not hold, or does not open"])
+            logger.secretUnreadable(endpointID: batch.endpointID, stored: batch.secret)
             return
         }
         let destination: WebhookDestination
