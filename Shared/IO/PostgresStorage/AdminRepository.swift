@@ -254,20 +254,20 @@ public struct PostgresAdminRepository: AdminRepository {
             : "revoked AS (SELECT NULL::uuid AS id WHERE false),"
         return try await translatingErrors {
             try await pool.transaction { connection -> (changed: Bool, revoked: Int)? in
-                try connection.execute("SELECT 1 FROM accounts WHERE id = \(accountID.rawValue) FOR UPDATE")
+                let locked = try connection.execute(
+                    "SELECT 1 FROM accounts WHERE id = \(accountID.rawValue) FOR UPDATE")
+                guard !locked.isEmpty else { return nil }
                 let rows = try connection.execute(
                     """
-                    WITH target AS (SELECT id FROM accounts WHERE id = \(accountID.rawValue)),
-                         changed AS (
+                    WITH changed AS (
                              UPDATE accounts SET disabled_at = \(disabled ? now : nil)
                              WHERE id = \(accountID.rawValue) AND (disabled_at IS NULL) = \(disabled)
                              RETURNING id AS account_id),
                          \(fragment: revoking)
                          audited AS (\(fragment: changeAudit))
-                    SELECT EXISTS (SELECT 1 FROM target) AS found, EXISTS (SELECT 1 FROM changed) AS changed,
-                           (SELECT count(*) FROM revoked) AS revoked
+                    SELECT EXISTS (SELECT 1 FROM changed) AS changed, (SELECT count(*) FROM revoked) AS revoked
                     """)
-                guard let row = rows.first, try row.decode(Bool.self, "found") else { return nil }
+                guard let row = rows.first else { return nil }
                 return (try row.decode(Bool.self, "changed"), try row.decode(Int.self, "revoked"))
             }
         }
