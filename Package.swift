@@ -33,7 +33,7 @@ let cryptoTargets: [Target] = [
 
 let persistenceTargets: [Target] = [
     .target(name: "Domain", dependencies: ["Encoding"], path: "Shared/Domain/Domain"),
-    .target(name: "AccessTokens", dependencies: ["Encoding", "JSON"], path: "Shared/Domain/AccessTokens"),
+    .target(name: "AccessTokens", dependencies: ["Crypto", "Encoding", "JSON"], path: "Shared/Domain/AccessTokens"),
     .testTarget(
         name: "AccessTokensTests",
         dependencies: ["AccessTokens", "Crypto", "Domain", "Encoding", "JSON", "SessionIssuance"],
@@ -357,9 +357,9 @@ let serviceTargets: [Target] = [
 
 let clientTargets: [Target] = [
     .target(
-        name: "PasskeySessionVerifier", dependencies: ["AccessTokens", "COpenSSL"], path: "Clients/PasskeySessionVerifier"),
+        name: "PasskeySessionVerifier", dependencies: ["AccessTokens", "Crypto"], path: "Clients/PasskeySessionVerifier"),
     .target(
-        name: "AccessTokenSigning", dependencies: ["AccessTokens", "COpenSSL", "Encoding", "JSON"],
+        name: "AccessTokenSigning", dependencies: ["AccessTokens", "Crypto", "Encoding", "JSON"],
         path: "Tests/Support/AccessTokenSigning"),
     .testTarget(
         name: "PasskeySessionVerifierTests",

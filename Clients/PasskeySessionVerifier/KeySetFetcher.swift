@@ -156,16 +156,19 @@ private final class BoundedDownloads: NSObject, URLSessionDataDelegate, Sendable
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let limit = self.limit
+        // The body grows in place: a copy taken out of the dictionary and written back would copy it whole per
+        // chunk, under the lock.
         let overLimit = running.withLock { running -> Bool in
-            guard var download = running[dataTask.taskIdentifier], download.failure == nil else { return false }
-            if download.body.count + data.count > limit {
-                download.failure = .bodyTooLarge(limit: limit)
-                download.body = []
-            } else {
-                download.body.append(contentsOf: data)
+            let id = dataTask.taskIdentifier
+            // Read without keeping a copy of the entry, which would make the append below copy the body.
+            guard let received = running[id]?.body.count, running[id]?.failure == nil else { return false }
+            guard received + data.count <= limit else {
+                running[id]?.failure = .bodyTooLarge(limit: limit)
+                running[id]?.body = []
+                return true
             }
-            running[dataTask.taskIdentifier] = download
-            return download.failure != nil
+            running[id]?.body.append(contentsOf: data)
+            return false
         }
         if overLimit { dataTask.cancel() }
     }

@@ -10,13 +10,13 @@ final class PrivateKeyAndSealedBoxTests: XCTestCase {
             let signature = try key.sign(message)
             XCTAssertEqual(signature.count, 64, "\(kind): r ‖ s or the Ed25519 signature")
             let scheme: SignatureScheme = kind == .p256 ? .ecdsa(.sha256) : .ed25519
-            let wire = kind == .p256 ? try XCTUnwrap(PrivateKey.derECDSASignature(raw: signature)) : signature
+            let wire = kind == .p256 ? try XCTUnwrap(ECDSASignature.der(raw: signature)) : signature
             XCTAssertTrue(try key.publicKey().verify(signature: wire, message: message, scheme: scheme))
             XCTAssertFalse(try key.publicKey().verify(signature: wire, message: message + [0], scheme: scheme))
             // Concurrent signatures share the pooled contexts and each verifies.
             let signatures = try (0..<20).map { _ in try key.sign(message) }
             for signature in signatures {
-                let checked = kind == .p256 ? PrivateKey.derECDSASignature(raw: signature)! : signature
+                let checked = kind == .p256 ? ECDSASignature.der(raw: signature)! : signature
                 XCTAssertTrue(try key.publicKey().verify(signature: checked, message: message, scheme: scheme))
             }
             let reread = try PrivateKey(pkcs8: key.pkcs8())
@@ -24,7 +24,7 @@ final class PrivateKeyAndSealedBoxTests: XCTestCase {
             XCTAssertEqual(try reread.publicCoordinates().x, try key.publicCoordinates().x)
         }
         XCTAssertThrowsError(try PrivateKey(pkcs8: [0x30, 0x03, 0x02, 0x01, 0x00]))
-        XCTAssertNil(PrivateKey.derECDSASignature(raw: [1, 2, 3]))
+        XCTAssertNil(ECDSASignature.der(raw: [1, 2, 3]))
     }
 
     func testASealedBoxOpensOnlyWithItsKeyAndItsAdditionalDataAndUnchanged() throws {

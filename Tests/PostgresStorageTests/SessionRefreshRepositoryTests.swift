@@ -92,10 +92,15 @@ final class SessionRefreshRepositoryTests: StorageTestCase {
         let rotated = try encryption.newKey(.edDSA, now: now, activatingAfter: 60)
         let storedRotated = try await keys.add(rotated, onlyIfNone: false)
         XCTAssertTrue(storedRotated)
-        let retired = try await keys.retire(keyID: first.keyID, at: now)
-        XCTAssertTrue(retired)
-        let retiredAgain = try await keys.retire(keyID: first.keyID, at: now)
-        XCTAssertFalse(retiredAgain)
+        let refused = try await keys.retire(keyID: first.keyID, at: now, publishedSince: now) { _ in false }
+        XCTAssertEqual(refused, .refused, "the rule sees the keys and refuses")
+        let retired = try await keys.retire(keyID: first.keyID, at: now, publishedSince: now) { all in
+            all.count == 2
+        }
+        guard case .retired(let key) = retired else { return XCTFail("\(retired)") }
+        XCTAssertEqual(key.retiredAt, now)
+        let retiredAgain = try await keys.retire(keyID: first.keyID, at: now, publishedSince: now) { _ in true }
+        XCTAssertEqual(retiredAgain, .notFound)
         let published = try await keys.keys(publishedSince: now.addingTimeInterval(-1))
         XCTAssertEqual(Set(published.map(\.keyID)), [first.keyID, rotated.keyID])
         XCTAssertEqual(published.first { $0.keyID == first.keyID }?.retiredAt, now)

@@ -7,7 +7,8 @@ final class PublishedKeyCache: Sendable {
     struct State: Sendable {
         var document: [UInt8]?
         var fetchedAt: ContinuousClock.Instant?
-        var fetching: Bool = false
+        /// The fetch under way, which requests without a document wait for.
+        var fetching: Task<[UInt8]?, Never>?
     }
 
     let interval: Duration
@@ -22,24 +23,22 @@ final class PublishedKeyCache: Sendable {
     /// The current document; nil while none was ever fetched and the fetch fails.
     func document() async -> [UInt8]? {
         let now = ContinuousClock.now
-        let (cached, mustFetch) = state.withLock { state -> ([UInt8]?, Bool) in
+        let (cached, fetching, started) = state.withLock { state -> ([UInt8]?, Task<[UInt8]?, Never>?, Bool) in
             let stale = state.fetchedAt.map { now - $0 >= interval } ?? true
-            guard stale, !state.fetching else { return (state.document, false) }
-            state.fetching = true
-            return (state.document, true)
+            guard stale, state.fetching == nil else { return (state.document, state.fetching, false) }
+            state.fetching = Task { await self.refresh() }
+            return (state.document, state.fetching, true)
         }
-        guard mustFetch else {
-            if let cached { return cached }
-            // Another request is fetching the first copy: wait for it briefly.
-            for _ in 0..<100 {
-                try? await Task.sleep(for: .milliseconds(20))
-                if let document = state.withLock({ $0.document }) { return document }
-            }
-            return nil
-        }
+        // The request that found the copy stale waits for the new one; the others read the copy they found, or,
+        // before the first copy, wait for the same fetch.
+        if !started, let cached { return cached }
+        return await fetching?.value
+    }
+
+    private func refresh() async -> [UInt8]? {
         let fetched = try? await fetch()
         return state.withLock { state in
-            state.fetching = false
+            state.fetching = nil
             // A failed fetch is tried again after the interval too, so an unreachable service costs one call per
             // interval, not one per request.
             state.fetchedAt = ContinuousClock.now

@@ -1,4 +1,3 @@
-import Foundation
 import Domain
 import Encoding
 import JSON
@@ -126,12 +125,13 @@ public enum ResponseDocuments {
     /// `Session`: `{accessToken, tokenType, expiresAt, expiresIn, refreshToken?, refreshTokenExpiresAt?,
     /// sessionID, sessionExpiresAt, accountID, displayName}`. `expiresAt` is when the access token expires (the
     /// session's end for an opaque token); the refresh members are there for a session with signed access tokens,
-    /// unless the refresh token travels in a cookie.
-    public static func session(_ issued: IssuedSession, includingRefreshToken: Bool = true) -> JSONValue {
+    /// unless the refresh token travels in a cookie. `now` (Unix milliseconds) is what `expiresIn` counts from.
+    public static func session(
+        _ issued: IssuedSession, includingRefreshToken: Bool = true, now: Int64 = unixMillisecondsNow()
+    ) -> JSONValue {
         let accessExpiry =
             issued.accessTokenExpiresAtUnixMilliseconds > 0
             ? issued.accessTokenExpiresAtUnixMilliseconds : issued.expiresAtUnixMilliseconds
-        let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
         var members: [(String, JSONValue)] = [
             ("accessToken", .string(issued.accessToken)),
             ("tokenType", "Bearer"),

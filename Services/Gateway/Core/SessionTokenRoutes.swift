@@ -18,14 +18,15 @@ extension GatewayApplication {
         -> HTTPResponse
     {
         let inCookie = !issued.refreshToken.isEmpty && browserOrigin(of: context) != nil && configuration.refreshCookie
-        var document = ResponseDocuments.session(issued, includingRefreshToken: !inCookie)
+        let now = settings.now()
+        var document = ResponseDocuments.session(issued, includingRefreshToken: !inCookie, now: now)
         if case .object(var object) = document {
             for (key, value) in extra { object[key] = value }
             document = .object(object)
         }
         var response = Self.json(status, document)
         if inCookie {
-            let seconds = max(0, (issued.refreshTokenExpiresAtUnixMilliseconds - settings.now()) / 1000)
+            let seconds = max(0, (issued.refreshTokenExpiresAtUnixMilliseconds - now) / 1000)
             response.headers.add("set-cookie", Self.refreshCookie(value: issued.refreshToken, maxAge: seconds))
         }
         return response

@@ -2,6 +2,7 @@ import AccessTokens
 import AccountRecovery
 import Crypto
 import Domain
+import Encoding
 import Foundation
 import Observability
 import PasswordHashing
@@ -185,17 +186,18 @@ public struct SessionUseCases: Sendable {
     /// operator disabled. Throws `unauthenticated`.
     public func validate(token: String) async throws -> (AuthenticationSession, displayName: String) {
         let failure = DomainError(.unauthenticated, "the access token is missing, unknown, expired or revoked")
+        let now = clock()
         let session: AuthenticationSession
         if let signer = issuer.signer, AccessTokenFormat.looksLikeJWT(token) {
             await signer.ring.waitUntilLoaded()
             let claims: AccessTokenClaims
             do {
-                claims = try signer.verify(token, now: clock())
+                claims = try signer.verify(token, now: now)
             } catch {
                 throw DomainError(.unauthenticated, "the access token is not valid", reason: error.code.rawValue)
             }
-            guard let uuid = UUID(uuidString: claims.sessionID), let found = try await sessions.find(id: SessionID(uuid)),
-                found.accountID.description == claims.subject
+            guard let sessionID = UUID(text: claims.sessionID), let found = try await sessions.find(id: SessionID(sessionID)),
+                UUID(text: claims.subject).map(AccountID.init) == found.accountID
             else { throw failure }
             session = found
         } else {
@@ -204,7 +206,7 @@ public struct SessionUseCases: Sendable {
             else { throw failure }
             session = found
         }
-        guard session.isLive(at: clock()), let account = try await accounts.enabledAccount(id: session.accountID) else {
+        guard session.isLive(at: now), let account = try await accounts.enabledAccount(id: session.accountID) else {
             throw failure
         }
         return (session, account.displayName)

@@ -58,23 +58,19 @@ public struct SigningKeyAdministration: Sendable {
     public func retire(token: String, keyID: String) async throws -> Listed {
         try await admin.authorized(token, .write) {
             let now = clock()
-            let keys = try await repository.keys(publishedSince: ring.schedule.publishedSince(now))
-            guard let key = keys.first(where: { $0.keyID == keyID && $0.retiredAt == nil }) else {
-                throw DomainError(.notFound, "no unretired signing key has this ID")
-            }
-            guard ring.schedule.mayRetire(keyID, among: keys, at: now) else {
+            let schedule = ring.schedule
+            let outcome = try await repository.retire(
+                keyID: keyID, at: now, publishedSince: schedule.publishedSince(now),
+                allowed: { schedule.mayRetire(keyID, among: $0, at: now) })
+            switch outcome {
+            case .retired(let key): return describe([key], at: now)[0]
+            case .notFound: throw DomainError(.notFound, "no unretired signing key has this ID")
+            case .refused:
                 throw DomainError(
                     .conflict,
                     "no other key signs yet: rotate a new key in and wait for its publish delay before retiring this one",
                     reason: "only_signing_key")
             }
-            guard try await repository.retire(keyID: keyID, at: now) else {
-                throw DomainError(.notFound, "no unretired signing key has this ID")
-            }
-            let retired = StoredSigningKey(
-                publicKey: key.publicKey, sealedPrivateKey: key.sealedPrivateKey, createdAt: key.createdAt,
-                activatesAt: key.activatesAt, retiredAt: now)
-            return describe([retired], at: now)[0]
         }
     }
 

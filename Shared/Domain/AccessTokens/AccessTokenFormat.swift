@@ -16,9 +16,20 @@ public enum AccessTokenFormat {
     /// The signing input (`base64url(header) "." base64url(payload)`) of a token with these claims, signed by
     /// the key `keyID` with `algorithm`.
     public static func signingInput(claims: AccessTokenClaims, algorithm: JWSAlgorithm, keyID: String) -> [UInt8] {
+        signingInput(encodedHeader: encodedHeader(algorithm: algorithm, keyID: keyID), claims: claims)
+    }
+
+    /// `base64url(header) "."` for tokens the key `keyID` signs with `algorithm`: the same for every token of that
+    /// key, so an issuer makes it once per key.
+    public static func encodedHeader(algorithm: JWSAlgorithm, keyID: String) -> [UInt8] {
         let header: JSONValue = [
             "alg": .string(algorithm.rawValue), "typ": .string(type), "kid": .string(keyID),
         ]
+        return Array(Base64URL.encode(header.serialized()).utf8) + [UInt8(ascii: ".")]
+    }
+
+    /// The signing input of a token with these claims after a header made by ``encodedHeader(algorithm:keyID:)``.
+    public static func signingInput(encodedHeader: [UInt8], claims: AccessTokenClaims) -> [UInt8] {
         var payload: [(String, JSONValue)] = [
             ("iss", .string(claims.issuer)), ("sub", .string(claims.subject)), ("aud", .string(claims.audience)),
             ("client_id", .string(claims.clientID)), ("exp", .integer(claims.expiresAt)),
@@ -29,10 +40,7 @@ public enum AccessTokenFormat {
             ("jti", .string(claims.tokenID)), ("sid", .string(claims.sessionID)),
             ("auth_time", .integer(claims.authenticatedAt)), ("amr", .array(claims.methods.map { .string($0) })),
         ]
-        var input = Array(Base64URL.encode(header.serialized()).utf8)
-        input.append(UInt8(ascii: "."))
-        input += Array(Base64URL.encode(JSONValue.object(JSONObject(payload)).serialized()).utf8)
-        return input
+        return encodedHeader + Array(Base64URL.encode(JSONValue.object(JSONObject(payload)).serialized()).utf8)
     }
 
     /// The compact token: the signing input, a dot, and the base64url signature.

@@ -3,8 +3,9 @@ import Synchronization
 
 /// A private key that signs: ECDSA on P-256 or Ed25519, held by OpenSSL (what signs access tokens).
 ///
-/// The `EVP_PKEY` is built in the initializer and never mutated; each signature makes its own `EVP_MD_CTX`, and
-/// OpenSSL documents concurrent signing with one key as thread-safe. That makes `@unchecked Sendable` sound.
+/// The `EVP_PKEY` is built in the initializer and never mutated; each signature uses a context of its own (a pooled
+/// one, taken under a lock, for P-256; a new `EVP_MD_CTX` for Ed25519), and OpenSSL documents concurrent signing
+/// with one key as thread-safe. That makes `@unchecked Sendable` sound.
 public final class PrivateKey: @unchecked Sendable {
     /// The kinds of key.
     public enum Kind: String, Sendable, Hashable {
@@ -111,11 +112,11 @@ public final class PrivateKey: @unchecked Sendable {
     /// A JWS signature of `message` (RFC 7518 §3.4, RFC 8037): `r ‖ s` (32 bytes each) for P-256, the 64-byte
     /// signature for Ed25519.
     public func sign(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
-        if kind == .p256 { return try Self.rawECDSASignature(der: signDigest(DigestAlgorithm.sha256.hash(message))) }
+        if kind == .p256 { return try ECDSASignature.raw(der: signDigest(DigestAlgorithm.sha256.hash(message))) }
+        // Ed25519 signs the message itself: no digest, and its signature is already the JWS form.
         guard let context = EVP_MD_CTX_new() else { throw CryptoError("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(context) }
-        let digest = kind == .p256 ? DigestAlgorithm.sha256.handle : nil
-        guard EVP_DigestSignInit(context, nil, digest, nil, handle) == 1 else { throw CryptoError("EVP_DigestSignInit") }
+        guard EVP_DigestSignInit(context, nil, nil, nil, handle) == 1 else { throw CryptoError("EVP_DigestSignInit") }
         var length = 0
         guard EVP_DigestSign(context, nil, &length, message, message.count) == 1 else {
             throw CryptoError("EVP_DigestSign")
@@ -125,7 +126,7 @@ public final class PrivateKey: @unchecked Sendable {
             throw CryptoError("EVP_DigestSign")
         }
         signature.removeSubrange(length...)
-        return kind == .p256 ? try Self.rawECDSASignature(der: signature) : signature
+        return signature
     }
 
     /// The DER ECDSA signature of a SHA-256 `digest`, on a pooled context.
@@ -160,36 +161,6 @@ public final class PrivateKey: @unchecked Sendable {
         if !kept { EVP_PKEY_CTX_free(context) }
         signature.removeSubrange(length...)
         return signature
-    }
-
-    /// `r ‖ s`, each left-padded to 32 bytes, from a DER `ECDSA-Sig-Value`.
-    static func rawECDSASignature(der: [UInt8]) throws(CryptoError) -> [UInt8] {
-        var cursor: UnsafePointer<UInt8>? = nil
-        let value: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
-            cursor = buffer.baseAddress
-            return d2i_ECDSA_SIG(nil, &cursor, buffer.count)
-        }
-        guard let value else { throw CryptoError("d2i_ECDSA_SIG") }
-        defer { ECDSA_SIG_free(value) }
-        var output = [UInt8](repeating: 0, count: 64)
-        guard BN_bn2binpad(ECDSA_SIG_get0_r(value), &output, 32) == 32 else { throw CryptoError("BN_bn2binpad") }
-        let written = output.withUnsafeMutableBufferPointer { BN_bn2binpad(ECDSA_SIG_get0_s(value), $0.baseAddress! + 32, 32) }
-        guard written == 32 else { throw CryptoError("BN_bn2binpad") }
-        return output
-    }
-
-    /// The DER `ECDSA-Sig-Value` of a JWS `r ‖ s` signature (64 bytes), as `PublicKey.verify` takes it; nil when
-    /// the length is wrong.
-    public static func derECDSASignature(raw: [UInt8]) -> [UInt8]? {
-        guard raw.count == 64 else { return nil }
-        func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
-            var value = Array(bytes.drop { $0 == 0 })
-            if value.isEmpty { value = [0] }
-            if value[0] & 0x80 != 0 { value.insert(0, at: 0) }
-            return [0x02, UInt8(value.count)] + value
-        }
-        let body = integer(raw[0..<32]) + integer(raw[32..<64])
-        return [0x30, UInt8(body.count)] + body
     }
 }
 

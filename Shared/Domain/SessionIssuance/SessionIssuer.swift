@@ -59,10 +59,15 @@ public struct SessionIssuer: Sendable {
     public struct PendingSession: Sendable {
         /// The row to store.
         public let session: AuthenticationSession
-        /// The opaque bearer token (its digest is the row's); given out only for a session without refresh.
-        let opaqueToken: String
-        /// The first refresh token (its digest is the row's `refreshDigest`), for a session with signed tokens.
-        let refreshToken: String?
+        /// What the response will carry beside the session.
+        let secret: Secret
+
+        enum Secret: Sendable {
+            /// The opaque bearer token (its digest is the row's), for a session without refresh.
+            case opaque(String)
+            /// The first refresh token (its digest is the row's `refreshDigest`), for a session with signed tokens.
+            case refresh(String)
+        }
     }
 
     /// A new, not yet stored session of `accountID`. The identifier is time-ordered (UUIDv7). `references`, when
@@ -73,25 +78,32 @@ public struct SessionIssuer: Sendable {
     ) -> PendingSession {
         let now = clock()
         let id = SessionID.timeOrdered(at: now)
-        // A session with refresh tokens still gets a token digest (the column is required), of a token nobody holds.
-        let (token, digest) = SessionTokens.issue(for: id, random: random)
         var session = AuthenticationSession(
-            id: id, accountID: accountID, tokenDigest: digest, authenticationMethod: method,
+            id: id, accountID: accountID, tokenDigest: [], authenticationMethod: method,
             createdAt: now, expiresAt: now.addingTimeInterval(lifetime), revokedAt: nil, passkeyID: passkey)
         guard signer != nil, method.grantsFullAccess else {
-            return PendingSession(session: session, opaqueToken: token, refreshToken: nil)
+            let (token, digest) = SessionTokens.issue(for: id, random: random)
+            session.tokenDigest = digest
+            return PendingSession(session: session, secret: .opaque(token))
         }
+        // The token digest column is required; a session with refresh tokens has no opaque token, so its digest is
+        // 32 random bytes that no token hashes to.
+        session.tokenDigest = random.bytes(count: 32)
         let refresh = RefreshTokens.issue(for: id, generation: 0, random: random)
         session.refreshDigest = refresh.presented.digest
         session.methodReferences = references
-        return PendingSession(session: session, opaqueToken: token, refreshToken: refresh.token)
+        return PendingSession(session: session, secret: .refresh(refresh.token))
     }
 
     /// The tokens of a stored pending session: a signed access token beside its refresh token, or the opaque one.
     public func issue(_ pending: PendingSession, displayName: String) async throws -> IssuedSession {
-        guard let refreshToken = pending.refreshToken, let signer else {
-            return IssuedSession(token: pending.opaqueToken, session: pending.session, displayName: displayName)
+        let refreshToken: String
+        switch pending.secret {
+        case .opaque(let token): return IssuedSession(token: token, session: pending.session, displayName: displayName)
+        case .refresh(let token): refreshToken = token
         }
+        // `newSession` makes a refresh token only with a signer.
+        guard let signer else { throw DomainError(.unavailable, "no signer for a session with refresh tokens") }
         let now = clock()
         let (token, expiresAt) = try await signer.sign(pending.session, now: now)
         return IssuedSession(

@@ -1,6 +1,7 @@
 import AccessTokens
 import Crypto
 import Domain
+import Encoding
 import Foundation
 import Synchronization
 
@@ -12,14 +13,24 @@ public final class SigningKeyRing: Sendable {
         let stored: StoredSigningKey
         /// Nil for a key sealed under another key-encryption key: it still verifies, but never signs here.
         let signer: PrivateKey?
-        let verifier: PublicKey
+        /// The public key set up once for the key's one signature scheme.
+        let verifier: PreparedVerifier
+        /// `base64url(header) "."`, the same for every token the key signs.
+        let encodedHeader: [UInt8]
+    }
+
+    /// What the last load left: every key by ID, and the keys this process can sign with, newest activation
+    /// first, so that choosing the signing key is a scan of one or two entries.
+    struct State: Sendable {
+        var entries: [String: Entry] = [:]
+        var signable: [Entry] = []
     }
 
     /// The rules of the keys' lives.
     public let schedule: SigningKeySchedule
     /// What opens the stored private keys and seals new ones.
     public let encryption: KeyEncryptionKey
-    private let entries = Mutex<[String: Entry]>([:])
+    private let state = Mutex(State())
     private let loaded = Atomic<Bool>(false)
 
     /// A ring with no keys yet, opening keys with `encryption`.
@@ -33,27 +44,33 @@ public final class SigningKeyRing: Sendable {
     /// replaced) keeps verifying the tokens it signed but never signs; its ID is returned so the caller can say so.
     @discardableResult
     public func load(_ stored: [StoredSigningKey]) throws -> [String] {
-        let known = entries.withLock { $0 }
-        var next: [String: Entry] = [:]
+        let known = state.withLock { $0.entries }
+        var next = State()
         var unopened: [String] = []
         for key in stored {
-            if let entry = known[key.keyID], entry.stored.sealedPrivateKey == key.sealedPrivateKey {
-                next[key.keyID] = Entry(stored: key, signer: entry.signer, verifier: entry.verifier)
-                if entry.signer == nil { unopened.append(key.keyID) }
+            let entry: Entry
+            if let seen = known[key.keyID], seen.stored.sealedPrivateKey == key.sealedPrivateKey {
+                entry = Entry(
+                    stored: key, signer: seen.signer, verifier: seen.verifier, encodedHeader: seen.encodedHeader)
             } else {
-                let signer = try? encryption.open(key)
-                if signer == nil { unopened.append(key.keyID) }
-                next[key.keyID] = Entry(stored: key, signer: signer, verifier: try key.publicKey.verifyingKey())
+                entry = Entry(
+                    stored: key, signer: try? encryption.open(key),
+                    verifier: try key.publicKey.preparedVerifier(),
+                    encodedHeader: AccessTokenFormat.encodedHeader(algorithm: key.publicKey.algorithm, keyID: key.keyID))
             }
+            if entry.signer == nil { unopened.append(key.keyID) }
+            next.entries[key.keyID] = entry
         }
-        entries.withLock { $0 = next }
+        next.signable = next.entries.values.filter { $0.signer != nil && $0.stored.retiredAt == nil }
+            .sorted { $0.stored.activatesAt > $1.stored.activatesAt }
+        state.withLock { $0 = next }
         loaded.store(true, ordering: .releasing)
         return unopened
     }
 
     /// Whether some unretired key opens here, so that one can sign now or after its delay.
     public var hasUsableKey: Bool {
-        entries.withLock { $0.values.contains { $0.signer != nil && $0.stored.retiredAt == nil } }
+        state.withLock { !$0.signable.isEmpty }
     }
 
     /// Whether a load has happened.
@@ -62,6 +79,7 @@ public final class SigningKeyRing: Sendable {
     /// Waits for the first load, at most `timeout`: a process that has just started loads its keys while it
     /// already serves.
     public func waitUntilLoaded(timeout: Duration = .seconds(5)) async {
+        guard !isLoaded else { return }
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         while !isLoaded, clock.now < deadline {
@@ -71,22 +89,20 @@ public final class SigningKeyRing: Sendable {
 
     /// The stored keys of the last load.
     public var storedKeys: [StoredSigningKey] {
-        entries.withLock { $0.values.map(\.stored) }.sorted { $0.createdAt < $1.createdAt }
+        state.withLock { $0.entries.values.map(\.stored) }.sorted { $0.createdAt < $1.createdAt }
     }
 
-    /// The key that signs at `now`, if any: of the keys this process can open.
-    func signer(at now: Date) -> (stored: StoredSigningKey, key: PrivateKey)? {
-        let all = entries.withLock { $0 }
-        let openable = all.values.filter { $0.signer != nil }.map(\.stored)
-        guard let chosen = schedule.signingKey(among: openable, at: now), let key = all[chosen.keyID]?.signer else {
-            return nil
+    /// The key that signs at `now`, if any: the newest active one of the keys this process can open (the rule of
+    /// ``SigningKeySchedule/signingKey(among:at:)`` over the keys sorted at load).
+    func signer(at now: Date) -> (entry: Entry, key: PrivateKey)? {
+        state.withLock { state in
+            state.signable.first { $0.stored.activatesAt <= now }.flatMap { entry in entry.signer.map { (entry, $0) } }
         }
-        return (chosen, key)
     }
 
     /// The public key `keyID` when it is published at `now`.
     func verifier(keyID: String, at now: Date) -> Entry? {
-        guard let entry = entries.withLock({ $0[keyID] }), schedule.isPublished(entry.stored, at: now) else {
+        guard let entry = state.withLock({ $0.entries[keyID] }), schedule.isPublished(entry.stored, at: now) else {
             return nil
         }
         return entry
@@ -127,13 +143,12 @@ public struct AccessTokenSigner: Sendable {
     public let ring: SigningKeyRing
     /// What tokens say.
     public let settings: AccessTokenSettings
-    let random: any RandomSource
+    private static let algorithms = Set(JWSAlgorithm.allCases)
 
     /// A signer over `ring`.
-    public init(ring: SigningKeyRing, settings: AccessTokenSettings, random: any RandomSource = SecureRandom()) {
+    public init(ring: SigningKeyRing, settings: AccessTokenSettings) {
         self.ring = ring
         self.settings = settings
-        self.random = random
     }
 
     /// A token for `session` issued at `now`, and when it expires: the earlier of `now` plus the lifetime and the
@@ -148,12 +163,11 @@ public struct AccessTokenSigner: Sendable {
         let claims = AccessTokenClaims(
             issuer: settings.issuer, subject: session.accountID.description, audience: settings.audience,
             clientID: settings.clientID, expiresAt: expiresAt, issuedAt: issuedAt,
-            tokenID: UUID(uuid: Self.uuid(random.bytes(count: 16))).uuidString.lowercased(),
+            tokenID: UUID.randomV4().lowercaseText,
             sessionID: session.id.description,
             authenticatedAt: Int64(session.createdAt.timeIntervalSince1970.rounded(.down)),
             methods: session.methodReferences ?? Self.references(session.authenticationMethod))
-        let input = AccessTokenFormat.signingInput(
-            claims: claims, algorithm: key.stored.publicKey.algorithm, keyID: key.stored.keyID)
+        let input = AccessTokenFormat.signingInput(encodedHeader: key.entry.encodedHeader, claims: claims)
         let signature = try key.key.sign(input)
         return (
             AccessTokenFormat.assemble(signingInput: input, signature: signature),
@@ -163,17 +177,12 @@ public struct AccessTokenSigner: Sendable {
 
     /// The claims of a presented token whose signature, key, issuer, audience and times hold at `now`.
     public func verify(_ token: String, now: Date) throws(AccessTokenError) -> AccessTokenClaims {
-        let parsed = try AccessTokenFormat.parse(token, allowing: Set(JWSAlgorithm.allCases))
+        let parsed = try AccessTokenFormat.parse(token, allowing: Self.algorithms)
         guard let key = ring.verifier(keyID: parsed.keyID, at: now), key.stored.publicKey.algorithm == parsed.algorithm
         else { throw AccessTokenError(.unknownKey, "No published key has this kid.") }
-        let signature: [UInt8]?
-        let scheme: SignatureScheme
-        switch parsed.algorithm {
-        case .es256: (signature, scheme) = (PrivateKey.derECDSASignature(raw: parsed.signature), .ecdsa(.sha256))
-        case .edDSA: (signature, scheme) = (parsed.signature, .ed25519)
+        guard key.verifier.verify(jwsSignature: parsed.signature, signingInput: parsed.signingInput) else {
+            throw AccessTokenError(.signatureInvalid, "The signature does not verify.")
         }
-        guard let signature, key.verifier.verify(signature: signature, message: parsed.signingInput, scheme: scheme)
-        else { throw AccessTokenError(.signatureInvalid, "The signature does not verify.") }
         try AccessTokenFormat.check(
             parsed.claims,
             expecting: .init(
@@ -189,11 +198,5 @@ public struct AccessTokenSigner: Sendable {
         case .passkey: return AuthenticationMethodReferences.passkey
         case .recovery: return ["otp"]
         }
-    }
-
-    private static func uuid(_ b: [UInt8]) -> uuid_t {
-        // A version 4 UUID from 16 random bytes.
-        (b[0], b[1], b[2], b[3], b[4], b[5], (b[6] & 0x0F) | 0x40, b[7], (b[8] & 0x3F) | 0x80, b[9], b[10], b[11],
-         b[12], b[13], b[14], b[15])
     }
 }

@@ -41,8 +41,21 @@ public protocol SigningKeyRepository: Sendable {
     func keys(publishedSince: Date) async throws -> [StoredSigningKey]
     /// Stores `key` unless a key that is not retired exists already when `onlyIfNone`; whether it was stored.
     func add(_ key: StoredSigningKey, onlyIfNone: Bool) async throws -> Bool
-    /// Retires the key `keyID` at `now`; false when no such unretired key exists.
-    func retire(keyID: String, at now: Date) async throws -> Bool
+    /// Retires the key `keyID` at `now` if `allowed` says so of the keys published since `publishedSince`, read
+    /// in the same transaction as the retirement and under the lock that ``add(_:onlyIfNone:)`` takes.
+    func retire(
+        keyID: String, at now: Date, publishedSince: Date, allowed: @escaping @Sendable ([StoredSigningKey]) -> Bool
+    ) async throws -> SigningKeyRetirement
+}
+
+/// What a retirement did.
+public enum SigningKeyRetirement: Sendable, Equatable {
+    /// The key as retired.
+    case retired(StoredSigningKey)
+    /// No unretired key has this ID.
+    case notFound
+    /// The rule refused it (another key must be signing).
+    case refused
 }
 
 /// The rules of the keys' lives, as pure functions of the stored keys and the time.
@@ -129,30 +142,5 @@ public struct KeyEncryptionKey: Sendable {
             throw DomainError(.unavailable, "the signing key \(stored.keyID) does not match its public key")
         }
         return key
-    }
-}
-
-extension PrivateKey {
-    /// The JWS algorithm this key signs with.
-    public var jwsAlgorithm: JWSAlgorithm { kind == .p256 ? .es256 : .edDSA }
-
-    /// The public key as a JWK whose `kid` is its RFC 7638 thumbprint.
-    public func jsonWebKey() throws -> JSONWebKey {
-        let (x, y) = try publicCoordinates()
-        guard let unnamed = JSONWebKey(keyID: "-", algorithm: jwsAlgorithm, x: x, y: y),
-            let named = JSONWebKey(
-                keyID: Base64URL.encode(sha256(unnamed.thumbprintInput)), algorithm: jwsAlgorithm, x: x, y: y)
-        else { throw DomainError(.unavailable, "a signing key's public half does not fit its algorithm") }
-        return named
-    }
-}
-
-extension JSONWebKey {
-    /// The key as OpenSSL verifies with it.
-    public func verifyingKey() throws -> PublicKey {
-        switch algorithm {
-        case .es256: return try .ellipticCurve(.p256, x: x, y: y)
-        case .edDSA: return try .ed25519(x)
-        }
     }
 }

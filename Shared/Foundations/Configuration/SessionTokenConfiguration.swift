@@ -131,18 +131,8 @@ public struct SessionTokenConfiguration: Sendable, Equatable {
         let bytes =
             trimmed.utf8.count == 64
             ? Hex.decode(trimmed)
-            : Base64URL.decode(
-                trimmed.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-                    .replacingOccurrences(of: "=", with: ""))
+            : Base64URL.decode(trimmed)
         return bytes?.count == 32 ? bytes : nil
-    }
-
-    /// The key-encryption key is a secret: it is never printed.
-    public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.kind == rhs.kind && lhs.issuer == rhs.issuer && lhs.audience == rhs.audience && lhs.clientID == rhs.clientID
-            && lhs.accessTokenLifetime == rhs.accessTokenLifetime && lhs.algorithm == rhs.algorithm
-            && lhs.idleTimeout == rhs.idleTimeout && lhs.reuseWindow == rhs.reuseWindow
-            && lhs.publishDelay == rhs.publishDelay && lhs.keyEncryptionKeys == rhs.keyEncryptionKeys
     }
 }
 

@@ -16,7 +16,7 @@ public struct PostgresSessionRefreshRepository: SessionRefreshRepository {
             guard
                 let row = try await pool.query(
                     """
-                    SELECT \(unsafeSQL: PostgresAuthenticationSessionRepository.columns.split(separator: ",").map { "s." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")),
+                    SELECT \(unsafeSQL: PostgresAuthenticationSessionRepository.qualifiedColumns),
                            s.refresh_generation, s.refreshed_at, a.disabled_at IS NOT NULL AS disabled, a.display_name,
                            h.generation AS replaced_generation, h.digest AS replaced_digest, h.rotated_at AS replaced_at,
                            h.successor_sealed

@@ -14,6 +14,9 @@ public struct PostgresAuthenticationSessionRepository: AuthenticationSessionRepo
 
     static let columns =
         "id, account_id, token_digest, authentication_method, created_at, expires_at, revoked_at, refresh_digest, method_references, passkey_id"
+    /// ``columns`` of the table aliased `s`, for statements that join it.
+    static let qualifiedColumns = columns.split(separator: ",").map { "s." + $0.trimmingCharacters(in: .whitespaces) }
+        .joined(separator: ", ")
 
     public func add(_ session: AuthenticationSession) async throws {
         let insertion = Self.insertion(session)

@@ -73,23 +73,9 @@ struct CompactJWS {
         case "RS384": return key.verify(signature: signature, message: message, scheme: .rsaPKCS1v15(.sha384))
         case "RS512": return key.verify(signature: signature, message: message, scheme: .rsaPKCS1v15(.sha512))
         case "ES256":
-            guard signature.count == 64 else { return false }
-            let der = ECDSASignature.der(r: Array(signature[0..<32]), s: Array(signature[32..<64]))
+            guard let der = ECDSASignature.der(raw: signature) else { return false }
             return key.verify(signature: der, message: message, scheme: .ecdsa(.sha256))
         default: return false
         }
-    }
-}
-
-/// Converts JOSE's fixed-width ECDSA signatures to DER.
-enum ECDSASignature {
-    static func der(r: [UInt8], s: [UInt8]) -> [UInt8] {
-        func integer(_ bytes: [UInt8]) -> [UInt8] {
-            var value = Array(bytes.drop { $0 == 0 })
-            if value.isEmpty || value[0] & 0x80 != 0 { value.insert(0, at: 0) }
-            return [0x02, UInt8(value.count)] + value
-        }
-        let body = integer(r) + integer(s)
-        return [0x30, UInt8(body.count)] + body
     }
 }
