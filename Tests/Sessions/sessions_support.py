@@ -21,7 +21,6 @@ import warnings
 import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from joserfc import jwt as jose_jwt
 from joserfc.errors import SecurityWarning
 from joserfc.jwk import KeySet
@@ -31,6 +30,7 @@ sys.path.insert(0, str(TESTS / "Support" / "python"))
 
 # Authenticator and free_port are for the tests too.
 from passkey_stack import BIN, Stack, free_port  # noqa: E402
+import secret_key_ring  # noqa: E402
 from openssl_authenticator import Authenticator  # noqa: E402,F401
 
 PASSWORD = "sessions suite password"
@@ -301,14 +301,14 @@ class OwnSigningKey:
 
     def plant(self, stack):
         """Stores this key in the stack's database as a rotation would (its PKCS #8 private key sealed with
-        AES-256-GCM under the stack's key-encryption key, bound to its key ID), published from now but due to sign
+        AES-256-GCM under the signing-key purpose key of the stack's key ring, bound to its key ID:
+        secret_key_ring.seal_box), published from now but due to sign
         only in 2100: the services load and publish it, so tokens it signs verify and fail only for what the test
         put wrong in them. Returns once the gateway's JWKS carries it."""
         private = self.private.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
                                              serialization.NoEncryption())
-        key_encryption_key = bytes.fromhex(stack.key_encryption_key.read_text().strip())
-        nonce = os.urandom(12)
-        sealed = nonce + AESGCM(key_encryption_key).encrypt(nonce, private, self.kid.encode())
+        current = secret_key_ring.ring_keys(stack.key_encryption_key)[0]
+        sealed = secret_key_ring.seal_box(current, "signing-key", private, self.kid.encode())
         public = json.dumps(self.jwk, separators=(",", ":"))
         stack.sql("INSERT INTO session_signing_keys (key_id, algorithm, public_jwk, private_key_sealed, created_at, "
                   f"activates_at) VALUES ('{self.kid}', 'ES256', '{public}'::jsonb, '\\x{sealed.hex()}', now(), "

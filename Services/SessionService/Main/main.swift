@@ -30,7 +30,8 @@ await ServiceMain.run(
     let keys = try SecretKeyRing.required(by: tokens)
     let issuer = SessionIssuer(
         random: SecureRandom(), lifetime: configuration.sessionLifetime,
-        signer: try SigningKeyLoader.signer(tokens, keys: PostgresSigningKeyRepository(pool: pool), context: context),
+        signer: try SigningKeyLoader.signer(
+            tokens, secrets: keys, keys: PostgresSigningKeyRepository(pool: pool), context: context),
         idleTimeout: tokens.idleTimeout)
     let failedGuesses = PostgresFailedGuessRepository(pool: pool)
     let useCases = SessionUseCases(

@@ -30,6 +30,8 @@ await ServiceMain.run(
         }
         return source
     }
+    // The key ring (PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE): it seals the signing keys and keys the codes' digests.
+    let secrets = try SecretKeyRing.required(by: configuration.sessionTokens)
     let signIns = PostgresPasskeySignInRepository(pool: pool)
     let lastUse = LastUseRecorder(repository: signIns, metrics: context.metrics, logger: context.logger)
     let ceremonies = PasskeyCeremonies(
@@ -42,7 +44,8 @@ await ServiceMain.run(
         sessions: SessionIssuer(
             random: SecureRandom(), lifetime: configuration.sessionLifetime,
             signer: try SigningKeyLoader.signer(
-                configuration.sessionTokens, keys: PostgresSigningKeyRepository(pool: pool), context: context),
+                configuration.sessionTokens, secrets: secrets, keys: PostgresSigningKeyRepository(pool: pool),
+                context: context),
             idleTimeout: configuration.sessionTokens.idleTimeout),
         lastUse: lastUse,
         registrationVerifier: RegistrationVerifier(trust: policy.trust()),
@@ -51,7 +54,7 @@ await ServiceMain.run(
         relyingPartyID: configuration.relyingPartyID, origins: policy.origins(allowing: configuration.allowedOrigins),
         options: policy.options,
         recoveryRegistrations: PostgresRecoveryRegistrationRepository(pool: pool), metadata: metadata,
-        codeKeys: try SecretKeyRing.required(by: configuration.sessionTokens),
+        codeKeys: secrets,
         logger: context.logger, metrics: context.metrics
     ).naming(with: try PasskeyProviderCatalog.shipped.get())
     VerificationService(ceremonies: ceremonies).register(on: server, using: context)

@@ -1,5 +1,6 @@
 import AccessTokens
 import Configuration
+import Crypto
 import Foundation
 import Observability
 import PostgresStorage
@@ -31,18 +32,17 @@ public struct SigningKeyLoader: Sendable {
 
     /// The signer of a service that issues sessions, with its loader running in the background; nil for
     /// `PASSKEY_SESSION_TOKENS=opaque`.
+    /// `secrets` is the process's key ring (`SecretKeyRing.required(by:)`): its current key seals new signing keys,
+    /// and the previous keys of a rotation still open the stored ones.
     public static func signer(
-        _ configuration: SessionTokenConfiguration, keys repository: any SigningKeyRepository, context: ServiceContext
+        _ configuration: SessionTokenConfiguration, secrets: SecretKeyRing, keys repository: any SigningKeyRepository,
+        context: ServiceContext
     ) throws -> AccessTokenSigner? {
         guard configuration.kind == .jwt else { return nil }
-        // The file's first key seals new signing keys; the previous keys of a rotation still open the stored ones.
-        let current = try configuration.requireKeyEncryptionKey()
-        let previous = Array(configuration.keyEncryptionKeys.dropFirst())
-        guard let encryption = KeyEncryptionKey(bytes: current, previous: previous),
-            let algorithm = JWSAlgorithm(rawValue: configuration.algorithm)
-        else {
-            throw ConfigurationError(variable: "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE", problem: "must hold 32 bytes")
+        guard let algorithm = JWSAlgorithm(rawValue: configuration.algorithm) else {
+            throw ConfigurationError(variable: "PASSKEY_TOKEN_ALGORITHM", problem: "expected ES256 or EdDSA")
         }
+        let encryption = KeyEncryptionKey(ring: secrets)
         let ring = SigningKeyRing(
             schedule: SigningKeySchedule(
                 accessTokenLifetime: configuration.accessTokenLifetime, publishDelay: configuration.publishDelay),

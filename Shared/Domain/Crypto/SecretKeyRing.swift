@@ -28,7 +28,7 @@ public struct SealedSecret: Sendable, Hashable {
 }
 
 /// The keys that keep secrets stored in the database unusable to someone who can only read it: one-time codes
-/// waiting in the mail outbox, the digests of one-time codes, webhook signing secrets.
+/// waiting in the mail outbox, the digests of one-time codes, webhook signing secrets, access-token signing keys.
 ///
 /// The ring holds the current key, which seals and digests everything new, and any previous keys, which still open
 /// and check what was made under them, so that the key can be rotated without a moment in which stored secrets do
@@ -44,6 +44,8 @@ public struct SecretKeyRing: Sendable {
         case codeDigest = "email-code-digest"
         /// AES-256-GCM of a webhook endpoint's signing secret (`webhook_endpoints.secret`).
         case webhookSecret = "webhook-secret"
+        /// AES-256-GCM of an access-token signing key's private half (`session_signing_keys.private_key_sealed`).
+        case signingKey = "signing-key"
     }
 
     struct Key: Sendable {

@@ -96,19 +96,19 @@ public struct SigningKeySchedule: Sendable {
 }
 
 /// The key-encryption key: seals private signing keys before they are stored, and opens them when a process loads
-/// them. It comes from a file or a Secret (`PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE`) and is never stored with them.
-/// While the file's key is rotated, the previous keys it still holds open the signing keys sealed before.
+/// them. It is the secret key ring of `PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE` (``SecretKeyRing``, purpose
+/// `signingKey`), never stored with them: its current key seals new keys, and while the file's key is rotated the
+/// previous keys still open the signing keys sealed before.
 public struct KeyEncryptionKey: Sendable {
-    let key: [UInt8]
-    let previous: [[UInt8]]
+    let ring: SecretKeyRing
 
-    /// `bytes` seals new keys; it and `previous` open stored ones. Every key is exactly 32 bytes.
+    /// Signing keys sealed under `ring`.
+    public init(ring: SecretKeyRing) { self.ring = ring }
+
+    /// The ring of `bytes` (current) and `previous`; nil when a key is not exactly 32 bytes or two are the same.
     public init?(bytes: [UInt8], previous: [[UInt8]] = []) {
-        guard bytes.count == SealedBox.keyLength, previous.allSatisfy({ $0.count == SealedBox.keyLength }) else {
-            return nil
-        }
-        key = bytes
-        self.previous = previous
+        guard let ring = SecretKeyRing(keys: [bytes] + previous) else { return nil }
+        self.ring = ring
     }
 
     /// A new key of `algorithm`, sealed, to be published at `now` and to sign after `delay`.
@@ -119,19 +119,20 @@ public struct KeyEncryptionKey: Sendable {
         let publicKey = try key.jsonWebKey()
         var privateKey = try key.pkcs8()
         defer { privateKey.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
-        let sealed = try SealedBox.seal(privateKey, key: self.key, additionalData: Array(publicKey.keyID.utf8))
+        let sealed = try ring.seal(privateKey, for: .signingKey, context: Array(publicKey.keyID.utf8))
         return StoredSigningKey(
-            publicKey: publicKey, sealedPrivateKey: sealed, createdAt: now, activatesAt: now.addingTimeInterval(delay),
+            publicKey: publicKey, sealedPrivateKey: sealed.box, createdAt: now, activatesAt: now.addingTimeInterval(delay),
             retiredAt: nil)
     }
 
     /// The private key of `stored`; throws when it was sealed under none of this process's key-encryption keys or
     /// does not match its public half.
     public func open(_ stored: StoredSigningKey) throws -> PrivateKey {
-        let additionalData = Array(stored.keyID.utf8)
+        // The row keeps the box alone; the few keys of the ring are tried in turn, once per key per process.
+        let context = Array(stored.keyID.utf8)
         guard
-            let der = ([key] + previous).lazy.compactMap({
-                SealedBox.open(stored.sealedPrivateKey, key: $0, additionalData: additionalData)
+            let der = ring.keyIDs.lazy.compactMap({
+                ring.open(SealedSecret(keyID: $0, box: stored.sealedPrivateKey), for: .signingKey, context: context)
             }).first
         else {
             throw DomainError(

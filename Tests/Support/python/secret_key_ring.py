@@ -5,6 +5,7 @@ b"passkey/<purpose>/v1"; a key's ID is 8 bytes of the same HKDF with the info b"
 nonce (12) ‖ ciphertext ‖ tag (16) of AES-256-GCM with the additional data b"passkey/<purpose>/v1" ‖ 0 ‖ context."""
 
 import base64
+import os
 import pathlib
 
 from cryptography.hazmat.primitives import hashes, hmac
@@ -41,6 +42,13 @@ def open_box(key, purpose, box, context):
     """The plaintext of `box` sealed under `key`'s `purpose` key for `context` (raises when it does not open)."""
     label = f"passkey/{purpose}/v1".encode()
     return AESGCM(purpose_key(key, purpose)).decrypt(box[:12], box[12:], label + b"\x00" + context)
+
+
+def seal_box(key, purpose, plaintext, context):
+    """`plaintext` sealed as the ring seals it: under `key`'s `purpose` key, bound to `context`."""
+    label = f"passkey/{purpose}/v1".encode()
+    nonce = os.urandom(12)
+    return nonce + AESGCM(purpose_key(key, purpose)).encrypt(nonce, plaintext, label + b"\x00" + context)
 
 
 def code_digest(key, salt, code):
