@@ -37,7 +37,7 @@ final class PasskeyFlowTests: XCTestCase {
         XCTAssertGreaterThan(options.timeout, 0)
         XCTAssertEqual(options.attestation, "none")
         XCTAssertEqual(options.authenticatorSelection.residentKey, "required")
-        XCTAssertEqual(options.authenticatorSelection.userVerification, "preferred")
+        XCTAssertEqual(options.authenticatorSelection.userVerification, "required")
         XCTAssertEqual(options.excludeCredentials.map(\.id), [Data(existing.credentialID)])
         XCTAssertGreaterThanOrEqual(start.challenge.count, 32)
 
@@ -48,7 +48,7 @@ final class PasskeyFlowTests: XCTestCase {
         let authentication = try await flows.beginAuthentication()
         XCTAssertEqual(authentication.publicKey.rpId, Stack.relyingPartyID)
         XCTAssertEqual(authentication.publicKey.allowCredentials.count, 0)
-        XCTAssertEqual(authentication.publicKey.userVerification, "preferred")
+        XCTAssertEqual(authentication.publicKey.userVerification, "required")
     }
 
     func testPasswordUserAddsAPasskeyAndSignsInWithItInEveryBodyForm() async throws {

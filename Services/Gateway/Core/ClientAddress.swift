@@ -41,6 +41,10 @@ public struct ClientAddressResolver: Sendable {
 
     private func isTrusted(_ address: IPAddress) -> Bool { trusted.contains { $0.contains(address) } }
 
+    /// Whether the peer is one of the trusted proxies (`PASSKEY_TRUSTED_PROXIES`): what it says of the request (its
+    /// `X-Forwarded-For`, its trace's sampling decision) is taken as given.
+    public func isTrustedPeer(_ peer: String) -> Bool { IPAddress(parsing: peer).map(isTrusted) ?? false }
+
     /// The client address for a request from `peer` (host text, without port) carrying `forwardedFor` values
     /// (every `X-Forwarded-For` field, in order).
     public func clientAddress(peer: String, forwardedFor: [String]) -> String {

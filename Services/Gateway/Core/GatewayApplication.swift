@@ -63,6 +63,9 @@ public final class GatewayApplication: HTTPResponder {
     let discoveryDocument: [UInt8]
     /// What `/readyz` warns of (``GatewayConfiguration/relyingPartyIDWarning``), worked out once.
     private let relyingPartyIDWarning: String?
+    /// `Strict-Transport-Security` when the gateway terminates TLS itself (`GATEWAY_TLS_CERTIFICATE`), else nil: behind
+    /// a proxy that terminates it, the proxy sets it.
+    private let strictTransportSecurity: String?
     /// During an outage every request fails the same way: one line per service and status per second is enough.
     private let failureLog = LogThrottle(interval: 1)
 
@@ -115,6 +118,7 @@ public final class GatewayApplication: HTTPResponder {
         crossOrigin = CrossOrigin(origins: configuration.corsOrigins)
         discoveryDocument = Self.discoveryDocument(issuer: configuration.tokenIssuer)
         relyingPartyIDWarning = configuration.relyingPartyIDWarning
+        strictTransportSecurity = configuration.gatewayTLSCertificate == nil ? nil : "max-age=31536000"
         publishedKeys = PublishedKeyCache { [backends] in
             var metadata = Metadata()
             metadata.add(AuditContext.requestIDKey, "jwks")
@@ -155,7 +159,11 @@ public final class GatewayApplication: HTTPResponder {
         }
         let spanName: String
         if case .found(_, let route, _) = match { spanName = route } else { spanName = request.method }
-        let span = tracer.startSpan(spanName, kind: .server, continuing: parent)
+        // A sampled traceparent is taken as given only from a trusted proxy; anyone else's trace is continued, and
+        // sampled at the configured ratio.
+        let span = tracer.startSpan(
+            spanName, kind: .server, continuing: parent,
+            trustingSampling: parent == nil || addressResolver.isTrustedPeer(request.remoteAddress))
         var response = await ActiveSpan.$current.withValue(span.active) {
             await respond(to: request, match: match, started: started)
         }
@@ -196,6 +204,8 @@ public final class GatewayApplication: HTTPResponder {
         }
         response.headers.set("x-request-id", requestID)
         response.headers.set("x-content-type-options", "nosniff")
+        // Served over the gateway's own TLS: browsers are told to use nothing else for a year (RFC 6797).
+        if let hsts = strictTransportSecurity { response.headers.set("strict-transport-security", hsts) }
         let elapsed = monotonicSeconds() - started
         let status = String(response.status)
         metrics.increment(

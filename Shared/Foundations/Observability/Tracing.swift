@@ -128,15 +128,26 @@ public struct Tracer: Sendable {
 
     /// Starts a span continuing `parent` (a caller's context), or a new trace when there is none: sampled by
     /// ``sampleRatio`` when something records it.
-    public func startSpan(_ name: String, kind: SpanKind, continuing parent: TraceContext?) -> Span {
+    ///
+    /// With `trustingSampling` false (a caller that is not a trusted proxy), a parent's trace is continued but its
+    /// sampling decision is not taken as given: this tracer's own ratio decides, so an untrusted client cannot make
+    /// every request of its own traced.
+    public func startSpan(
+        _ name: String, kind: SpanKind, continuing parent: TraceContext?, trustingSampling: Bool = true
+    ) -> Span {
         let context: TraceContext
         if let parent {
-            context = TraceContext(traceID: parent.traceID, spanID: SpanIDs.next(), sampled: parent.sampled)
+            let sampled = trustingSampling ? parent.sampled : sampleDecision()
+            context = TraceContext(traceID: parent.traceID, spanID: SpanIDs.next(), sampled: sampled)
         } else {
-            let sampled = recorder != nil && (sampleRatio >= 1 || Double.random(in: 0..<1) < sampleRatio)
-            context = TraceContext(traceID: SpanIDs.nextTraceID(), spanID: SpanIDs.next(), sampled: sampled)
+            context = TraceContext(traceID: SpanIDs.nextTraceID(), spanID: SpanIDs.next(), sampled: sampleDecision())
         }
         return Span(context: context, parentSpanID: parent?.spanID ?? 0, name: name, kind: kind, recorder: recorder)
+    }
+
+    /// A new trace's sampling decision: the configured ratio, and never without an exporter.
+    private func sampleDecision() -> Bool {
+        recorder != nil && (sampleRatio >= 1 || Double.random(in: 0..<1) < sampleRatio)
     }
 }
 

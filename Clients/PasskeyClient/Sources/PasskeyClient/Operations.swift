@@ -17,8 +17,9 @@ public enum PasskeyAPI {
         PasskeyListOperation.route, PasskeyRenameOperation.route, PasskeyRemovalOperation.route,
         PasskeyProviderIconOperation.route,
         EmailVerificationRequestOperation.route, EmailVerificationOperation.route, RecoveryCodesOperation.route,
-        PasswordRemovalOperation.route, RecoveryStartOperation.route, RecoveryFinishOperation.route,
-        RecoveryPasskeyRegistrationFinishOperation.route,
+        PasswordRemovalOperation.route, PasswordChangeOperation.route, PasswordReauthenticationOperation.route,
+        PasskeyReauthenticationOperation.route, RecoveryStartOperation.route, RecoveryFinishOperation.route,
+        RecoveryPasskeyRegistrationFinishOperation.route, RecoveryPasswordFinishOperation.route,
         AppleAppSiteAssociationOperation.route, AssetLinksOperation.route, RelatedOriginsOperation.route,
         PasskeyEndpointsOperation.route, JSONWebKeySetOperation.route, DiscoveryDocumentOperation.route,
         HealthOperation.route, ReadinessOperation.route, MetricsOperation.route,
@@ -500,6 +501,70 @@ public struct PasswordRemovalOperation: PasskeyAPIOperation {
 
     /// Creates the operation.
     public init() {}
+}
+
+/// `POST /v1/account/password` (bearer, recent sign-in): sets or changes the account's password (200); every other
+/// session of the account ends. 400 `invalid_request` with reason `password_length` or `password_too_common`; 403
+/// `reauthentication_required` for a session whose sign-in is too old.
+public struct PasswordChangeOperation: PasskeyAPIOperation, CustomStringConvertible, CustomReflectable {
+    public typealias Response = PasswordChanged
+    /// The route.
+    public static let route = APIRoute(.post, "/v1/account/password", operationID: "setPassword", requiresAccessToken: true)
+    public var route: APIRoute { Self.route }
+
+    /// The new password (never logged).
+    public var password: String
+
+    /// Creates the operation.
+    public init(password: String) { self.password = password }
+
+    public var body: APIRequestBody { .json(["password": password]) }
+    public var description: String { "PasswordChangeOperation()" }
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
+}
+
+/// `POST /v1/session/reauthentication/password` (bearer): proves the account's password again; the session's
+/// sign-in time becomes now (204) and its tokens stay. 401 `invalid_credentials` for a wrong password.
+public struct PasswordReauthenticationOperation: PasskeyAPIOperation, CustomStringConvertible, CustomReflectable {
+    public typealias Response = NoContent
+    /// The route.
+    public static let route = APIRoute(
+        .post, "/v1/session/reauthentication/password", operationID: "reauthenticateWithPassword",
+        requiresAccessToken: true)
+    public var route: APIRoute { Self.route }
+
+    /// The account's password (never logged).
+    public var password: String
+
+    /// Creates the operation.
+    public init(password: String) { self.password = password }
+
+    public var body: APIRequestBody { .json(["password": password]) }
+    public var description: String { "PasswordReauthenticationOperation()" }
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
+}
+
+/// `POST /v1/session/reauthentication/passkey` (bearer): proves one of the account's passkeys again, answering a
+/// challenge from ``PasskeyAuthenticationStartOperation``; the session's sign-in time becomes now (204) and its
+/// tokens stay. 401 `invalid_credentials` as at sign-in, also for another account's passkey.
+public struct PasskeyReauthenticationOperation: PasskeyAPIOperation {
+    public typealias Response = NoContent
+    /// The route.
+    public static let route = APIRoute(
+        .post, "/v1/session/reauthentication/passkey", operationID: "reauthenticateWithPasskey",
+        requiresAccessToken: true)
+    public var route: APIRoute { Self.route }
+
+    /// The assertion, as a sign-in sends it.
+    public var assertion: PasskeyAuthenticationFinishOperation
+
+    /// Creates the operation.
+    public init(challengeID: String, assertion: PasskeyAssertion, encoding: CredentialEncoding = .flat) {
+        self.assertion = PasskeyAuthenticationFinishOperation(
+            challengeID: challengeID, assertion: assertion, encoding: encoding)
+    }
+
+    public var body: APIRequestBody { assertion.body }
 }
 
 // MARK: - Files for the platforms, and operations

@@ -42,6 +42,9 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
         /// An operator disabled the account: sign-in is refused until it is enabled again (403). Told only after
         /// the password or the passkey was verified.
         public static let accountDisabled = Code(rawValue: "account_disabled")
+        /// A sensitive change by a session whose sign-in is older than the gateway's reauthentication window (403):
+        /// reauthenticate (``PasskeyReauthenticationOperation``, ``PasswordReauthenticationOperation``) and retry.
+        public static let reauthenticationRequired = Code(rawValue: "reauthentication_required")
         /// The body is over 64 KiB (413).
         public static let payloadTooLarge = Code(rawValue: "payload_too_large")
         /// The body is not JSON (415).
@@ -84,6 +87,7 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
             .emailTaken, .credentialAlreadyRegistered, .lastSignInMethod, .challengeUnavailable, .payloadTooLarge,
             .unsupportedMediaType, .rateLimited, .unavailable, .methodNotAllowed, .headerFieldsTooLarge,
             .requestTimeout, .notImplemented, .internalError, .invalidCode, .accountDisabled, .conflict,
+            .reauthenticationRequired,
         ]
 
         /// The codes the client produces itself, never sent by the gateway.
@@ -146,6 +150,10 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
         public static let noPasskey = Reason(rawValue: "no_passkey")
         /// With `lastSignInMethod` on ``PasswordRemovalOperation``: none of the account's passkeys has signed in yet.
         public static let passkeySignInRequired = Reason(rawValue: "passkey_sign_in_required")
+        /// With `invalidRequest` on a new password: not 8 to 256 characters.
+        public static let passwordLength = Reason(rawValue: "password_length")
+        /// With `invalidRequest` on a new password: one of the common passwords the server refuses.
+        public static let passwordTooCommon = Reason(rawValue: "password_too_common")
         /// With `invalid_credentials` on a sign-in finish: the credential ID is not registered (never sent for any
         /// other failure). The app may tell the platform to forget that passkey (WebAuthn's
         /// `signalUnknownCredential`, or the platform's equivalent).
@@ -186,7 +194,7 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
             .signCountRegressed, .userHandleMismatch, .malformedCBOR, .malformedClientData, .malformedAuthenticatorData,
             .challengeSpent, .noPasskey, .passkeySignInRequired, .unknownCredential, .refreshTokenReused,
             .refreshTokenInvalid, .sessionEnded, .malformed, .wrongType, .unknownKey, .expired, .notYetValid,
-            .wrongIssuer, .wrongAudience, .missingClaim,
+            .wrongIssuer, .wrongAudience, .missingClaim, .passwordLength, .passwordTooCommon,
         ]
     }
 

@@ -132,3 +132,26 @@ public struct RecoveryPasskeyRegistrationFinishOperation: PasskeyAPIOperation {
     public var body: APIRequestBody { registration.body }
     public func accessTokenChange(for response: Session) -> AccessTokenChange? { .store(AccessToken(response)) }
 }
+
+/// `POST /v1/recovery/password/finish` (the recovery session's bearer): ends the recovery with a new password
+/// instead of a passkey (200): the recovery session ends and a password session is issued, which the client keeps.
+/// The old password is void either way a recovery ends. 400 `invalid_request` with reason `password_length` or
+/// `password_too_common`.
+public struct RecoveryPasswordFinishOperation: PasskeyAPIOperation, CustomStringConvertible, CustomReflectable {
+    public typealias Response = Session
+    /// The route.
+    public static let route = APIRoute(
+        .post, "/v1/recovery/password/finish", operationID: "finishRecoveryWithPassword", requiresAccessToken: true)
+    public var route: APIRoute { Self.route }
+
+    /// The new password (never logged).
+    public var password: String
+
+    /// Creates the operation.
+    public init(password: String) { self.password = password }
+
+    public var body: APIRequestBody { .json(["password": password]) }
+    public func accessTokenChange(for response: Session) -> AccessTokenChange? { .store(AccessToken(response)) }
+    public var description: String { "RecoveryPasswordFinishOperation()" }
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
+}

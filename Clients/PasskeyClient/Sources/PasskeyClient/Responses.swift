@@ -347,6 +347,14 @@ public struct RecoveryCodes: Decodable, Sendable, Equatable, CustomStringConvert
     public var customMirror: Mirror { Mirror(self, children: ["count": codes.count]) }
 }
 
+/// `200` of ``PasswordChangeOperation``.
+public struct PasswordChanged: Decodable, Sendable, Equatable {
+    /// False when the account had no password before.
+    public let replaced: Bool
+    /// The account's other sessions the change ended.
+    public let sessionsRevoked: Int
+}
+
 /// `200` of ``RecoveryFinishOperation``: a recovery session, which may only register a new passkey.
 public struct RecoverySession: Decodable, Sendable, Equatable, CustomStringConvertible, CustomReflectable {
     /// The recovery session's bearer token.
