@@ -252,7 +252,10 @@ let serviceTargets: [Target] = [
             "PasskeyProviders", "ServiceContracts", "ServiceIdentity", "SessionIssuance", "WebAuthn",
         ],
         path: "Services/VerificationService/Core"),
-    .target(name: "InMemoryStorage", dependencies: ["Domain", "Encoding"], path: "Tests/Support/InMemoryStorage"),
+    .target(
+        name: "InMemoryStorage",
+        dependencies: ["AdminAccess", "Crypto", "Domain", "Encoding", "IPAddresses", "Observability", "Webhooks"],
+        path: "Tests/Support/InMemoryStorage"),
     .testTarget(
         name: "VerificationServiceCoreTests",
         dependencies: [
@@ -274,8 +277,8 @@ let serviceTargets: [Target] = [
     .testTarget(
         name: "SessionServiceCoreTests",
         dependencies: [
-            "AccountRecovery", "Crypto", "Domain", "Encoding", "InMemoryStorage", "Observability", "PasswordHashing",
-            "SessionIssuance", "SessionServiceCore", "UseCaseTestSupport",
+            "AccountRecovery", "AdminAccess", "Crypto", "Domain", "Encoding", "InMemoryStorage", "Observability",
+            "PasswordHashing", "SessionIssuance", "SessionServiceCore", "UseCaseTestSupport", "Webhooks",
         ],
         path: "Tests/SessionServiceCoreTests"),
     .executableTarget(
