@@ -300,20 +300,20 @@ final class ResponseCollector {
 }
 
 /// libcurl's header callback: hands each header line to the collector; a short count stops the transfer.
-private let collectHeader: ccurl_read_callback = { buffer, size, count, context in
-    guard let buffer, let context else { return 0 }
-    let collector = Unmanaged<ResponseCollector>.fromOpaque(context).takeUnretainedValue()
-    let length = size * count
-    let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self), count: length)
-    return collector.header(bytes) ? length : 0
-}
+private let collectHeader: ccurl_read_callback = { handOver($0, $1, $2, $3, to: ResponseCollector.header) }
 
 /// libcurl's write callback: hands body bytes to the collector (which keeps them or not); a short count stops the
 /// transfer.
-private let collectBody: ccurl_read_callback = { buffer, size, count, context in
+private let collectBody: ccurl_read_callback = { handOver($0, $1, $2, $3, to: ResponseCollector.bodyBytes) }
+
+/// Gives a callback's bytes to the collector its context names; the whole count when it takes them, else 0.
+private func handOver(
+    _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?,
+    to take: (ResponseCollector) -> (UnsafeBufferPointer<UInt8>) -> Bool
+) -> Int {
     guard let buffer, let context else { return 0 }
     let collector = Unmanaged<ResponseCollector>.fromOpaque(context).takeUnretainedValue()
     let length = size * count
     let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self), count: length)
-    return collector.bodyBytes(bytes) ? length : 0
+    return take(collector)(bytes) ? length : 0
 }
