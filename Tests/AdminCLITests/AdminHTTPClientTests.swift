@@ -42,17 +42,21 @@ final class AdminHTTPClientTests: XCTestCase {
 
     func testChunkedNoContentReadToTheEndAndInterimResponses() throws {
         let chunked = try exchange(
-            Array("HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n2;x=y\r\nef\r\n0\r\n\r\n".utf8))
+            Array(
+                "HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n2;x=y\r\nef\r\n0\r\n\r\n".utf8
+            ))
         XCTAssertEqual(chunked.status, 404)
         XCTAssertEqual(chunked.body, Array("abcdef".utf8))
         assertRefused(
-            Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n".utf8), "a chunked body cut short")
+            Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n".utf8), "a chunked body cut short"
+        )
         let empty = try exchange(Array("HTTP/1.1 204 No Content\r\n\r\n".utf8), method: "DELETE")
         XCTAssertEqual(empty.status, 204)
         XCTAssertEqual(empty.body, [])
         XCTAssertEqual(try exchange(Array("HTTP/1.1 200 OK\r\n\r\nabc".utf8)).body, Array("abc".utf8))
         let interim = try exchange(
-            Array("HTTP/1.1 100 Continue\r\nx-interim: 1\r\n\r\nHTTP/1.1 201 Created\r\ncontent-length: 0\r\n\r\n".utf8))
+            Array("HTTP/1.1 100 Continue\r\nx-interim: 1\r\n\r\nHTTP/1.1 201 Created\r\ncontent-length: 0\r\n\r\n".utf8)
+        )
         XCTAssertEqual(interim.status, 201)
         XCTAssertNil(interim.headers["x-interim"], "an interim response's fields are not the answer's")
     }
@@ -69,7 +73,8 @@ final class AdminHTTPClientTests: XCTestCase {
         }
         let endless = Array("HTTP/1.1 200 OK\r\n".utf8) + Array(repeating: UInt8(ascii: "a"), count: 70_000)
         assertRefused(endless, "a head over 64 KiB")
-        let large = Array("HTTP/1.1 200 OK\r\n\r\n".utf8) + Array(repeating: UInt8(ascii: "a"), count: 8 * 1024 * 1024 + 1)
+        let large =
+            Array("HTTP/1.1 200 OK\r\n\r\n".utf8) + Array(repeating: UInt8(ascii: "a"), count: 8 * 1024 * 1024 + 1)
         do {
             _ = try exchange(large)
             XCTFail("a body over 8 MiB was taken")

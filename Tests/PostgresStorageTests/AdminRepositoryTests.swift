@@ -12,7 +12,8 @@ import XCTest
 /// events, as the token that asked) and what they refuse, erasure, and the reads behind the admin API.
 final class AdminRepositoryTests: StorageTestCase {
     var admin: PostgresAdminRepository!
-    let operatorContext = AuditContext(requestID: "req-admin", clientAddress: nil, actor: .admin(tokenID: "0123456789abcdef"))
+    let operatorContext = AuditContext(
+        requestID: "req-admin", clientAddress: nil, actor: .admin(tokenID: "0123456789abcdef"))
 
     override func setUp() async throws {
         try await super.setUp()
@@ -67,7 +68,9 @@ final class AdminRepositoryTests: StorageTestCase {
             try await admin.revokeSessions(of: other.id, sessionID: sessions[0].id, at: Date())
         }
         XCTAssertEqual(theirs, 0, "another account's session")
-        let one = try await asOperator { try await admin.revokeSessions(of: account.id, sessionID: sessions[0].id, at: Date()) }
+        let one = try await asOperator {
+            try await admin.revokeSessions(of: account.id, sessionID: sessions[0].id, at: Date())
+        }
         XCTAssertEqual(one, 1)
         let rest = try await asOperator { try await admin.revokeSessions(of: account.id, sessionID: nil, at: Date()) }
         XCTAssertEqual(rest, 2)

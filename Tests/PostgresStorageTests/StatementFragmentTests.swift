@@ -2,8 +2,9 @@ import Domain
 import Foundation
 import Observability
 import Postgres
-@testable import PostgresStorage
 import XCTest
+
+@testable import PostgresStorage
 
 /// Every statement fragment that repositories splice into each other (StatementFragments.swift names them all)
 /// holds `$` only in its own placeholders, `$1` to `$n` for its n binds, so that splicing renumbers them right;
@@ -75,7 +76,8 @@ final class StatementFragmentTests: XCTestCase {
 
     func testSplicedAfterOtherBindsTheyAreRenumberedAndStillWhole() {
         for (name, fragment) in fragments {
-            let statement: PostgresQuery = "WITH a AS (SELECT \(Int32(1)), \("two")), b AS (\(fragment: fragment)) SELECT 1"
+            let statement: PostgresQuery =
+                "WITH a AS (SELECT \(Int32(1)), \("two")), b AS (\(fragment: fragment)) SELECT 1"
             XCTAssertNil(Self.placeholderProblem(statement), "\(name): \(statement.sql)")
             XCTAssertEqual(statement.binds.count, fragment.binds.count + 2, name)
             XCTAssertTrue(statement.sql.contains("$3"), "the fragment's first placeholder follows the two: \(name)")
@@ -85,7 +87,8 @@ final class StatementFragmentTests: XCTestCase {
     func testTheCheckFindsAStrayDollarAndAnUnusedBind() {
         XCTAssertNotNil(Self.placeholderProblem("SELECT '$5' \(unsafeSQL: "")"), "a $ in a literal")
         XCTAssertNotNil(Self.placeholderProblem("SELECT \(unsafeSQL: "$$x$$"), \(Int32(1))"), "a dollar-quoted body")
-        XCTAssertNotNil(Self.placeholderProblem(PostgresQuery(unsafeSQL: "SELECT $1", binds: [])), "a placeholder past the binds")
+        XCTAssertNotNil(
+            Self.placeholderProblem(PostgresQuery(unsafeSQL: "SELECT $1", binds: [])), "a placeholder past the binds")
         XCTAssertNil(Self.placeholderProblem("SELECT \(Int32(1)), \(Int32(2))"))
     }
 }

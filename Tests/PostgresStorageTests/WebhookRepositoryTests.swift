@@ -136,7 +136,8 @@ final class WebhookRepositoryTests: StorageTestCase {
         let failing = try await webhooks.endpoint(id)
         XCTAssertNotNil(failing?.failingSince)
         _ = try await pool.query(
-            "UPDATE webhook_endpoints SET retry_at = now(), failing_since = now() - interval '2 hours' WHERE id = \(id)")
+            "UPDATE webhook_endpoints SET retry_at = now(), failing_since = now() - interval '2 hours' WHERE id = \(id)"
+        )
         let leasedAgain = try await webhooks.lease(endpoints: 1, batch: 32, lease: 30)
         let again = try XCTUnwrap(leasedAgain.first)
         XCTAssertEqual(again.failures, 1)

@@ -55,10 +55,14 @@ final class AdminUseCasesTests: XCTestCase {
     func tokenID(_ text: String) -> String { AdminTokenSecret(presented: text)!.id }
 
     /// An account with these addresses (the verified ones marked) and `sessions` live sessions.
-    func account(emails: [(String, verified: Bool)] = [("ada@example.com", true)], sessions: Int = 0) throws -> AccountID {
+    func account(emails: [(String, verified: Bool)] = [("ada@example.com", true)], sessions: Int = 0) throws
+        -> AccountID
+    {
         let id = AccountID.random()
         try accounts.addAccount(
-            Account(id: id, displayName: "Ada", userHandle: UserHandle(SecureRandom().bytes(count: 16))!, createdAt: clock.now))
+            Account(
+                id: id, displayName: "Ada", userHandle: UserHandle(SecureRandom().bytes(count: 16))!,
+                createdAt: clock.now))
         for (offset, (address, verified)) in emails.enumerated() {
             let email = AccountEmail(
                 accountID: id, address: EmailAddress(address)!, createdAt: clock.now.addingTimeInterval(Double(offset)))
@@ -121,7 +125,8 @@ final class AdminUseCasesTests: XCTestCase {
             await assertThrowsDomainError(.unauthenticated, reason) {
                 _ = try await self.useCases.accountDetail(token: presented, id)
             }
-            XCTAssertTrue(log.lines.contains { $0.contains("admin.refused") && $0.contains("reason=\(reason)") }, reason)
+            XCTAssertTrue(
+                log.lines.contains { $0.contains("admin.refused") && $0.contains("reason=\(reason)") }, reason)
         }
         XCTAssertFalse(admin.state.withLock { $0.calls.contains(.accountDetail) }, "nothing ran")
         XCTAssertFalse(admin.state.withLock { $0.calls.contains(.recordUse) }, "no refused token is noted as used")
@@ -134,7 +139,9 @@ final class AdminUseCasesTests: XCTestCase {
         }
         XCTAssertEqual(error?.message, "this admin token does not have the write scope")
         await assertThrowsDomainError(.forbidden) { try await self.useCases.eraseAccount(token: self.writeToken, id) }
-        await assertThrowsDomainError(.forbidden) { _ = try await self.useCases.accountDetail(token: self.eraseToken, id) }
+        await assertThrowsDomainError(.forbidden) {
+            _ = try await self.useCases.accountDetail(token: self.eraseToken, id)
+        }
         XCTAssertEqual(liveSessions, 2)
         XCTAssertNotNil(accounts.state.withLock { $0.accounts[id] })
     }
@@ -165,22 +172,22 @@ final class AdminUseCasesTests: XCTestCase {
     func testRevokingEverySessionRevokesTheLiveOnesAndIsAudited() async throws {
         let id = try account(sessions: 3)
         let other = try account(emails: [("bob@example.com", true)], sessions: 1)
-        let value1 = try await useCases.revokeSessions(token: writeToken, of: id, sessionID: nil)
-        XCTAssertEqual(value1, 3)
+        let revoked = try await useCases.revokeSessions(token: writeToken, of: id, sessionID: nil)
+        XCTAssertEqual(revoked, 3)
         XCTAssertEqual(liveSessions, 1, "another account's session stays")
         XCTAssertEqual(audited(.sessionRevoked).count, 1)
         XCTAssertTrue(audited(.sessionRevoked)[0].contains("count=3"))
-        let value2 = try await useCases.revokeSessions(token: writeToken, of: other, sessionID: nil)
-        XCTAssertEqual(value2, 1)
-        let value3 = try await useCases.revokeSessions(token: writeToken, of: id, sessionID: nil)
-        XCTAssertEqual(value3, 0, "none is left")
+        let othersRevoked = try await useCases.revokeSessions(token: writeToken, of: other, sessionID: nil)
+        XCTAssertEqual(othersRevoked, 1)
+        let revokedAgain = try await useCases.revokeSessions(token: writeToken, of: id, sessionID: nil)
+        XCTAssertEqual(revokedAgain, 0, "none is left")
     }
 
     func testRevokingANamedSessionThatIsNotLiveIsNotFound() async throws {
         let id = try account()
         let session = try addSession(to: id)
-        let value4 = try await useCases.revokeSessions(token: writeToken, of: id, sessionID: session)
-        XCTAssertEqual(value4, 1)
+        let revoked = try await useCases.revokeSessions(token: writeToken, of: id, sessionID: session)
+        XCTAssertEqual(revoked, 1)
         await assertThrowsDomainError(.notFound, "revoked already") {
             _ = try await self.useCases.revokeSessions(token: self.writeToken, of: id, sessionID: session)
         }
@@ -223,15 +230,18 @@ final class AdminUseCasesTests: XCTestCase {
 
     func testTheOverrideSendsNothingWhenAskedNotToToADisabledAccountOrWithoutAVerifiedAddress() async throws {
         let quiet = try account()
-        let value5 = try await useCases.removePasskey( token: writeToken, addPasskey(to: quiet), of: quiet, overridingLastMethod: true, sendingRecovery: false)
-        XCTAssertNil(value5,)
+        let quietRecipient = try await useCases.removePasskey(
+            token: writeToken, addPasskey(to: quiet), of: quiet, overridingLastMethod: true, sendingRecovery: false)
+        XCTAssertNil(quietRecipient)
         let disabled = try account(emails: [("bob@example.com", true)])
         _ = try await useCases.setDisabled(token: writeToken, disabled, disabled: true)
-        let value6 = try await useCases.removePasskey( token: writeToken, addPasskey(to: disabled), of: disabled, overridingLastMethod: true)
-        XCTAssertNil(value6,)
+        let disabledRecipient = try await useCases.removePasskey(
+            token: writeToken, addPasskey(to: disabled), of: disabled, overridingLastMethod: true)
+        XCTAssertNil(disabledRecipient)
         let unverified = try account(emails: [("cy@example.com", false)])
-        let value7 = try await useCases.removePasskey( token: writeToken, addPasskey(to: unverified), of: unverified, overridingLastMethod: true)
-        XCTAssertNil(value7,)
+        let unverifiedRecipient = try await useCases.removePasskey(
+            token: writeToken, addPasskey(to: unverified), of: unverified, overridingLastMethod: true)
+        XCTAssertNil(unverifiedRecipient)
         XCTAssertEqual(outbox, [])
         XCTAssertEqual(accounts.passkeys.state.withLock { $0.credentials.count }, 0, "each passkey is removed")
     }
@@ -242,7 +252,8 @@ final class AdminUseCasesTests: XCTestCase {
         let theirs = addPasskey(to: stranger)
         addPasskey(to: stranger)
         await assertThrowsDomainError(.notFound) {
-            _ = try await self.useCases.removePasskey(token: self.writeToken, theirs, of: id, overridingLastMethod: true)
+            _ = try await self.useCases.removePasskey(
+                token: self.writeToken, theirs, of: id, overridingLastMethod: true)
         }
         XCTAssertEqual(accounts.passkeys.state.withLock { $0.credentials.count }, 2)
     }
@@ -250,12 +261,18 @@ final class AdminUseCasesTests: XCTestCase {
     // MARK: sendEmail
 
     func testARecoveryCodeGoesToTheNamedVerifiedAddressAndAVerificationCodeToAnUnverifiedOne() async throws {
-        let id = try account(emails: [("ada@example.com", true), ("second@example.com", true), ("new@example.com", false)])
-        let value8 = try await useCases.sendEmail(token: writeToken, to: id, purpose: .recovery, address: " Second@EXAMPLE.com")
-        XCTAssertEqual(value8,
+        let id = try account(emails: [
+            ("ada@example.com", true), ("second@example.com", true), ("new@example.com", false),
+        ])
+        let recoveryRecipient = try await useCases.sendEmail(
+            token: writeToken, to: id, purpose: .recovery, address: " Second@EXAMPLE.com")
+        XCTAssertEqual(
+            recoveryRecipient,
             "second@example.com")
-        let value9 = try await useCases.sendEmail(token: writeToken, to: id, purpose: .verification, address: nil)
-        XCTAssertEqual(value9,
+        let verificationRecipient = try await useCases.sendEmail(
+            token: writeToken, to: id, purpose: .verification, address: nil)
+        XCTAssertEqual(
+            verificationRecipient,
             "new@example.com")
         XCTAssertEqual(outbox.map(\.recipient), ["second@example.com", "new@example.com"])
         XCTAssertEqual(outbox.map(\.template), [.recoveryCode, .emailVerification])
@@ -292,8 +309,9 @@ final class AdminUseCasesTests: XCTestCase {
         await assertThrowsDomainError(.accountDisabled) {
             _ = try await self.useCases.sendEmail(token: self.writeToken, to: id, purpose: .recovery, address: nil)
         }
-        let value10 = try await useCases.sendEmail(token: writeToken, to: id, purpose: .verification, address: nil)
-        XCTAssertEqual(value10,
+        let recipient = try await useCases.sendEmail(token: writeToken, to: id, purpose: .verification, address: nil)
+        XCTAssertEqual(
+            recipient,
             "new@example.com", "a disabled account may still verify an address")
         XCTAssertEqual(outbox.map(\.recipient), ["new@example.com"])
     }
@@ -320,10 +338,10 @@ final class AdminUseCasesTests: XCTestCase {
         XCTAssertEqual(again.changed, false, "twice changes nothing the second time")
         XCTAssertEqual(audited(.accountDisabled).count, 1, "and is not audited again")
         XCTAssertTrue(audited(.accountDisabled)[0].contains("sessions_revoked=2"))
-        let value11 = try await useCases.setDisabled(token: writeToken, id, disabled: false).changed
-        XCTAssertEqual(value11, true)
-        let value12 = try await useCases.setDisabled(token: writeToken, id, disabled: false).changed
-        XCTAssertEqual(value12, false)
+        let enabled = try await useCases.setDisabled(token: writeToken, id, disabled: false).changed
+        XCTAssertEqual(enabled, true)
+        let enabledAgain = try await useCases.setDisabled(token: writeToken, id, disabled: false).changed
+        XCTAssertEqual(enabledAgain, false)
         XCTAssertEqual(audited(.accountEnabled).count, 1)
         await assertThrowsDomainError(.notFound) {
             _ = try await self.useCases.setDisabled(token: self.writeToken, AccountID.random(), disabled: true)
@@ -355,7 +373,8 @@ final class AdminUseCasesTests: XCTestCase {
                     actorID: nil, requestID: nil, clientAddress: nil, detail: [:])
             }
         }
-        let page = try await useCases.auditEvents(token: readToken, AuditEventQuery(accountID: id, before: 3, limit: 10))
+        let page = try await useCases.auditEvents(
+            token: readToken, AuditEventQuery(accountID: id, before: 3, limit: 10))
         XCTAssertEqual(page.map(\.id), [2, 1], "older than the cursor, newest first")
         await assertThrowsDomainError(.forbidden) {
             _ = try await self.useCases.auditEvents(token: self.writeToken, AuditEventQuery())

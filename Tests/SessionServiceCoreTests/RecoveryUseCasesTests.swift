@@ -4,11 +4,12 @@ import Domain
 import Foundation
 import InMemoryStorage
 import Observability
-@testable import SessionServiceCore
 import SessionIssuance
 import Synchronization
 import UseCaseTestSupport
 import XCTest
+
+@testable import SessionServiceCore
 
 /// `RecoveryUseCases` without processes: verifying an address, starting and finishing a recovery with an email code
 /// or a recovery code, every refusal alike to the caller, the guess budget, and stores that fail, against in-memory
@@ -43,13 +44,16 @@ final class RecoveryUseCasesTests: XCTestCase {
     func account(_ address: String = "ada@example.com", verified: Bool = true, sessions: Int = 0) throws -> AccountID {
         let id = AccountID.random()
         try accounts.addAccount(
-            Account(id: id, displayName: "Ada", userHandle: UserHandle(SecureRandom().bytes(count: 16))!, createdAt: clock.now))
+            Account(
+                id: id, displayName: "Ada", userHandle: UserHandle(SecureRandom().bytes(count: 16))!,
+                createdAt: clock.now))
         let email = AccountEmail(accountID: id, address: EmailAddress(address)!, createdAt: clock.now)
         accounts.state.withLock { $0.emails[email.normalizedEmail] = email }
         if verified { recovery.markVerified(emailID: email.id) }
         for _ in 0..<sessions {
             let session = AuthenticationSession(
-                id: .random(), accountID: id, tokenDigest: SecureRandom().bytes(count: 32), authenticationMethod: .passkey,
+                id: .random(), accountID: id, tokenDigest: SecureRandom().bytes(count: 32),
+                authenticationMethod: .passkey,
                 createdAt: clock.now, expiresAt: clock.now.addingTimeInterval(3600), revokedAt: nil)
             accounts.state.withLock { $0.sessions[session.id] = session }
         }
@@ -85,7 +89,8 @@ final class RecoveryUseCasesTests: XCTestCase {
     var decoys: Int { recovery.state.withLock { $0.decoyAttempts.values.reduce(0, +) } }
 
     func audited(_ event: AuditEvent, _ fragment: String = "") -> Int {
-        log.lines.filter { $0.contains("event=\(event.rawValue) ") && (fragment.isEmpty || $0.contains(fragment)) }.count
+        log.lines.filter { $0.contains("event=\(event.rawValue) ") && (fragment.isEmpty || $0.contains(fragment)) }
+            .count
     }
 
     /// Waits (briefly: the work is in memory) until `condition` holds.
@@ -131,7 +136,9 @@ final class RecoveryUseCasesTests: XCTestCase {
         XCTAssertEqual(recovery.state.withLock { $0.codes.values.first?.attempts }, 1, "the attempt is counted")
         XCTAssertEqual(failedCodeGuesses(of: id), 1, "and claimed in the account's budget")
         clock.advance(by: OneTimeCodes.lifetime + 1)
-        await assertThrowsDomainError(.invalidCode, "expired") { try await self.useCases.verifyEmail(of: id, code: code) }
+        await assertThrowsDomainError(.invalidCode, "expired") {
+            try await self.useCases.verifyEmail(of: id, code: code)
+        }
         XCTAssertFalse(isVerified("ada@example.com"))
         XCTAssertEqual(audited(.emailVerificationFailed, "reason=invalid_code"), 2)
     }
@@ -171,7 +178,9 @@ final class RecoveryUseCasesTests: XCTestCase {
 
     func testAStartAnswersAtOnceAndDoesItsWorkAfterwards() async throws {
         _ = try account()
-        await assertThrowsDomainError(.invalidRequest) { try await self.useCases.startRecovery(email: "not an address") }
+        await assertThrowsDomainError(.invalidRequest) {
+            try await self.useCases.startRecovery(email: "not an address")
+        }
         try await useCases.startRecovery(email: "ada@example.com")
         await eventually { outbox.count == 1 }
         XCTAssertEqual(outbox.map(\.recipient), ["ada@example.com"])
@@ -222,7 +231,8 @@ final class RecoveryUseCasesTests: XCTestCase {
 
     func testMalformedRequestsAreRefusedBeforeAnyLookup() async throws {
         for (email, code, recoveryCode) in [
-            ("nope", "12345678", nil), ("ada@example.com", nil, nil), ("ada@example.com", "12345678", "ABCD-EFGH-JKMN-PQRS"),
+            ("nope", "12345678", nil), ("ada@example.com", nil, nil),
+            ("ada@example.com", "12345678", "ABCD-EFGH-JKMN-PQRS"),
             ("ada@example.com", "1234", nil), ("ada@example.com", nil, "not a code"),
         ] as [(String, String?, String?)] {
             await assertThrowsDomainError(.invalidRequest, "\(email) \(code ?? "-") \(recoveryCode ?? "-")") {

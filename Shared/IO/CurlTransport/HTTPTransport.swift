@@ -207,7 +207,8 @@ public final class HTTPClient {
         }
         if let overflow = collector.overflow {
             throw HTTPTransportError(
-                .responseTooLarge, description: "the response's \(overflow) is over its limit", status: collector.status)
+                .responseTooLarge, description: "the response's \(overflow) is over its limit", status: collector.status
+            )
         }
         guard code == CURLE_OK else {
             let detail = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }

@@ -36,8 +36,9 @@ public final class InMemoryAdmin: AdminRepository, Sendable {
     public let recovery: InMemoryRecovery
     public let failure: any Error
 
-    public init(recovery: InMemoryRecovery, failure: any Error = DomainError(.unavailable, "the database cannot be reached"))
-    {
+    public init(
+        recovery: InMemoryRecovery, failure: any Error = DomainError(.unavailable, "the database cannot be reached")
+    ) {
         self.recovery = recovery
         self.failure = failure
     }
@@ -148,7 +149,9 @@ public final class InMemoryAdmin: AdminRepository, Sendable {
         try perform(.revokeSessions) { _, _, accounts, _ in
             var revoked = 0
             for var session in accounts.sessions.values
-            where session.accountID == accountID && session.isLive(at: now) && (sessionID == nil || session.id == sessionID) {
+            where session.accountID == accountID && session.isLive(at: now)
+                && (sessionID == nil || session.id == sessionID)
+            {
                 session.revokedAt = now
                 accounts.sessions[session.id] = session
                 revoked += 1
@@ -211,7 +214,8 @@ public final class InMemoryAdmin: AdminRepository, Sendable {
             guard disabled else { return (accounts.disabledAccounts.remove(accountID) != nil, 0) }
             guard accounts.disabledAccounts.insert(accountID).inserted else { return (false, 0) }
             var revoked = 0
-            for var session in accounts.sessions.values where session.accountID == accountID && session.isLive(at: now) {
+            for var session in accounts.sessions.values where session.accountID == accountID && session.isLive(at: now)
+            {
                 session.revokedAt = now
                 accounts.sessions[session.id] = session
                 revoked += 1

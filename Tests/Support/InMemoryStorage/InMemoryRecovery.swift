@@ -107,7 +107,9 @@ public final class InMemoryRecovery: AccountRecoveryRepository, Sendable {
             }
             guard state.codes[code.id] == nil else { throw InMemoryConstraintViolation("email_codes_pkey") }
             for earlier in state.codes.values
-            where earlier.emailID == code.emailID && earlier.purpose == code.purpose && isLive(earlier, in: state, at: now) {
+            where earlier.emailID == code.emailID && earlier.purpose == code.purpose
+                && isLive(earlier, in: state, at: now)
+            {
                 state.consumedCodes[earlier.id] = now
             }
             state.codes[code.id] = code

@@ -261,7 +261,9 @@ public final class ScriptedWebhookTransport: WebhookTransport, Sendable {
         }
     }
 
-    public func send(_ delivery: WebhookDelivery, secret: WebhookSecret, to destination: WebhookDestination, at now: Date)
+    public func send(
+        _ delivery: WebhookDelivery, secret: WebhookSecret, to destination: WebhookDestination, at now: Date
+    )
         async -> Result<Int, WebhookSendError>
     {
         sent.withLock { $0.append(Sent(delivery: delivery, secret: secret, destination: destination)) }
