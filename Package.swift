@@ -266,7 +266,8 @@ let serviceTargets: [Target] = [
     .target(
         name: "UseCaseTestSupport", dependencies: ["Crypto", "Domain"], path: "Tests/Support/UseCaseTestSupport"),
     .testTarget(
-        name: "InMemoryStorageTests", dependencies: ["Domain", "InMemoryStorage", "UseCaseTestSupport"],
+        name: "InMemoryStorageTests",
+        dependencies: ["Crypto", "Domain", "InMemoryStorage", "UseCaseTestSupport", "Webhooks"],
         path: "Tests/InMemoryStorageTests"),
     .testTarget(
         name: "ChallengeServiceCoreTests",
