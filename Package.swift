@@ -62,11 +62,13 @@ let persistenceTargets: [Target] = [
     .executableTarget(
         name: "passkey-admin",
         dependencies: [
-            "AdminAccess", "BuildInfo", "Configuration", "Crypto", "Encoding", "JSON", "Observability", "Postgres",
-            "PostgresStorage",
+            "AdminAccess", "BuildInfo", "Configuration", "Crypto", "CurlTransport", "Encoding", "JSON", "Observability",
+            "Postgres", "PostgresStorage",
         ],
         path: "Services/AdminCLI"),
-    .testTarget(name: "AdminCLITests", dependencies: ["passkey-admin"], path: "Tests/AdminCLITests"),
+    .testTarget(
+        name: "AdminCLITests", dependencies: ["passkey-admin", "CurlTransport", "StubHTTPServer"],
+        path: "Tests/AdminCLITests"),
     .target(name: "PostgresTestSupport", dependencies: ["Postgres"], path: "Tests/PostgresTestSupport"),
     .target(
         name: "PasswordHashing", dependencies: ["CArgon2", "CXCrypt", "Crypto", "Encoding", "WorkerThreads"],
@@ -186,7 +188,8 @@ let rpcTargets: [Target] = [
     .target(name: "TLSChannels", dependencies: ["Crypto", "NetworkIO"], path: "Shared/IO/TLSChannels"),
     .target(name: "RuntimeMetrics", dependencies: ["NetworkIO", "Observability"], path: "Shared/IO/RuntimeMetrics"),
     .target(
-        name: "TraceExport", dependencies: ["Configuration", "NetworkIO", "Observability"], path: "Shared/IO/TraceExport"),
+        name: "TraceExport", dependencies: ["Configuration", "CurlTransport", "NetworkIO", "Observability"],
+        path: "Shared/IO/TraceExport"),
     .testTarget(
         name: "TraceExportTests", dependencies: ["TraceExport", "Configuration", "Observability"],
         path: "Tests/TraceExportTests"),
@@ -249,7 +252,10 @@ let serviceTargets: [Target] = [
             "PasskeyProviders", "ServiceContracts", "ServiceIdentity", "SessionIssuance", "WebAuthn",
         ],
         path: "Services/VerificationService/Core"),
-    .target(name: "InMemoryStorage", dependencies: ["Domain", "Encoding"], path: "Tests/Support/InMemoryStorage"),
+    .target(
+        name: "InMemoryStorage",
+        dependencies: ["AdminAccess", "Crypto", "Domain", "Encoding", "IPAddresses", "Observability", "Webhooks"],
+        path: "Tests/Support/InMemoryStorage"),
     .testTarget(
         name: "VerificationServiceCoreTests",
         dependencies: [
@@ -260,7 +266,8 @@ let serviceTargets: [Target] = [
     .target(
         name: "UseCaseTestSupport", dependencies: ["Crypto", "Domain"], path: "Tests/Support/UseCaseTestSupport"),
     .testTarget(
-        name: "InMemoryStorageTests", dependencies: ["Domain", "InMemoryStorage", "UseCaseTestSupport"],
+        name: "InMemoryStorageTests",
+        dependencies: ["Crypto", "Domain", "InMemoryStorage", "UseCaseTestSupport", "Webhooks"],
         path: "Tests/InMemoryStorageTests"),
     .testTarget(
         name: "ChallengeServiceCoreTests",
@@ -271,8 +278,8 @@ let serviceTargets: [Target] = [
     .testTarget(
         name: "SessionServiceCoreTests",
         dependencies: [
-            "AccountRecovery", "Crypto", "Domain", "Encoding", "InMemoryStorage", "Observability", "PasswordHashing",
-            "SessionIssuance", "SessionServiceCore", "UseCaseTestSupport",
+            "AccountRecovery", "AdminAccess", "Crypto", "Domain", "Encoding", "InMemoryStorage", "Observability",
+            "PasswordHashing", "SessionIssuance", "SessionServiceCore", "UseCaseTestSupport", "Webhooks",
         ],
         path: "Tests/SessionServiceCoreTests"),
     .executableTarget(

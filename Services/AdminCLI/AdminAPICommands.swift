@@ -1,4 +1,5 @@
 import AdminAccess
+import CurlTransport
 import Foundation
 import JSON
 
@@ -30,11 +31,11 @@ struct AdminAPI {
 
     /// The answer to `method path?query` when it is a success; any other answer, or none, ends the process with its
     /// exit status and one line on stderr.
-    func call(_ method: String, _ path: String, query: [(String, String)] = [], body: [UInt8] = []) -> AdminHTTPResponse {
+    func call(_ method: String, _ path: String, query: [(String, String)] = [], body: [UInt8] = []) -> HTTPResponse {
         let target =
             query.isEmpty
             ? path : path + "?" + query.map { "\(Self.escaped($0.0))=\(Self.escaped($0.1))" }.joined(separator: "&")
-        let response: AdminHTTPResponse
+        let response: HTTPResponse
         do {
             response = try AdminHTTPClient.send(method: method, target: target, bearer: token, body: body, to: address)
         } catch { finish(.failed, "the admin API at \(address.authority) (PASSKEY_ADMIN_URL): \(error.description)") }
@@ -43,7 +44,7 @@ struct AdminAPI {
     }
 
     /// The answer's JSON document; a success that is not JSON is a failure.
-    func document(_ response: AdminHTTPResponse) -> JSONValue {
+    func document(_ response: HTTPResponse) -> JSONValue {
         do { return try JSONReader.parse(response.body) } catch {
             finish(.failed, "the admin API's answer (\(response.status)) is not JSON")
         }
@@ -51,7 +52,7 @@ struct AdminAPI {
 
     /// Ends the process for an answer that is not a success: one line with the status, the problem's code and its
     /// detail, and the exit status for that kind of refusal.
-    static func refuse(_ response: AdminHTTPResponse) -> Never {
+    static func refuse(_ response: HTTPResponse) -> Never {
         let problem = try? JSONReader.parse(response.body)
         let code = problem?["code"]?.stringValue.map { " " + Printable.clip($0, 64) } ?? ""
         let detail =
@@ -130,7 +131,7 @@ enum AdminAPICommands {
         }
     }
 
-    static func emit(_ api: AdminAPI, _ response: AdminHTTPResponse, json: Bool, table: (JSONValue) -> String) {
+    static func emit(_ api: AdminAPI, _ response: HTTPResponse, json: Bool, table: (JSONValue) -> String) {
         let document = api.document(response)
         print(json ? String(decoding: response.body, as: UTF8.self) : table(document))
     }

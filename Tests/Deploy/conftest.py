@@ -4,6 +4,7 @@ objects the schema validation covered."""
 
 from __future__ import annotations
 
+import copy
 import subprocess
 import sys
 import sysconfig
@@ -19,6 +20,8 @@ OVERLAYS = {
     "production": KUBERNETES_DIR / "overlays" / "production",
     "local-postgres": KUBERNETES_DIR / "overlays" / "local-postgres",
 }
+# overlays/ha: the database as a CloudNativePG Cluster (test_ha_overlay.py), rendered with the others.
+HA_OVERLAY_DIR = KUBERNETES_DIR / "overlays" / "ha"
 # The example cert-manager objects: a Kustomize tree of its own, applied apart from the overlays.
 CERT_MANAGER_DIR = KUBERNETES_DIR / "cert-manager"
 
@@ -61,8 +64,17 @@ def kubectl_version(kubectl: Path) -> str:
 
 @pytest.fixture(scope="session")
 def rendered(kubectl: Path) -> dict[str, list[dict]]:
-    """Every overlay's objects, rendered once; tests that change objects work on deep copies."""
-    return {name: render(kubectl, directory) for name, directory in OVERLAYS.items()}
+    """Every overlay's objects and overlays/ha's, rendered once; tests that change objects work on deep copies."""
+    return {
+        **{name: render(kubectl, directory) for name, directory in OVERLAYS.items()},
+        "ha": render(kubectl, HA_OVERLAY_DIR),
+    }
+
+
+@pytest.fixture
+def base(rendered) -> list[dict]:
+    """A copy of the base's objects, for a test to break."""
+    return copy.deepcopy(rendered["base"])
 
 
 @pytest.fixture(scope="session")

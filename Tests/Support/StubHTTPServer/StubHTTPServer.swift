@@ -6,14 +6,16 @@ import Synchronization
 #endif
 
 /// A tiny HTTP/1.1 server on 127.0.0.1 for the HTTP clients' tests (PasskeyClient's URLSession transport, the
-/// session verifier's key-set fetcher): each connection gets one answer from the script and is closed, or is held
-/// open without an answer until the server stops.
+/// session verifier's key-set fetcher, passkey-admin's libcurl client): each connection gets one answer from the
+/// script and is closed, or is held open without an answer until the server stops.
 public final class StubHTTPServer: Sendable {
     public enum Reply: Sendable {
         /// Answers with a status, header fields and a body.
         case respond(Int, [String: String], String)
         /// Answers 200 with a body whose end is the end of the connection (no length declared).
         case stream(String)
+        /// Sends these bytes as they are, whatever they are, and closes the connection.
+        case raw([UInt8])
         /// Reads the request and never answers.
         case hang
     }
@@ -105,11 +107,14 @@ public final class StubHTTPServer: Sendable {
             reply(response + "\r\n" + body, on: connection)
         case .stream(let body):
             reply("HTTP/1.1 200 Reply\r\nConnection: close\r\n\r\n" + body, on: connection)
+        case .raw(let bytes):
+            reply(bytes, on: connection)
         }
     }
 
-    private func reply(_ response: String, on connection: Int32) {
-        let bytes = Array(response.utf8)
+    private func reply(_ response: String, on connection: Int32) { reply(Array(response.utf8), on: connection) }
+
+    private func reply(_ bytes: [UInt8], on connection: Int32) {
         var written = 0
         while written < bytes.count {
             let count = bytes[written...].withUnsafeBytes {

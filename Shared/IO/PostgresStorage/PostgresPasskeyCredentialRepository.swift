@@ -1,5 +1,4 @@
 import Domain
-import Encoding
 import Foundation
 import Observability
 import Postgres
@@ -27,11 +26,6 @@ public struct PostgresPasskeyCredentialRepository: PasskeyCredentialRepository {
                 try connection.execute(notice)
             }
         }
-    }
-
-    /// A credential ID as the audit trail names it: base64url, cut to what the detail holds.
-    static func auditID(_ credentialID: CredentialID) -> String {
-        String(Base64URL.encode(credentialID.bytes).prefix(200))
     }
 
     public func find(credentialID: CredentialID) async throws -> PasskeyCredentialWithOwner? {

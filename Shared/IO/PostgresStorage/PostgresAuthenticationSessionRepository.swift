@@ -26,27 +26,6 @@ public struct PostgresAuthenticationSessionRepository: AuthenticationSessionRepo
         try await translatingErrors { try await pool.query(insertion) }
     }
 
-    /// The one statement that stores a session, returning its `account_id`. Its account is the session's own, or
-    /// with `source` (a CTE or table of the statement it is part of) the `account_id` of each row of `source` that
-    /// meets `condition`: a sign-in stores its session only if what it verified in the same statement holds.
-    static func insertion(
-        _ session: AuthenticationSession, accountFrom source: String? = nil, where condition: PostgresQuery? = nil
-    ) -> PostgresQuery {
-        let account: PostgresQuery = source.map { "\(unsafeSQL: $0).account_id" } ?? "\(session.accountID.rawValue)::uuid"
-        // A session with refresh tokens starts at generation 0, refreshed when it was created.
-        let refreshed = session.refreshDigest == nil ? nil : session.createdAt
-        var query: PostgresQuery = """
-            INSERT INTO authentication_sessions (\(unsafeSQL: insertedColumns), refresh_generation, refreshed_at)
-            SELECT \(session.id.rawValue), \(fragment: account), \(PostgresBytes(session.tokenDigest)),
-                   \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt), \(session.revokedAt),
-                   \(session.refreshDigest.map(PostgresBytes.init)), \(session.methodReferences.map(PostgresTextArray.init)),
-                   \(session.passkeyID), \(refreshed.map { _ in Int32(0) }), \(refreshed)
-            """
-        if let source { query = "\(fragment: query) FROM \(unsafeSQL: source)" }
-        if let condition { query = "\(fragment: query) WHERE \(fragment: condition)" }
-        return "\(fragment: query) RETURNING account_id"
-    }
-
     public func find(id: SessionID) async throws -> AuthenticationSession? {
         try await translatingErrors {
             try await pool.query(
