@@ -108,12 +108,12 @@ final class WebhookSubscriptionTests: StorageTestCase {
 
     func testEveryEventStoredOnceAnEndpointIsRegisteredIsDeliveredWhileEventsKeepComing() async throws {
         // Writers store events without pause, each in its own statement, while the endpoint is registered.
-        let registeredAt = Mutex<ContinuousClock.Instant?>(nil)
+        let registration = Registration()
+        // They keep going until half a second after the registration returned, however long it took.
         let writers = (0..<4).map { _ in
-            Task { [pool] () -> [(started: ContinuousClock.Instant, id: Int)] in
+            Task { [pool, registration] () -> [(started: ContinuousClock.Instant, id: Int)] in
                 var stored: [(started: ContinuousClock.Instant, id: Int)] = []
-                let deadline = ContinuousClock.now + .milliseconds(1_500)
-                while ContinuousClock.now < deadline {
+                while registration.instant.withLock({ $0.map { ContinuousClock.now < $0 + .milliseconds(500) } ?? true }) {
                     let started = ContinuousClock.now
                     let id = try await pool!.query(
                         "INSERT INTO audit_events (type, actor) VALUES ('audit.sign_in.succeeded', 'user') RETURNING id"
@@ -125,11 +125,11 @@ final class WebhookSubscriptionTests: StorageTestCase {
         }
         try await Task.sleep(for: .milliseconds(300))
         let endpoint = try await register(["audit.sign_in.succeeded"])
-        registeredAt.withLock { $0 = ContinuousClock.now }
+        registration.instant.withLock { $0 = ContinuousClock.now }
         var after: [Int] = []
         for writer in writers {
             let stored = try await writer.value
-            let registered = try XCTUnwrap(registeredAt.withLock { $0 })
+            let registered = try XCTUnwrap(registration.instant.withLock { $0 })
             after += stored.filter { $0.started > registered }.map(\.id)
         }
         XCTAssertGreaterThan(after.count, 10, "events kept coming after the registration")
@@ -138,4 +138,9 @@ final class WebhookSubscriptionTests: StorageTestCase {
                 .map { try $0.decode(Int.self, "event_id") })
         XCTAssertEqual(after.filter { !delivered.contains($0) }, [], "events stored after it was registered, missed")
     }
+}
+
+/// When the endpoint was registered, shared with the tasks that store events meanwhile.
+private final class Registration: Sendable {
+    let instant = Mutex<ContinuousClock.Instant?>(nil)
 }
