@@ -148,3 +148,23 @@ final class OTLPTraceEncodingTests: XCTestCase {
         return result
     }
 }
+
+final class SpanIDTests: XCTestCase {
+    func testSpanAndTraceIDsAreNonZeroAndDistinctAcrossManyBufferRefills() {
+        let tracer = Tracer(recorder: nil, sampleRatio: 0)
+        var spanIDs = Set<UInt64>()
+        var traceIDs = Set<String>()
+        for _ in 0..<5_000 {
+            let root = tracer.startSpan("request", kind: .server, continuing: nil)
+            let continued = tracer.startSpan("call", kind: .server, continuing: root.context)
+            XCTAssertNotEqual(root.context.spanID, 0)
+            XCTAssertNotEqual(continued.context.spanID, 0)
+            XCTAssertEqual(continued.context.traceID, root.context.traceID)
+            spanIDs.insert(root.context.spanID)
+            spanIDs.insert(continued.context.spanID)
+            traceIDs.insert(root.context.traceID.hex)
+        }
+        XCTAssertEqual(spanIDs.count, 10_000, "a span ID was drawn twice")
+        XCTAssertEqual(traceIDs.count, 5_000, "a trace ID was drawn twice")
+    }
+}

@@ -10,7 +10,7 @@ final class MigrationTests: DatabaseTestCase {
         defer { pool.shutdown() }
         let storage = PostgresStorage(pool: pool)
         let all = try PostgresStorage.migrations().map(\.version)
-        XCTAssertEqual(all, [1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19])
+        XCTAssertEqual(all, [1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20])
         await assertEqual(try await storage.migrate(), all)
         await assertEqual(try await storage.migrate(), [])
         let tables = try await pool.query(

@@ -13,6 +13,10 @@ public struct PostgresWebhookRepository: WebhookRepository {
         e.id, e.url, e.event_types, e.description, e.created_at, e.created_by, e.disabled_at, e.disabled_reason,
         e.failing_since
         """
+    /// Taken first by every change to the set of enabled endpoints: their commit rewrites the trigger on
+    /// `audit_events` that fills the outbox (migration 0020), which takes this lock. Taking it before any other
+    /// lock of the change keeps two changes from deadlocking on it.
+    static let lockSubscriptions: PostgresQuery = "LOCK TABLE audit_events IN SHARE ROW EXCLUSIVE MODE"
     let pool: PostgresPool
 
     public init(pool: PostgresPool) { self.pool = pool }
@@ -26,11 +30,16 @@ public struct PostgresWebhookRepository: WebhookRepository {
             detail: ["webhook.id": id.uuidString.lowercased(), "event_types": eventTypes.joined(separator: ",")])
         return try await translatingErrors {
             try await pool.transaction { connection in
+                try connection.execute(Self.lockSubscriptions)
                 // One registration at a time, so the count below holds until commit.
                 try connection.execute("LOCK TABLE webhook_endpoints IN SHARE ROW EXCLUSIVE MODE")
                 let count = try connection.execute("SELECT count(*)::bigint AS n FROM webhook_endpoints")
                     .first?.decode(Int.self, "n") ?? 0
                 guard count < WebhookEndpoint.countLimit else { return nil }
+                // The endpoint's own `audit.webhook.created`, stored by the statement below, goes to it too when it
+                // takes that type.
+                try connection.execute(
+                    "SELECT refresh_webhook_subscriptions(\(PostgresTextArray(eventTypes))::text[])")
                 let rows = try connection.execute(
                     """
                     WITH created AS (
@@ -72,35 +81,47 @@ public struct PostgresWebhookRepository: WebhookRepository {
     public func deleteEndpoint(_ id: UUID) async throws -> Bool {
         let audit = AuditTrail.rows(.webhookDeleted, from: "deleted", detail: ["webhook.id": id.uuidString.lowercased()])
         return try await translatingErrors {
-            try await pool.query(
-                """
-                WITH deleted AS (
-                         DELETE FROM webhook_endpoints WHERE id = \(id) RETURNING NULL::uuid AS account_id),
-                     audited AS (\(fragment: audit))
-                SELECT count(*)::bigint AS deleted FROM deleted
-                """
-            ).first?.decode(Int.self, "deleted") == 1
+            try await pool.transaction { connection in
+                try connection.execute(Self.lockSubscriptions)
+                return try connection.execute(
+                    """
+                    WITH deleted AS (
+                             DELETE FROM webhook_endpoints WHERE id = \(id) RETURNING NULL::uuid AS account_id),
+                         audited AS (\(fragment: audit))
+                    SELECT count(*)::bigint AS deleted FROM deleted
+                    """
+                ).first?.decode(Int.self, "deleted") == 1
+            }
         }
     }
 
     public func enableEndpoint(_ id: UUID) async throws -> Bool? {
         let audit = AuditTrail.rows(.webhookEnabled, from: "enabled", detail: ["webhook.id": id.uuidString.lowercased()])
         return try await translatingErrors {
-            let row = try await pool.query(
-                """
-                WITH enabled AS (
-                         UPDATE webhook_endpoints
-                         SET disabled_at = NULL, disabled_reason = NULL, failures = 0, failing_since = NULL,
-                             retry_at = NULL
-                         WHERE id = \(id) AND disabled_at IS NOT NULL
-                         RETURNING NULL::uuid AS account_id),
-                     audited AS (\(fragment: audit))
-                SELECT (SELECT count(*) FROM enabled)::bigint AS enabled,
-                       EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = \(id)) AS found
-                """
-            ).first
-            guard let row, try row.decode(Bool.self, "found") else { return nil }
-            return try row.decode(Int.self, "enabled") == 1
+            try await pool.transaction { connection -> Bool? in
+                try connection.execute(Self.lockSubscriptions)
+                // The endpoint's own `audit.webhook.enabled` goes to it too when it takes that type.
+                try connection.execute(
+                    """
+                    SELECT refresh_webhook_subscriptions(event_types) FROM webhook_endpoints
+                    WHERE id = \(id) AND disabled_at IS NOT NULL
+                    """)
+                let row = try connection.execute(
+                    """
+                    WITH enabled AS (
+                             UPDATE webhook_endpoints
+                             SET disabled_at = NULL, disabled_reason = NULL, failures = 0, failing_since = NULL,
+                                 retry_at = NULL
+                             WHERE id = \(id) AND disabled_at IS NOT NULL
+                             RETURNING NULL::uuid AS account_id),
+                         audited AS (\(fragment: audit))
+                    SELECT (SELECT count(*) FROM enabled)::bigint AS enabled,
+                           EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = \(id)) AS found
+                    """
+                ).first
+                guard let row, try row.decode(Bool.self, "found") else { return nil }
+                return try row.decode(Int.self, "enabled") == 1
+            }
         }
     }
 
