@@ -116,6 +116,7 @@ enum AdminAPICommands {
         case "account show": showAccount(rest)
         case "account disable", "account enable": setDisabled(rest, disabled: arguments[1] == "disable")
         case "account erase": eraseAccount(rest)
+        case "account reset-password": resetPassword(rest)
         case "account send-recovery", "account send-verification":
             sendEmail(rest, purpose: arguments[1] == "send-recovery" ? "recovery" : "verification")
         case "sessions revoke": revokeSessions(rest)
@@ -216,6 +217,19 @@ enum AdminAPICommands {
             let revoked = AdminTables.cell(document["sessionsRevoked"])
             return disabled
                 ? "disabled account \(account); revoked \(revoked) live session(s)" : "enabled account \(account)"
+        }
+    }
+
+    /// A forced password reset: the password voided, every session ended, a recovery code sent.
+    static func resetPassword(_ arguments: ArraySlice<String>) {
+        let options = Options(arguments, valued: [], flags: ["--json"])
+        let account = ArgumentCheck.uuid(
+            options.positional(1...1, "account reset-password needs one account ID")[0], "ACCOUNT")
+        let api = AdminAPI.fromEnvironment()
+        emit(api, api.call("POST", "/admin/v1/accounts/\(account)/password-reset"), json: options.json) { document in
+            let voided = document["passwordVoided"]?.boolValue == true ? "voided its password" : "it had no password"
+            return "reset account \(account): \(voided); revoked \(AdminTables.cell(document["sessionsRevoked"])) "
+                + "live session(s); recovery code sent to \(AdminTables.cell(document["sentTo"]))"
         }
     }
 

@@ -13,6 +13,7 @@ let usage = """
            passkey-admin account show ACCOUNT [--json]
            passkey-admin account disable ACCOUNT [--json]
            passkey-admin account enable ACCOUNT [--json]
+           passkey-admin account reset-password ACCOUNT [--json]
            passkey-admin account erase ACCOUNT --yes [--json]
            passkey-admin account send-recovery|send-verification ACCOUNT [--email ADDRESS] [--json]
            passkey-admin sessions revoke ACCOUNT [SESSION] [--json]

@@ -255,7 +255,7 @@ def test_the_document_is_served_on_the_admin_listener_and_every_operation_in_it_
     document = json.loads(body)
     assert document["openapi"].startswith("3.1")
     operations = [(method.upper(), path) for path, item in document["paths"].items() for method in item]
-    assert len(operations) == 20, "17 account, audit and webhook operations and the three of the signing keys"
+    assert len(operations) == 21, "18 account, audit and webhook operations and the three of the signing keys"
     for method, path in operations:
         concrete = path.replace("{accountID}", str(uuid.uuid4())).replace("{sessionID}", str(uuid.uuid4())) \
             .replace("{credentialID}", "AAAA").replace("{webhookID}", str(uuid.uuid4())).replace("{keyID}", "kid")

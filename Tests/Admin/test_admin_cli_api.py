@@ -186,6 +186,26 @@ def test_disable_enable_and_erase(stack, tokens):
         .status == 401
 
 
+def test_reset_password_voids_it_ends_the_sessions_and_needs_a_verified_address(stack, tokens):
+    address, account_id, sessions, _ = password_account(stack, passkey=False)
+    # No verified address: refused, nothing changed.
+    refused(cli(stack, "account", "reset-password", account_id, token=tokens["write"]), 5, "409 conflict")
+    assert stack.request("GET", "/v1/account", token=sessions[0]).status == 200
+    stack.sql(f"UPDATE account_emails SET verified_at = now() WHERE email = '{address}'")
+    refused(cli(stack, "account", "reset-password", account_id, token=tokens["read"]), 4, "403 forbidden")
+    out = ok(cli(stack, "account", "reset-password", account_id, token=tokens["write"]))
+    assert out.strip() == (f"reset account {account_id}: voided its password; revoked 2 live session(s); "
+                           f"recovery code sent to {address}")
+    assert all(stack.request("GET", "/v1/account", token=token).status == 401 for token in sessions)
+    assert stack.request("POST", "/v1/sessions/password", {"email": address, "password": "admin suite password"}) \
+        .status == 401
+    again = json.loads(ok(cli(stack, "account", "reset-password", account_id, "--json", token=tokens["write"])))
+    assert again == {"passwordVoided": False, "sessionsRevoked": 0, "sentTo": address}
+    events = stack.admin.json("GET", f"/admin/v1/audit-events?accountID={account_id}&type=audit.password.reset",
+                              tokens["read"])["events"]
+    assert [event["detail"]["password_voided"] for event in events] == ["false", "true"]
+
+
 def test_audit_events_with_filters_and_pages(stack, tokens):
     _, account_id, _, _ = password_account(stack, passkey=False)
     everything = json.loads(ok(cli(stack, "audit", "events", "--account", account_id, "--json",
