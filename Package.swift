@@ -62,8 +62,8 @@ let persistenceTargets: [Target] = [
     .executableTarget(
         name: "passkey-admin",
         dependencies: [
-            "AdminAccess", "BuildInfo", "Configuration", "Crypto", "Encoding", "JSON", "Observability", "Postgres",
-            "PostgresStorage",
+            "AdminAccess", "BuildInfo", "Configuration", "Crypto", "CurlTransport", "DeploymentChecks", "Encoding",
+            "IPAddresses", "JSON", "Observability", "Postgres", "PostgresStorage",
         ],
         path: "Services/AdminCLI"),
     .testTarget(name: "AdminCLITests", dependencies: ["passkey-admin"], path: "Tests/AdminCLITests"),
@@ -145,6 +145,11 @@ let recoveryTargets: [Target] = [
     // Admin tokens (their form, digest, scopes, the access decision) and the admin API's storage port; no I/O.
     .target(name: "AdminAccess", dependencies: ["Crypto", "Domain", "Encoding"], path: "Shared/Domain/AdminAccess"),
     .testTarget(name: "AdminAccessTests", dependencies: ["AdminAccess", "Crypto"], path: "Tests/AdminAccessTests"),
+    .target(
+        name: "DeploymentChecks", dependencies: ["Configuration", "JSON"], path: "Shared/Domain/DeploymentChecks"),
+    .testTarget(
+        name: "DeploymentChecksTests", dependencies: ["Configuration", "DeploymentChecks"],
+        path: "Tests/DeploymentChecksTests"),
     .target(
         name: "PasskeyProviders", dependencies: ["Encoding", "JSON"], path: "Shared/Domain/PasskeyProviders",
         resources: [.copy("Data")]),
