@@ -154,7 +154,8 @@ let recoveryTargets: [Target] = [
         name: "PasskeyProviders", dependencies: ["Encoding", "JSON"], path: "Shared/Domain/PasskeyProviders",
         resources: [.copy("Data")]),
     .testTarget(
-        name: "PasskeyProvidersTests", dependencies: ["PasskeyProviders", "Encoding"], path: "Tests/PasskeyProvidersTests"),
+        name: "PasskeyProvidersTests",
+        dependencies: ["PasskeyProviders", "Encoding", "SoftwareAuthenticator", "WebAuthn"], path: "Tests/PasskeyProvidersTests"),
 ]
 
 // MARK: - WebAuthn verification core and crypto
