@@ -205,6 +205,49 @@ def test_a_password_account_adds_and_removes_a_passkey_with_the_signals(browser,
         {"rpId": "localhost", "userId": listed["userHandle"], "allAcceptedCredentialIds": []}]
 
 
+# Chromium waits on a conditional create until its password manager has a reason to offer one, which a virtual
+# authenticator never gives: the wrapper records the mediation asked for and lets the virtual authenticator answer.
+CONDITIONAL_CREATE = """
+(() => {
+  window.__createMediations = [];
+  const create = navigator.credentials.create.bind(navigator.credentials);
+  navigator.credentials.create = (options) => {
+    window.__createMediations.push(options.mediation || "required");
+    const { mediation, ...modal } = options;
+    return create(modal);
+  };
+})();
+"""
+
+NO_CONDITIONAL_CREATE = """
+PublicKeyCredential.getClientCapabilities = async () => ({ conditionalGet: true, conditionalCreate: false });
+"""
+
+
+def password_account(browser):
+    email = unique_email("upgrade")
+    run(browser, f"""
+        await client.call('POST', '/v1/accounts/password',
+            {{ email: {json.dumps(email)}, displayName: 'Upgrade', password: 'correct horse battery' }});""")
+    password_sign_in(browser, email)
+
+
+def test_a_password_sign_in_is_upgraded_to_a_passkey_where_the_browser_can(browser, app):
+    open_app(browser, app, before=CONDITIONAL_CREATE)
+    password_account(browser)
+    assert run(browser, "return await client.upgrade();") is True
+    assert browser.execute_script("return window.__createMediations") == ["conditional"]
+    assert len(run(browser, "return (await client.passkeys()).passkeys;")) == 1
+
+
+def test_no_upgrade_is_tried_where_the_browser_cannot(browser, app):
+    open_app(browser, app, before=CONDITIONAL_CREATE + NO_CONDITIONAL_CREATE)
+    password_account(browser)
+    assert run(browser, "return await client.upgrade();") is False
+    assert browser.execute_script("return window.__createMediations") == []
+    assert run(browser, "return (await client.passkeys()).passkeys;") == []
+
+
 def test_renaming_the_account_tells_the_provider(browser, app):
     open_app(browser, app)
     session = run(browser, f"return await client.signUp({{ email: {json.dumps(unique_email('rename'))}, "
