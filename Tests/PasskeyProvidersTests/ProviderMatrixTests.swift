@@ -81,6 +81,35 @@ final class ProviderMatrixTests: XCTestCase {
         }
     }
 
+    /// A persona whose facts come from a real response is checked against that response, read in place: the
+    /// AAGUID, the key's algorithm, UP, UV, BE and BS, a counter's start, the transports and a packed statement's
+    /// certificate path.
+    func testEveryPersonaTakenFromAVectorMatchesIt() throws {
+        let vectors = try TestVectors.load("registrations.json")
+        let personas = ProviderPersona.all.filter { $0.vector != nil }
+        XCTAssertEqual(personas.map(\.provider), ["Windows Hello", "YubiKey 5"])
+        for persona in personas {
+            let vector = try XCTUnwrap(vectors.first { $0["name"] as? String == persona.vector }, persona.provider)
+            XCTAssertTrue(persona.source.hasPrefix("vector \(persona.vector!) "), persona.provider)
+            let decoded = try XCTUnwrap(vector["decoded"] as? [String: Any])
+            XCTAssertEqual(decoded["aaguid"] as? String, persona.aaguid, persona.provider)
+            XCTAssertEqual(decoded["credentialPublicKeyAlg"] as? Int, persona.algorithm.rawValue, persona.provider)
+            let flags = try XCTUnwrap((decoded["flags"] as? String).flatMap { UInt8($0.dropFirst(2), radix: 16) })
+            XCTAssertEqual(flags & 0x1D, persona.registrationFlags.rawValue, persona.provider)
+            if case .increasing(let start) = persona.counter {
+                XCTAssertEqual(decoded["signCount"] as? Int, Int(start), persona.provider)
+            }
+            let response = try XCTUnwrap(vector["response"] as? [String: Any])
+            let transports =
+                (response["transports"] ?? (response["response"] as? [String: Any])?["transports"]) as? [String]
+            if let transports { XCTAssertEqual(Set(transports), Set(persona.transports), persona.provider) }
+            if persona.attestation == .packedWithCertificate {
+                XCTAssertEqual(decoded["fmt"] as? String, "packed", persona.provider)
+                XCTAssertTrue((decoded["attStmtKeys"] as? [String])?.contains("x5c") == true, persona.provider)
+            }
+        }
+    }
+
     func testTheDocumentsTableIsWrittenFromTheList() throws {
         let text = try String(contentsOf: Self.documentURL, encoding: .utf8)
         let table = ProviderPersona.markdownTable()

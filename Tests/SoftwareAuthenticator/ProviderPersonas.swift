@@ -45,6 +45,9 @@ public struct ProviderPersona: Sendable {
     public let returnsUserHandle: Bool
     /// Where the facts come from.
     public let source: String
+    /// The registration vector of `../shared/vectors` the facts were read from, when there is one; the tests check
+    /// the persona against it.
+    public var vector: String? = nil
 
     /// A software authenticator holding a new credential of this provider's algorithm, AAGUID and counter.
     public func authenticator() -> SoftwareAuthenticator {
@@ -135,7 +138,8 @@ public struct ProviderPersona: Sendable {
             transports: ["internal"], authenticatorAttachment: "platform", residentKey: true,
             counter: .increasing(start: 0), returnsUserHandle: true,
             source:
-                "vector tpm-surface-pro-4-sha1 (AAGUID, UP UV without BE, RS256 key, counter 0 at registration; its tpm statement is none here, as browsers deliver it when the options ask for none); Microsoft Learn, Windows passkeys"
+                "vector tpm-surface-pro-4-sha1 (AAGUID, UP UV without BE, RS256 key, counter 0 at registration; its tpm statement is none here, as browsers deliver it when the options ask for none); Microsoft Learn, Windows passkeys",
+            vector: "tpm-surface-pro-4-sha1"
         ),
         ProviderPersona(
             provider: "1Password", aaguid: "bada5566-a7aa-401f-bd96-45619a55120d", listedName: "1Password",
@@ -162,7 +166,8 @@ public struct ProviderPersona: Sendable {
             algorithm: .es256, transports: ["nfc", "usb"], authenticatorAttachment: "cross-platform",
             residentKey: true, counter: .increasing(start: 52), returnsUserHandle: true,
             source:
-                "vector packed-yubikey-firefox (AAGUID, packed with x5c, ES256, UP UV without BE, counter 52, transports nfc and usb); Yubico, YubiKey 5 technical manual (discoverable credentials)"
+                "vector packed-yubikey-firefox (AAGUID, packed with x5c, ES256, UP UV without BE, counter 52, transports nfc and usb); Yubico, YubiKey 5 technical manual (discoverable credentials)",
+            vector: "packed-yubikey-firefox"
         ),
         ProviderPersona(
             provider: "Samsung Pass", aaguid: "53414d53-554e-4700-0000-000000000000", listedName: "Samsung Pass",
