@@ -294,11 +294,12 @@ let serviceTargets: [Target] = [
             "AccessTokens", "AccountRecovery", "AdminAccess", "Configuration", "Crypto", "Domain", "Encoding", "GRPC",
             "JSON", "Observability", "PasswordHashing", "ServiceContracts", "ServiceIdentity", "SessionIssuance", "Webhooks",
         ],
-        path: "Services/SessionService/Core"),
+        path: "Services/SessionService/Core",
+        resources: [.copy("Resources")]),
     .executableTarget(
         name: "session-service",
         dependencies: [
-            "AccountRecovery", "Configuration", "Crypto", "CurlTransport", "IPAddresses", "Observability",
+            "AccountRecovery", "Configuration", "Crypto", "CurlTransport", "Domain", "IPAddresses", "Observability",
             "PasswordHashing", "PostgresStorage", "ServiceContracts", "ServiceRuntime", "SessionIssuance", "SessionServiceCore",
             "WebhookDelivery", "Webhooks",
         ],

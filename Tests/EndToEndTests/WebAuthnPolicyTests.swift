@@ -24,8 +24,8 @@ final class WebAuthnPolicyTests: XCTestCase {
     static let configured = SharedStack {
         try await Stack(environment: [
             "PASSKEY_ALGORITHMS": "-7,-65535",
-            "PASSKEY_REGISTRATION_USER_VERIFICATION": "required",
-            "PASSKEY_AUTHENTICATION_USER_VERIFICATION": "required",
+            "PASSKEY_REGISTRATION_USER_VERIFICATION": "preferred",
+            "PASSKEY_AUTHENTICATION_USER_VERIFICATION": "preferred",
             "PASSKEY_RESIDENT_KEY": "preferred",
             "PASSKEY_HINTS": "client-device,hybrid",
             "PASSKEY_ATTESTATION": "direct",
@@ -118,22 +118,22 @@ final class WebAuthnPolicyTests: XCTestCase {
             let request = try XCTUnwrap(signIn.json["publicKey"] as? [String: Any])
             if configured {
                 XCTAssertEqual(algorithms, [-7, -65535])
-                XCTAssertEqual(selection?["userVerification"] as? String, "required")
+                XCTAssertEqual(selection?["userVerification"] as? String, "preferred")
                 XCTAssertEqual(selection?["residentKey"] as? String, "preferred")
                 XCTAssertEqual(selection?["requireResidentKey"] as? Bool, false)
                 XCTAssertEqual(creation["attestation"] as? String, "direct")
                 XCTAssertEqual(creation["hints"] as? [String], ["client-device", "hybrid"])
-                XCTAssertEqual(request["userVerification"] as? String, "required")
+                XCTAssertEqual(request["userVerification"] as? String, "preferred")
                 XCTAssertEqual(request["hints"] as? [String], ["client-device", "hybrid"])
             } else {
                 XCTAssertEqual(algorithms, CeremonyOptions.standard.algorithms)
                 XCTAssertFalse(algorithms?.contains(-65535) ?? true)
-                XCTAssertEqual(selection?["userVerification"] as? String, "preferred")
+                XCTAssertEqual(selection?["userVerification"] as? String, "required")
                 XCTAssertEqual(selection?["residentKey"] as? String, "required")
                 XCTAssertEqual(selection?["requireResidentKey"] as? Bool, true)
                 XCTAssertEqual(creation["attestation"] as? String, "none")
                 XCTAssertNil(creation["hints"])
-                XCTAssertEqual(request["userVerification"] as? String, "preferred")
+                XCTAssertEqual(request["userVerification"] as? String, "required")
                 XCTAssertNil(request["hints"])
             }
             // Adding a passkey and creating an account offer the same.
@@ -170,28 +170,33 @@ final class WebAuthnPolicyTests: XCTestCase {
         let standard = Flows(try await Self.standard.get())
         let configured = Flows(try await Self.configured.get())
         let noUV: AuthenticatorData.Flags = [.userPresent, .attestedCredentialData]
-        // Preferred: UV = 0 registers and signs in.
-        let user = try await standard.passwordUser()
-        await assertEqual(try await register(standard, user.client, SoftwareAuthenticator(), flags: noUV).status, 204)
+        // Preferred (the opt-out for security keys without a PIN): UV = 0 registers and signs in.
+        let user = try await configured.passwordUser()
+        await assertEqual(try await register(configured, user.client, SoftwareAuthenticator(), flags: noUV).status, 204)
         var lenient = SoftwareAuthenticator()
-        _ = try await passkeyAccount(standard, &lenient)
-        await assertEqual(try await standard.signInWithPasskey(&lenient, flags: [.userPresent]).status, 200)
-        // Required: UV = 0 is refused at registration and at sign-in.
-        let strictUser = try await configured.passwordUser()
-        let unverified = try await register(configured, strictUser.client, SoftwareAuthenticator(), flags: noUV)
+        _ = try await passkeyAccount(configured, &lenient)
+        await assertEqual(try await configured.signInWithPasskey(&lenient, flags: [.userPresent]).status, 200)
+        // Required, the default: UV = 0 is refused at registration and at sign-in.
+        let strictUser = try await standard.passwordUser()
+        let unverified = try await register(standard, strictUser.client, SoftwareAuthenticator(), flags: noUV)
         XCTAssertEqual(unverified.status, 400, unverified.description)
         XCTAssertEqual(unverified.reason, .userVerificationRequired)
         var strict = SoftwareAuthenticator()
-        _ = try await passkeyAccount(configured, &strict)
-        let noUVSignIn = try await configured.signInWithPasskey(&strict, flags: [.userPresent])
+        _ = try await passkeyAccount(standard, &strict)
+        let noUVSignIn = try await standard.signInWithPasskey(&strict, flags: [.userPresent])
         XCTAssertEqual(noUVSignIn.status, 401, noUVSignIn.description)
         XCTAssertEqual(noUVSignIn.reason, .userVerificationRequired)
-        await assertEqual(try await configured.signInWithPasskey(&strict).status, 200)
-        // Automatic Passkey Upgrade: a conditional registration without UP still registers when UV is 1.
-        let upgrading = try await configured.passwordUser()
+        await assertEqual(try await standard.signInWithPasskey(&strict).status, 200)
+        // Automatic Passkey Upgrade keeps its rules under the default: the conditional options say `preferred`, and
+        // a conditional registration without UP or UV registers.
+        let upgrading = try await standard.passwordUser()
+        let conditionalStart = try await raw(
+            try await Self.standard.get(), "POST", "/v1/passkeys/registrations", token: try await token(upgrading.client),
+            body: #"{"mode":"conditional"}"#)
+        let conditionalSelection = (conditionalStart.json["publicKey"] as? [String: Any])?["authenticatorSelection"]
+        XCTAssertEqual((conditionalSelection as? [String: Any])?["userVerification"] as? String, "preferred")
         let silent = try await register(
-            configured, upgrading.client, SoftwareAuthenticator(), flags: [.userVerified, .attestedCredentialData],
-            mode: .conditional)
+            standard, upgrading.client, SoftwareAuthenticator(), flags: [.attestedCredentialData], mode: .conditional)
         XCTAssertEqual(silent.status, 204, silent.description)
     }
 

@@ -488,7 +488,8 @@ final class RouterTests: XCTestCase {
             let bearer = !(operation?["security"]?.arrayValue ?? []).isEmpty
             switch route.session {
             case .none: XCTAssertFalse(bearer, "\(name): the document asks for a session the route does not check")
-            case .required: XCTAssertTrue(bearer, "\(name): the route requires a session the document does not name")
+            case .required, .recentSignIn:
+                XCTAssertTrue(bearer, "\(name): the route requires a session the document does not name")
             }
             let body = operation?["requestBody"]
             switch route.body {

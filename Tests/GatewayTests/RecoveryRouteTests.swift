@@ -58,13 +58,24 @@ final class RecoveryRouteTests: XCTestCase {
         ("POST", "/v1/passkeys/registrations", [:]), ("POST", "/v1/passkeys/registrations/finish", registration),
         ("POST", "/v1/account/email/verification", [:]), ("POST", "/v1/account/email/verify", ["code": "01234567"]),
         ("POST", "/v1/account/recovery-codes", [:]), ("POST", "/v1/recovery/passkeys/finish", registration),
-        ("DELETE", "/v1/account/password", nil),
+        ("DELETE", "/v1/account/password", nil), ("POST", "/v1/account/password", ["password": "a new passphrase"]),
+        ("POST", "/v1/session/reauthentication/password", ["password": "the password"]),
+        ("POST", "/v1/session/reauthentication/passkey", authentication),
+        ("POST", "/v1/recovery/password/finish", ["password": "a new passphrase"]),
+    ]
+
+    static let authentication: JSONValue = [
+        "challengeID": "3f2a1c9e-0000-4000-8000-000000000000", "credentialID": "AQID", "clientDataJSON": "AQID",
+        "authenticatorData": "AQID", "signature": "AQID", "userHandle": "AQID",
     ]
 
     func testARecoverySessionReachesOnlyThePasskeyRegistrationAndUnknownMethodsNothing() async throws {
         let application = try makeApplication()
         // A recovery session may register its passkey, and sign itself out.
-        let recoveryRoutes = ["POST /v1/passkeys/registrations", "POST /v1/recovery/passkeys/finish", "DELETE /v1/session"]
+        let recoveryRoutes = [
+            "POST /v1/passkeys/registrations", "POST /v1/recovery/passkeys/finish", "POST /v1/recovery/password/finish",
+            "DELETE /v1/session",
+        ]
         XCTAssertEqual(
             Set(Self.bearerRoutes.map { "\($0.0) \($0.1.replacingOccurrences(of: "AQID", with: "{credentialID}"))" }
                 .map { $0.replacingOccurrences(of: "3f2a1c9e-0000-4000-8000-000000000000", with: "{sessionID}") }),
@@ -92,6 +103,9 @@ final class RecoveryRouteTests: XCTestCase {
         signedIn(.passkey)
         let full = await application.respond(to: request("POST", "/v1/recovery/passkeys/finish", Self.registration))
         XCTAssertEqual(full.status, 403, "a full session may not use the recovery-only finish")
+        let fullPassword = await application.respond(
+            to: request("POST", "/v1/recovery/password/finish", ["password": "a new passphrase"]))
+        XCTAssertEqual(fullPassword.status, 403, "a full session may not use the recovery-only password finish")
         signedIn(.recovery)
         backends.answer(SessionServiceMethods.revokeSession, RevokeSessionResponse())
         let signedOut = await application.respond(to: request("DELETE", "/v1/session", nil))

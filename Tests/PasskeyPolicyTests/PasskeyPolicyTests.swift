@@ -15,9 +15,21 @@ final class PasskeyPolicyTests: XCTestCase {
         }
     }
 
-    func testDefaultsAreTheStandardOptions() throws {
+    func testDefaultsAreTheStandardOptionsWithUserVerificationRequired() throws {
         let policy = try PasskeyPolicy(configuration([:]))
-        XCTAssertEqual(policy.options, CeremonyOptions.standard)
+        var expected = CeremonyOptions.standard
+        expected.registrationUserVerification = .required
+        expected.authenticationUserVerification = .required
+        // The Automatic Passkey Upgrade keeps the rule it always had.
+        expected.conditionalRegistrationUserVerification = .preferred
+        XCTAssertEqual(policy.options, expected)
+        XCTAssertEqual(policy.options.registrationUserVerification(for: .conditional), .preferred)
+        XCTAssertEqual(policy.options.registrationUserVerification(for: .modal), .required)
+        // Set explicitly, the value applies to the upgrade too.
+        for value in ["required", "preferred", "discouraged"] {
+            let set = try PasskeyPolicy(configuration(["PASSKEY_REGISTRATION_USER_VERIFICATION": value]))
+            XCTAssertEqual(set.options.registrationUserVerification(for: .conditional).rawValue, value)
+        }
         XCTAssertFalse(policy.options.algorithms.contains(COSEAlgorithm.rs1.rawValue), "RS1 is never offered by default")
         XCTAssertEqual(Set(policy.options.algorithms), Set(COSEAlgorithm.defaultAllowed))
         XCTAssertNil(policy.allowedAAGUIDs)

@@ -348,7 +348,9 @@ def test_every_change_is_in_the_stored_audit_trail_with_its_request_and_client_a
     types = [row[0] for row in rows]
     assert types == ["audit.account.created", "audit.email.verification_sent", "audit.sign_in.succeeded",
                      "audit.email.verified", "audit.recovery.started", "audit.recovery.session_issued",
-                     "audit.passkey.registered", "audit.recovery.completed"], types
+                     "audit.passkey.registered", "audit.recovery.completed", "audit.password.removed"], types
+    # The completed recovery voided the password.
+    assert json.loads(rows[-1][5]) == {"reason": "recovery"}
     assert all(row[1] == "user" and row[2] == "" for row in rows), rows
     # The gateway stores the address in its canonical form.
     assert [row for row in rows if row[4] != str(ipaddress.ip_address(client.address))] == []

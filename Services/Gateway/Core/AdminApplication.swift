@@ -178,6 +178,20 @@ public final class AdminApplication: HTTPResponder {
             ]))
     }
 
+    /// A forced password reset: the password voided, every session ended and a recovery code sent.
+    func resetAccountPassword(_ call: AdminCall) async throws -> HTTPResponse {
+        var request = AdminAccountRequest()
+        request.adminToken = call.token
+        request.accountID = try call.context.parameter("accountID")
+        let outcome = try await call.admin.resetAccountPassword(request)
+        return GatewayApplication.json(
+            200,
+            .object([
+                "passwordVoided": .boolean(outcome.passwordVoided),
+                "sessionsRevoked": .number(Double(outcome.sessionsRevoked)), "sentTo": .string(outcome.sentTo),
+            ]))
+    }
+
     /// Every session of the account, or the one `sessionID` names.
     func revokeSessions(_ call: AdminCall) async throws -> HTTPResponse {
         var request = RevokeAccountSessionsRequest()

@@ -56,6 +56,7 @@ extension AdminApplication {
         AdminRoute("DELETE", "/admin/v1/accounts/{accountID}") { try await $0.eraseAccount($1) },
         AdminRoute("POST", "/admin/v1/accounts/{accountID}/disable") { try await $0.setAccountDisabled($1, disabled: true) },
         AdminRoute("POST", "/admin/v1/accounts/{accountID}/enable") { try await $0.setAccountDisabled($1, disabled: false) },
+        AdminRoute("POST", "/admin/v1/accounts/{accountID}/password-reset") { try await $0.resetAccountPassword($1) },
         AdminRoute("DELETE", "/admin/v1/accounts/{accountID}/sessions") { try await $0.revokeSessions($1) },
         AdminRoute("DELETE", "/admin/v1/accounts/{accountID}/sessions/{sessionID}") { try await $0.revokeSessions($1) },
         AdminRoute("DELETE", "/admin/v1/accounts/{accountID}/passkeys/{credentialID}", query: ["override", "recoveryEmail"]) {

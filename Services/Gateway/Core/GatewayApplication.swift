@@ -293,29 +293,39 @@ public final class GatewayApplication: HTTPResponder {
         Route("POST", "/v1/session/refresh", limit: .refresh, body: .optionalJSON) { try await $0.refreshSession($1) },
         Route("DELETE", "/v1/session", session: .required(.fullAccessOrRecovery)) { try await $0.signOut($1) },
         Route("GET", "/v1/sessions", session: .required(.fullAccess)) { try await $0.listSessions($1) },
-        Route("DELETE", "/v1/sessions/{sessionID}", session: .required(.fullAccess)) { try await $0.revokeSession($1) },
+        Route("DELETE", "/v1/sessions/{sessionID}", session: .recentSignIn) { try await $0.revokeSession($1) },
         Route("GET", "/v1/account", session: .required(.fullAccess)) { try await $0.account($1) },
         Route("PATCH", "/v1/account", session: .required(.fullAccess), body: .json) { try await $0.renameAccount($1) },
         Route("GET", "/v1/passkeys", session: .required(.fullAccess)) { try await $0.listPasskeys($1) },
         Route("PATCH", "/v1/passkeys/{credentialID}", session: .required(.fullAccess), body: .json) {
             try await $0.renamePasskey($1)
         },
-        Route("DELETE", "/v1/passkeys/{credentialID}", session: .required(.fullAccess)) { try await $0.removePasskey($1) },
+        Route("DELETE", "/v1/passkeys/{credentialID}", session: .recentSignIn) { try await $0.removePasskey($1) },
         Route("GET", "/v1/passkey-providers/{aaguid}/icons/{variant}") { try $0.providerIcon($1) },
-        Route("POST", "/v1/account/email/verification", session: .required(.fullAccess), body: .optionalJSON) {
+        Route("POST", "/v1/account/email/verification", session: .recentSignIn, body: .optionalJSON) {
             try await $0.requestEmailVerification($1)
         },
-        Route("POST", "/v1/account/email/verify", session: .required(.fullAccess), body: .json) {
+        Route("POST", "/v1/account/email/verify", session: .recentSignIn, body: .json) {
             try await $0.verifyEmail($1)
         },
-        Route("POST", "/v1/account/recovery-codes", session: .required(.fullAccess), body: .optionalJSON) {
+        Route("POST", "/v1/account/recovery-codes", session: .recentSignIn, body: .optionalJSON) {
             try await $0.generateRecoveryCodes($1)
         },
-        Route("DELETE", "/v1/account/password", session: .required(.fullAccess)) { try await $0.removePassword($1) },
+        Route("DELETE", "/v1/account/password", session: .recentSignIn) { try await $0.removePassword($1) },
+        Route("POST", "/v1/account/password", session: .recentSignIn, body: .json) { try await $0.setPassword($1) },
+        Route("POST", "/v1/session/reauthentication/password", session: .required(.fullAccess), body: .json) {
+            try await $0.reauthenticateWithPassword($1)
+        },
+        Route(
+            "POST", "/v1/session/reauthentication/passkey", limit: .passkey, session: .required(.fullAccess), body: .json
+        ) { try await $0.reauthenticateWithPasskey($1) },
         Route("POST", "/v1/recovery", body: .json) { try await $0.startRecovery($1) },
         Route("POST", "/v1/recovery/finish", body: .json) { try await $0.finishRecovery($1) },
         Route("POST", "/v1/recovery/passkeys/finish", limit: .passkey, session: .required(.recoveryOnly), body: .json) {
             try await $0.finishRecoveryRegistration($1)
+        },
+        Route("POST", "/v1/recovery/password/finish", session: .required(.recoveryOnly), body: .json) {
+            try await $0.finishRecoveryWithPassword($1)
         },
         Route("GET", "/.well-known/apple-app-site-association") { try $0.wellKnownDocument($1) },
         Route("GET", "/.well-known/assetlinks.json") { try $0.wellKnownDocument($1) },
@@ -352,8 +362,13 @@ public final class GatewayApplication: HTTPResponder {
         case .passkey: try limit(passkeyPerAddress, key: context.clientLimitKey, name: "passkey_per_address", context)
         case .refresh: try limit(refreshPerAddress, key: context.clientLimitKey, name: "refresh_per_address", context)
         }
-        if case .required(let admitted) = route.session {
-            context.session = try await authenticate(context, allowing: admitted)
+        switch route.session {
+        case .none: break
+        case .required(let admitted): context.session = try await authenticate(context, allowing: admitted)
+        case .recentSignIn:
+            let session = try await authenticate(context, allowing: .fullAccess)
+            try requireRecentSignIn(session)
+            context.session = session
         }
         return try await route.handle(self, context)
     }

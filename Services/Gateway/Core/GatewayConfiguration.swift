@@ -69,6 +69,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var refreshCookie: Bool
     /// The access tokens' issuer (`PASSKEY_TOKEN_ISSUER`), for the discovery document.
     public var tokenIssuer: String
+    /// How recent a session's sign-in must be for a sensitive change (`PASSKEY_REAUTHENTICATION_WINDOW`), seconds.
+    public var reauthenticationWindow: Double
 
     /// Reads and validates. Throws `ConfigurationError` naming the first bad variable.
     public init(environment: [String: String]) throws {
@@ -118,6 +120,10 @@ public struct GatewayConfiguration: Sendable, Equatable {
         corsOrigins = try env.webOrigins("PASSKEY_CORS_ORIGINS") { "\($0) is not a web origin (https://host[:port])" }
         refreshCookie = try env.flag("PASSKEY_REFRESH_COOKIE", default: false)
         tokenIssuer = try env.tokenIssuer()
+        reauthenticationWindow = try env.duration("PASSKEY_REAUTHENTICATION_WINDOW", default: "10m")
+        guard (30...86_400).contains(reauthenticationWindow) else {
+            throw ConfigurationError(variable: "PASSKEY_REAUTHENTICATION_WINDOW", problem: "expected 30s to 1d")
+        }
     }
 
     /// The start-up checks of the origins (`OriginChecks`): a web origin outside the RP ID that is not a related

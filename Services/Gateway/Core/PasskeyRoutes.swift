@@ -14,6 +14,11 @@ extension GatewayApplication {
         // A recovery session may start one (the route admits it): registering a passkey is what it is for.
         let session = try context.validatedSession()
         let body = try RegistrationStartBody(context.jsonBody(emptyAllowed: true))
+        // Adding a passkey is a sensitive change: a fresh sign-in, except for a recovery session (which exists for
+        // it) and the automatic upgrade, whose own rule (a password sign-in moments ago) challenge-service applies.
+        if session.authenticationMethod != .recovery && body.mode != .conditional {
+            try requireRecentSignIn(session)
+        }
         // Whether conditional mode is granted (a password sign-in moments ago) is challenge-service's decision,
         // stored with the challenge; the gateway vouches for the session it validated.
         var request = BeginRegistrationRequest()

@@ -17,18 +17,21 @@ public enum ResponseDocuments {
         .array(options.algorithms.map { ["type": "public-key", "alg": .integer($0)] })
     }
 
-    private static func authenticatorSelection(_ options: CeremonyOptions) -> JSONValue {
+    private static func authenticatorSelection(_ options: CeremonyOptions, _ mediation: RegistrationMediation) -> JSONValue {
         [
             "residentKey": .string(options.residentKey.rawValue),
             "requireResidentKey": .boolean(options.residentKey == .required),
-            "userVerification": .string(options.registrationUserVerification.rawValue),
+            "userVerification": .string(options.registrationUserVerification(for: mediation).rawValue),
         ]
     }
 
-    /// The creation options' members the configured policy decides.
-    private static func creationPolicy(_ options: CeremonyOptions, into object: inout JSONObject) {
+    /// The creation options' members the configured policy decides: what verification-service enforces for a
+    /// registration of `mediation`.
+    private static func creationPolicy(
+        _ options: CeremonyOptions, mediation: RegistrationMediation = .modal, into object: inout JSONObject
+    ) {
         object["pubKeyCredParams"] = credentialParameters(options)
-        object["authenticatorSelection"] = authenticatorSelection(options)
+        object["authenticatorSelection"] = authenticatorSelection(options, mediation)
         object["attestation"] = .string(options.attestation.rawValue)
         if !options.hints.isEmpty { object["hints"] = .array(options.hints.map { .string($0.rawValue) }) }
     }
@@ -53,7 +56,7 @@ public enum ResponseDocuments {
             "excludeCredentials": .array(excluded),
             "extensions": ["credProps": true],
         ]
-        creationPolicy(options, into: &object)
+        creationPolicy(options, mediation: response.mode == .conditional ? .conditional : .modal, into: &object)
         return .object(object)
     }
 

@@ -25,6 +25,9 @@ struct Route: Sendable {
     enum Session: Sendable {
         case none
         case required(AdmittedSessions)
+        /// A full session whose sign-in (or last reauthentication) is within `PASSKEY_REAUTHENTICATION_WINDOW`:
+        /// a sensitive change. An older one gets 403 `reauthentication_required`.
+        case recentSignIn
     }
 
     enum Body: Sendable {

@@ -223,6 +223,18 @@ public struct AdminService: AdminServiceHandler {
         return response
     }
 
+    public func resetAccountPassword(_ request: AdminAccountRequest, context: ServerContext) async throws
+        -> ResetAccountPasswordResponse
+    {
+        let (change, address) = try await useCases.resetPassword(
+            token: request.adminToken, of: try RequestFields.accountID(request.accountID))
+        var response = ResetAccountPasswordResponse()
+        response.passwordVoided = change.hadPassword
+        response.sessionsRevoked = Int32(clamping: change.sessionsRevoked)
+        response.sentTo = address
+        return response
+    }
+
     public func eraseAccount(_ request: AdminAccountRequest, context: ServerContext) async throws
         -> EraseAccountResponse
     {

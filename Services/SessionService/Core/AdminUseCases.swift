@@ -18,11 +18,15 @@ public struct AdminUseCases: Sendable {
     let keys: SecretKeyRing
     let logger: Logger
     let clock: @Sendable () -> Date
+    /// An operator's forced password reset; nil: not offered (stores that do not model it, in tests).
+    let security: (any AccountSecurityRepository)?
 
     public init(
         admin: any AdminRepository, recovery: any AccountRecoveryRepository, random: any RandomSource,
-        keys: SecretKeyRing, logger: Logger, clock: @escaping @Sendable () -> Date = Date.init
+        keys: SecretKeyRing, logger: Logger, clock: @escaping @Sendable () -> Date = Date.init,
+        security: (any AccountSecurityRepository)? = nil
     ) {
+        self.security = security
         self.admin = admin
         self.recovery = recovery
         self.random = random
@@ -169,6 +173,34 @@ public struct AdminUseCases: Sendable {
                     ["account.id": accountID.description, "sessions_revoked": String(outcome.revoked)])
             }
             return outcome
+        }
+    }
+
+    /// Forces a password reset (scope write): the password voided and every session ended in one transaction, then a
+    /// recovery code queued to the account's first verified address, with which the user adds a passkey or sets a
+    /// new password. Refused before anything changes when no verified address could receive the code (`conflict`,
+    /// reason `no_verified_email`) or the account is disabled; `notFound` when there is none. Returns what changed
+    /// and where the code went.
+    public func resetPassword(token: String, of accountID: AccountID) async throws -> (PasswordChange, address: String) {
+        try await authorized(token, .write) {
+            guard let security else { throw DomainError(.unavailable, "password resets are not wired") }
+            guard let (disabled, targets) = try await admin.mailTargets(of: accountID) else {
+                throw DomainError(.notFound, "no such account")
+            }
+            if disabled { throw DomainError(.accountDisabled, "the account is disabled; enable it first") }
+            guard let target = targets.first(where: \.verified) else {
+                throw DomainError(
+                    .conflict, "the account has no verified address to send a recovery code to",
+                    reason: "no_verified_email")
+            }
+            guard let change = try await security.resetPassword(of: accountID, at: clock()) else {
+                throw DomainError(.notFound, "no such account")
+            }
+            logger.audit(
+                .passwordReset,
+                ["account.id": accountID.description, "password_voided": String(change.hadPassword),
+                 "sessions_revoked": String(change.sessionsRevoked)])
+            return (change, try await issueCode(.recovery, to: target))
         }
     }
 

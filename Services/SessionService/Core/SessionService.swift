@@ -11,11 +11,52 @@ public struct SessionService: SessionServiceHandler {
     let useCases: SessionUseCases
     let recovery: RecoveryUseCases
     let refresh: SessionRefreshUseCases?
+    let security: AccountSecurityUseCases?
 
-    public init(useCases: SessionUseCases, recovery: RecoveryUseCases, refresh: SessionRefreshUseCases? = nil) {
+    public init(
+        useCases: SessionUseCases, recovery: RecoveryUseCases, refresh: SessionRefreshUseCases? = nil,
+        security: AccountSecurityUseCases? = nil
+    ) {
         self.useCases = useCases
         self.recovery = recovery
         self.refresh = refresh
+        self.security = security
+    }
+
+    private func securityUseCases() throws -> AccountSecurityUseCases {
+        guard let security else { throw DomainError(.unavailable, "account security changes are not wired") }
+        return security
+    }
+
+    public func setPassword(_ request: SetPasswordRequest, context: ServerContext) async throws -> SetPasswordResponse {
+        let change = try await securityUseCases().setPassword(
+            try RequestFields.password(request.password), of: try RequestFields.accountID(request.accountID),
+            keeping: try RequestFields.sessionID(request.sessionID))
+        var response = SetPasswordResponse()
+        response.replaced = change.hadPassword
+        response.sessionsRevoked = Int32(clamping: change.sessionsRevoked)
+        return response
+    }
+
+    public func reauthenticate(_ request: ReauthenticateRequest, context: ServerContext) async throws -> SessionInfo {
+        let accountID = try RequestFields.accountID(request.accountID)
+        let sessionID = try RequestFields.sessionID(request.sessionID)
+        try await securityUseCases().reauthenticate(
+            sessionID, of: accountID, password: try RequestFields.password(request.password))
+        var info = SessionInfo()
+        info.sessionID = sessionID.description
+        info.accountID = accountID.description
+        return info
+    }
+
+    public func finishRecoveryWithPassword(_ request: FinishRecoveryWithPasswordRequest, context: ServerContext)
+        async throws -> IssuedSession
+    {
+        IssuedSession(
+            try await securityUseCases().finishRecovery(
+                withPassword: try RequestFields.password(request.password),
+                of: try RequestFields.accountID(request.accountID),
+                recoverySession: try RequestFields.sessionID(request.recoverySessionID)))
     }
 
     public func refreshSession(_ request: RefreshSessionRequest, context: ServerContext) async throws -> IssuedSession {
@@ -58,6 +99,7 @@ public struct SessionService: SessionServiceHandler {
         info.authenticationMethod = session.authenticationMethod
         info.createdAtUnixMilliseconds = session.createdAt.unixMilliseconds
         info.expiresAtUnixMilliseconds = session.expiresAt.unixMilliseconds
+        info.authenticatedAtUnixMilliseconds = session.authenticatedAt.unixMilliseconds
         return info
     }
 
@@ -178,6 +220,9 @@ extension SessionService {
                 SessionServiceMethods.removePassword.path,
                 SessionServiceMethods.refreshSession.path,
                 SessionServiceMethods.getPublishedKeys.path,
+                SessionServiceMethods.setPassword.path,
+                SessionServiceMethods.reauthenticate.path,
+                SessionServiceMethods.finishRecoveryWithPassword.path,
             ], callers: [ServiceIdentity.Name.gateway])
     ]
 }

@@ -27,6 +27,8 @@ public struct SessionUseCases: Sendable {
     let metrics: MetricsRegistry
     /// The failed password sign-ins each account may have (`failed_guesses`, shared by every replica).
     let guessLimit: GuessLimit
+    /// What new passwords are checked against besides their length.
+    let commonPasswords: CommonPasswords
 
     public init(
         accounts: any AccountRepository, passwords: any PasswordCredentialRepository,
@@ -34,8 +36,9 @@ public struct SessionUseCases: Sendable {
         hashing: PasswordHashingPool, random: any RandomSource,
         sessionLifetime: TimeInterval, clock: @escaping @Sendable () -> Date = Date.init, logger: Logger,
         metrics: MetricsRegistry, issuer: SessionIssuer? = nil, guessLimit: GuessLimit = .standard,
-        codeKeys: SecretKeyRing? = nil
+        codeKeys: SecretKeyRing? = nil, commonPasswords: CommonPasswords = .empty
     ) {
+        self.commonPasswords = commonPasswords
         self.codeKeys = codeKeys
         self.metrics = metrics
         self.guessLimit = guessLimit
@@ -56,10 +59,8 @@ public struct SessionUseCases: Sendable {
     {
         let email = try EmailAddress.validated(rawEmail)
         let displayName = try DisplayName.validated(rawName)
-        guard PasswordPolicy.allows(password) else {
-            throw DomainError(.invalidRequest, "password \(PasswordPolicy.requirement)")
-        }
-        let hash = try await hashingCall { try await hashing.hash(password) }
+        try PasswordPolicy.check(password, against: commonPasswords)
+        let hash = try await PasswordHashingCall.run { try await hashing.hash(password) }
         let now = clock()
         guard let handle = UserHandle(random.bytes(count: 32)) else {
             throw DomainError(.unavailable, "no random user handle")
@@ -88,12 +89,12 @@ public struct SessionUseCases: Sendable {
     public func signInWithPassword(email rawEmail: String, password: String) async throws -> SessionIssuer.IssuedSession {
         let failure = DomainError(.invalidCredentials, "the email or password is wrong")
         guard let email = EmailAddress(rawEmail), password.utf8.count <= PasswordHasher.maximumPasswordLength else {
-            _ = try await hashingCall { try await hashing.verifyDummy(password) }
+            _ = try await PasswordHashingCall.run { try await hashing.verifyDummy(password) }
             logger.audit(.signInFailed, ["method": "password", "reason": "invalid_credentials"])
             throw failure
         }
         guard let record = try await passwords.signInRecord(normalizedEmail: email.normalized) else {
-            _ = try await hashingCall { try await hashing.verifyDummy(password) }
+            _ = try await PasswordHashingCall.run { try await hashing.verifyDummy(password) }
             logger.audit(.signInFailed, ["method": "password", "reason": "invalid_credentials"])
             throw failure
         }
@@ -111,14 +112,14 @@ public struct SessionUseCases: Sendable {
         // Import refuses hashes this system cannot read, so an unreadable one is a defect or tampering: it fails
         // closed, after the same work as any other failure.
         guard let stored = try? StoredPasswordHash(parsing: record.passwordHash) else {
-            _ = try await hashingCall { try await hashing.verifyDummy(password) }
+            _ = try await PasswordHashingCall.run { try await hashing.verifyDummy(password) }
             logger.error(
                 "password.hash_unreadable", ["account.id": record.accountID.description])
             logger.audit(.signInFailed,
                 ["method": "password", "reason": "unreadable_hash", "account.id": record.accountID.description])
             throw failure
         }
-        guard try await hashingCall({ try await hashing.verify(password, against: stored) }) else {
+        guard try await PasswordHashingCall.run({ try await hashing.verify(password, against: stored) }) else {
             try await guess.failed()
             logger.audit(.signInFailed,
                 ["method": "password", "reason": "invalid_credentials", "account.id": record.accountID.description])
@@ -242,15 +243,5 @@ public struct SessionUseCases: Sendable {
             throw DomainError(.notFound, "no such account")
         }
         return summary
-    }
-
-    private func hashingCall<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch PasswordHashingError.busy {
-            throw DomainError(.rateLimited, "too many password attempts are being processed; try again shortly")
-        } catch PasswordHashingError.passwordTooLong {
-            throw DomainError(.invalidRequest, "password is too long")
-        }
     }
 }

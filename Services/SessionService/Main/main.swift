@@ -1,6 +1,7 @@
 import AccountRecovery
 import Configuration
 import Crypto
+import Domain
 import Foundation
 import CurlTransport
 import Observability
@@ -34,23 +35,29 @@ await ServiceMain.run(
             tokens, secrets: keys, keys: PostgresSigningKeyRepository(pool: pool), context: context),
         idleTimeout: tokens.idleTimeout)
     let failedGuesses = PostgresFailedGuessRepository(pool: pool)
+    let commonPasswords = try CommonPasswords.shipped()
     let useCases = SessionUseCases(
         accounts: accounts, passwords: PostgresPasswordCredentialRepository(pool: pool), failedGuesses: failedGuesses,
         sessions: sessions, hashing: hashing, random: SecureRandom(), sessionLifetime: configuration.sessionLifetime,
-        logger: context.logger, metrics: context.metrics, issuer: issuer, codeKeys: keys)
+        logger: context.logger, metrics: context.metrics, issuer: issuer, codeKeys: keys,
+        commonPasswords: commonPasswords)
+    let security = AccountSecurityUseCases(
+        security: PostgresAccountSecurityRepository(pool: pool), failedGuesses: failedGuesses, hashing: hashing,
+        commonPasswords: commonPasswords, issuer: issuer, logger: context.logger)
     let refresh = SessionRefreshUseCases(
         repository: PostgresSessionRefreshRepository(pool: pool), issuer: issuer, reuseWindow: tokens.reuseWindow,
         logger: context.logger)
     let recovery = RecoveryUseCases(
         recovery: recoveryRepository, failedGuesses: failedGuesses, random: SecureRandom(), keys: keys,
         revokesOtherSessions: configuration.recoveryRevokesSessions, logger: context.logger)
-    SessionService(useCases: useCases, recovery: recovery, refresh: refresh).register(on: server, using: context)
+    SessionService(useCases: useCases, recovery: recovery, refresh: refresh, security: security)
+        .register(on: server, using: context)
     // Webhooks: endpoints registered through the admin API; the worker sends what the audit trail queued.
     let webhooks = try WebhookSettings(environment: ProcessInfo.processInfo.environment)
     let sender = WebhookSender(settings: webhooks.sender, threadCount: webhooks.lanes)
     let admin = AdminUseCases(
         admin: PostgresAdminRepository(pool: pool), recovery: recoveryRepository, random: SecureRandom(), keys: keys,
-        logger: context.logger)
+        logger: context.logger, security: PostgresAccountSecurityRepository(pool: pool))
     AdminService(
         useCases: admin,
         webhooks: WebhookAdministration(admin: admin, webhooks: webhookRepository, transport: sender, keys: keys),

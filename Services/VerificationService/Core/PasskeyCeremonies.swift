@@ -208,6 +208,38 @@ public struct PasskeyCeremonies: Sendable {
     /// was written, but the challenge is consumed so that it stays single-use, and the error (`unavailable`,
     /// `challenge_spent`) tells the client to start the sign-in again.
     public func finishAuthentication(challengeID: ChallengeID, response: AuthenticationResponse) async throws -> SignIn {
+        let done = try await authenticate(challengeID: challengeID, response: response, reauthenticating: nil)
+        return SignIn(
+            accountID: done.accountID, credentialID: done.credentialID, userVerified: done.userVerified,
+            cloneWarning: done.cloneWarning, session: try await sessions.issue(done.pending, displayName: done.displayName))
+    }
+
+    /// A fresh sign-in bound to a live session: the same assertion checks and single-use challenge as a sign-in, by a
+    /// passkey of the session's account, moving the session's sign-in time to now instead of issuing a session (in
+    /// the same one statement). `invalidCredentials` as at sign-in, also for a passkey of another account;
+    /// `unauthenticated` when the session is no longer live (the challenge is spent).
+    public func reauthenticate(
+        sessionID: SessionID, of accountID: AccountID, challengeID: ChallengeID, response: AuthenticationResponse
+    ) async throws {
+        _ = try await authenticate(
+            challengeID: challengeID, response: response,
+            reauthenticating: PasskeySignInRecord.Reauthentication(sessionID: sessionID, accountID: accountID))
+    }
+
+    /// What a verified assertion came to: its session pending (issued by a sign-in, unused by a reauthentication).
+    private struct Authenticated {
+        let accountID: AccountID
+        let credentialID: CredentialID
+        let userVerified: Bool
+        let cloneWarning: Bool
+        let pending: SessionIssuer.PendingSession
+        let displayName: String
+    }
+
+    private func authenticate(
+        challengeID: ChallengeID, response: AuthenticationResponse,
+        reauthenticating reauthentication: PasskeySignInRecord.Reauthentication?
+    ) async throws -> Authenticated {
         guard let credentialID = CredentialID(response.credentialID) else {
             try await spend(challengeID)
             throw malformedCredentialID()
@@ -233,6 +265,10 @@ public struct PasskeyCeremonies: Sendable {
                 fromCache = false
             }
             let accountID = stored.credential.accountID
+            if let reauthentication, reauthentication.accountID != accountID {
+                try await spend(challengeID)
+                throw signInFailed("other_account", accountID: accountID)
+            }
             let verified: VerifiedAuthentication
             let signedChallenge: [UInt8]
             switch verifyAssertion(response, against: stored) {
@@ -258,7 +294,7 @@ public struct PasskeyCeremonies: Sendable {
                         challengeID: challengeID, challenge: signedChallenge, credentialID: credentialID,
                         expectedSignCount: stored.credential.signCount, expectedBackedUp: stored.credential.backedUp,
                         expectedBackupEligible: stored.credential.backupEligible, usage: durable ? usage : nil,
-                        session: session))
+                        session: session, reauthenticating: reauthentication))
             } catch {
                 logger.audit(
                     .signInFailed,
@@ -297,18 +333,27 @@ public struct PasskeyCeremonies: Sendable {
                 }
                 stored.displayName = displayName
                 credentials.store(stored)
-                logger.audit(
-                    .signInSucceeded,
-                    [
-                        "method": "passkey", "account.id": accountID.description, "session.id": session.id.description,
-                        "credential.id": Base64URL.encode(credentialID.bytes),
-                        "clone_warning": String(verified.possiblyCloned),
-                    ])
-                AdoptionMetrics.signedIn(metrics, method: AuthenticationMethod.passkey.rawValue)
-                return SignIn(
+                if let reauthentication {
+                    logger.audit(
+                        .sessionReauthenticated,
+                        [
+                            "method": "passkey", "account.id": accountID.description,
+                            "session.id": reauthentication.sessionID.description,
+                            "credential.id": Base64URL.encode(credentialID.bytes),
+                        ])
+                } else {
+                    logger.audit(
+                        .signInSucceeded,
+                        [
+                            "method": "passkey", "account.id": accountID.description,
+                            "session.id": session.id.description, "credential.id": Base64URL.encode(credentialID.bytes),
+                            "clone_warning": String(verified.possiblyCloned),
+                        ])
+                    AdoptionMetrics.signedIn(metrics, method: AuthenticationMethod.passkey.rawValue)
+                }
+                return Authenticated(
                     accountID: accountID, credentialID: credentialID, userVerified: verified.userVerified,
-                    cloneWarning: verified.possiblyCloned,
-                    session: try await sessions.issue(pending, displayName: displayName))
+                    cloneWarning: verified.possiblyCloned, pending: pending, displayName: displayName)
             case .passkeyChanged:
                 // Nothing was written: decide again on what is stored now.
                 continue
@@ -319,6 +364,8 @@ public struct PasskeyCeremonies: Sendable {
             case .concurrentUse:
                 credentials.remove(credentialID)
                 throw signInFailed("concurrent_use", accountID: accountID)
+            case .sessionEnded:
+                throw DomainError(.unauthenticated, "the session to reauthenticate is no longer live")
             case .accountDisabled:
                 logger.audit(
                     .signInFailed, ["method": "passkey", "reason": "account_disabled", "account.id": accountID.description])
@@ -439,7 +486,7 @@ public struct PasskeyCeremonies: Sendable {
                 response: response,
                 expectation: RegistrationExpectation(
                     challenge: challenge, relyingPartyID: relyingPartyID, origins: origins,
-                    userVerification: options.registrationUserVerification, mediation: mediation,
+                    userVerification: options.registrationUserVerification(for: mediation), mediation: mediation,
                     allowedAlgorithms: options.algorithms),
                 now: clock())
         } catch {

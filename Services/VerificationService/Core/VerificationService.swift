@@ -52,12 +52,22 @@ public struct VerificationService: VerificationServiceHandler {
         guard let credential = request.credential else {
             throw DomainError(.invalidRequest, "credential is required")
         }
-        let signIn = try await ceremonies.finishAuthentication(
-            challengeID: try RequestFields.challengeID(request.challengeID),
-            response: AuthenticationResponse(
-                credentialID: credential.credentialID, clientDataJSON: credential.clientDataJSON,
-                authenticatorData: credential.authenticatorData, signature: credential.signature,
-                userHandle: credential.userHandle.isEmpty ? nil : credential.userHandle))
+        let challengeID = try RequestFields.challengeID(request.challengeID)
+        let assertion = AuthenticationResponse(
+            credentialID: credential.credentialID, clientDataJSON: credential.clientDataJSON,
+            authenticatorData: credential.authenticatorData, signature: credential.signature,
+            userHandle: credential.userHandle.isEmpty ? nil : credential.userHandle)
+        guard request.reauthenticateSessionID.isEmpty else {
+            let accountID = try RequestFields.accountID(request.reauthenticateAccountID, field: "reauthenticate_account_id")
+            try await ceremonies.reauthenticate(
+                sessionID: try RequestFields.sessionID(request.reauthenticateSessionID, field: "reauthenticate_session_id"),
+                of: accountID, challengeID: challengeID, response: assertion)
+            var response = FinishAuthenticationResponse()
+            response.accountID = accountID.description
+            response.credentialID = credential.credentialID
+            return response
+        }
+        let signIn = try await ceremonies.finishAuthentication(challengeID: challengeID, response: assertion)
         var response = FinishAuthenticationResponse()
         response.accountID = signIn.accountID.description
         response.credentialID = signIn.credentialID.bytes

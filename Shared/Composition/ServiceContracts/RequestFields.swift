@@ -29,6 +29,12 @@ public enum RequestFields {
         return id
     }
 
+    /// A password as a request carries it: at most 1,024 bytes (what the hasher takes), checked before any work.
+    public static func password(_ text: String, field: String = "password") throws -> String {
+        guard text.utf8.count <= 1024 else { throw DomainError(.invalidRequest, "\(field) is too long") }
+        return text
+    }
+
     public static func uuid(_ text: String, field: String) throws -> UUID {
         guard text.utf8.count == 36, let value = UUID(text: text) else {
             throw DomainError(.invalidRequest, "\(field) is not a valid identifier")

@@ -22,6 +22,8 @@ public enum AdminServiceMethods {
     public static let eraseAccount = GRPCMethodDescriptor<AdminAccountRequest, EraseAccountResponse>(service: service, name: "EraseAccount")
     /// `SetAccountDisabled(SetAccountDisabledRequest) returns (SetAccountDisabledResponse)`.
     public static let setAccountDisabled = GRPCMethodDescriptor<SetAccountDisabledRequest, SetAccountDisabledResponse>(service: service, name: "SetAccountDisabled")
+    /// `ResetAccountPassword(AdminAccountRequest) returns (ResetAccountPasswordResponse)`.
+    public static let resetAccountPassword = GRPCMethodDescriptor<AdminAccountRequest, ResetAccountPasswordResponse>(service: service, name: "ResetAccountPassword")
     /// `SendAccountEmail(SendAccountEmailRequest) returns (SendAccountEmailResponse)`.
     public static let sendAccountEmail = GRPCMethodDescriptor<SendAccountEmailRequest, SendAccountEmailResponse>(service: service, name: "SendAccountEmail")
     /// `CreateWebhook(CreateWebhookRequest) returns (CreateWebhookResponse)`.
@@ -41,7 +43,7 @@ public enum AdminServiceMethods {
     /// `RetireSigningKey(RetireSigningKeyRequest) returns (SigningKeyEntry)`.
     public static let retireSigningKey = GRPCMethodDescriptor<RetireSigningKeyRequest, SigningKeyEntry>(service: service, name: "RetireSigningKey")
     /// Every method's path.
-    public static let paths: [String] = [findAccounts.path, listAccounts.path, getAccountDetail.path, revokeAccountSessions.path, removeAccountPasskey.path, listAuditEvents.path, eraseAccount.path, setAccountDisabled.path, sendAccountEmail.path, createWebhook.path, listWebhooks.path, getWebhook.path, deleteWebhook.path, enableWebhook.path, listSigningKeys.path, rotateSigningKey.path, retireSigningKey.path]
+    public static let paths: [String] = [findAccounts.path, listAccounts.path, getAccountDetail.path, revokeAccountSessions.path, removeAccountPasskey.path, listAuditEvents.path, eraseAccount.path, setAccountDisabled.path, resetAccountPassword.path, sendAccountEmail.path, createWebhook.path, listWebhooks.path, getWebhook.path, deleteWebhook.path, enableWebhook.path, listSigningKeys.path, rotateSigningKey.path, retireSigningKey.path]
 }
 
 /// What serves `passkey.v1.AdminService`: one requirement per method.
@@ -54,6 +56,7 @@ public protocol AdminServiceHandler: Sendable {
     func listAuditEvents(_ request: ListAuditEventsRequest, context: ServerContext) async throws -> ListAuditEventsResponse
     func eraseAccount(_ request: AdminAccountRequest, context: ServerContext) async throws -> EraseAccountResponse
     func setAccountDisabled(_ request: SetAccountDisabledRequest, context: ServerContext) async throws -> SetAccountDisabledResponse
+    func resetAccountPassword(_ request: AdminAccountRequest, context: ServerContext) async throws -> ResetAccountPasswordResponse
     func sendAccountEmail(_ request: SendAccountEmailRequest, context: ServerContext) async throws -> SendAccountEmailResponse
     func createWebhook(_ request: CreateWebhookRequest, context: ServerContext) async throws -> CreateWebhookResponse
     func listWebhooks(_ request: ListWebhooksRequest, context: ServerContext) async throws -> ListWebhooksResponse
@@ -76,6 +79,7 @@ extension AdminServiceHandler {
         server.register(maker.unary(AdminServiceMethods.listAuditEvents) { try await self.listAuditEvents($0, context: $1) })
         server.register(maker.unary(AdminServiceMethods.eraseAccount) { try await self.eraseAccount($0, context: $1) })
         server.register(maker.unary(AdminServiceMethods.setAccountDisabled) { try await self.setAccountDisabled($0, context: $1) })
+        server.register(maker.unary(AdminServiceMethods.resetAccountPassword) { try await self.resetAccountPassword($0, context: $1) })
         server.register(maker.unary(AdminServiceMethods.sendAccountEmail) { try await self.sendAccountEmail($0, context: $1) })
         server.register(maker.unary(AdminServiceMethods.createWebhook) { try await self.createWebhook($0, context: $1) })
         server.register(maker.unary(AdminServiceMethods.listWebhooks) { try await self.listWebhooks($0, context: $1) })
@@ -124,6 +128,10 @@ public struct AdminServiceClient<Caller: GRPCUnaryCaller>: Sendable {
 
     public func setAccountDisabled(_ request: SetAccountDisabledRequest, idempotent: Bool = false) async throws -> SetAccountDisabledResponse {
         try await caller.call(AdminServiceMethods.setAccountDisabled, request, idempotent: idempotent)
+    }
+
+    public func resetAccountPassword(_ request: AdminAccountRequest, idempotent: Bool = false) async throws -> ResetAccountPasswordResponse {
+        try await caller.call(AdminServiceMethods.resetAccountPassword, request, idempotent: idempotent)
     }
 
     public func sendAccountEmail(_ request: SendAccountEmailRequest, idempotent: Bool = false) async throws -> SendAccountEmailResponse {

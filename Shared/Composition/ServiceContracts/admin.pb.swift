@@ -900,3 +900,28 @@ public struct SigningKeysResponse: ProtobufMessage, Equatable {
         for element in keys { writer.writeMessageField(1, element) }
     }
 }
+
+/// `passkey.v1.ResetAccountPasswordResponse`.
+public struct ResetAccountPasswordResponse: ProtobufMessage, Equatable {
+    public var passwordVoided: Bool = false
+    public var sessionsRevoked: Int32 = 0
+    public var sentTo: String = ""
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .varint): passwordVoided = try reader.readBool()
+        case (2, .varint): sessionsRevoked = try reader.readInt32()
+        case (3, .lengthDelimited): sentTo = try reader.readString()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeBoolField(1, passwordVoided)
+        writer.writeInt32Field(2, sessionsRevoked)
+        writer.writeStringField(3, sentTo)
+    }
+}

@@ -32,12 +32,18 @@ public enum SessionServiceMethods {
     public static let generateRecoveryCodes = GRPCMethodDescriptor<GenerateRecoveryCodesRequest, GenerateRecoveryCodesResponse>(service: service, name: "GenerateRecoveryCodes")
     /// `RemovePassword(RemovePasswordRequest) returns (RemovePasswordResponse)`.
     public static let removePassword = GRPCMethodDescriptor<RemovePasswordRequest, RemovePasswordResponse>(service: service, name: "RemovePassword")
+    /// `SetPassword(SetPasswordRequest) returns (SetPasswordResponse)`.
+    public static let setPassword = GRPCMethodDescriptor<SetPasswordRequest, SetPasswordResponse>(service: service, name: "SetPassword")
+    /// `Reauthenticate(ReauthenticateRequest) returns (SessionInfo)`.
+    public static let reauthenticate = GRPCMethodDescriptor<ReauthenticateRequest, SessionInfo>(service: service, name: "Reauthenticate")
+    /// `FinishRecoveryWithPassword(FinishRecoveryWithPasswordRequest) returns (IssuedSession)`.
+    public static let finishRecoveryWithPassword = GRPCMethodDescriptor<FinishRecoveryWithPasswordRequest, IssuedSession>(service: service, name: "FinishRecoveryWithPassword")
     /// `RefreshSession(RefreshSessionRequest) returns (IssuedSession)`.
     public static let refreshSession = GRPCMethodDescriptor<RefreshSessionRequest, IssuedSession>(service: service, name: "RefreshSession")
     /// `GetPublishedKeys(GetPublishedKeysRequest) returns (PublishedKeys)`.
     public static let getPublishedKeys = GRPCMethodDescriptor<GetPublishedKeysRequest, PublishedKeys>(service: service, name: "GetPublishedKeys")
     /// Every method's path.
-    public static let paths: [String] = [createPasswordAccount.path, signInWithPassword.path, validateSession.path, revokeSession.path, listSessions.path, getAccount.path, updateDisplayName.path, requestEmailVerification.path, verifyEmail.path, startRecovery.path, finishRecovery.path, generateRecoveryCodes.path, removePassword.path, refreshSession.path, getPublishedKeys.path]
+    public static let paths: [String] = [createPasswordAccount.path, signInWithPassword.path, validateSession.path, revokeSession.path, listSessions.path, getAccount.path, updateDisplayName.path, requestEmailVerification.path, verifyEmail.path, startRecovery.path, finishRecovery.path, generateRecoveryCodes.path, removePassword.path, setPassword.path, reauthenticate.path, finishRecoveryWithPassword.path, refreshSession.path, getPublishedKeys.path]
 }
 
 /// What serves `passkey.v1.SessionService`: one requirement per method.
@@ -55,6 +61,9 @@ public protocol SessionServiceHandler: Sendable {
     func finishRecovery(_ request: FinishRecoveryRequest, context: ServerContext) async throws -> IssuedSession
     func generateRecoveryCodes(_ request: GenerateRecoveryCodesRequest, context: ServerContext) async throws -> GenerateRecoveryCodesResponse
     func removePassword(_ request: RemovePasswordRequest, context: ServerContext) async throws -> RemovePasswordResponse
+    func setPassword(_ request: SetPasswordRequest, context: ServerContext) async throws -> SetPasswordResponse
+    func reauthenticate(_ request: ReauthenticateRequest, context: ServerContext) async throws -> SessionInfo
+    func finishRecoveryWithPassword(_ request: FinishRecoveryWithPasswordRequest, context: ServerContext) async throws -> IssuedSession
     func refreshSession(_ request: RefreshSessionRequest, context: ServerContext) async throws -> IssuedSession
     func getPublishedKeys(_ request: GetPublishedKeysRequest, context: ServerContext) async throws -> PublishedKeys
 }
@@ -75,6 +84,9 @@ extension SessionServiceHandler {
         server.register(maker.unary(SessionServiceMethods.finishRecovery) { try await self.finishRecovery($0, context: $1) })
         server.register(maker.unary(SessionServiceMethods.generateRecoveryCodes) { try await self.generateRecoveryCodes($0, context: $1) })
         server.register(maker.unary(SessionServiceMethods.removePassword) { try await self.removePassword($0, context: $1) })
+        server.register(maker.unary(SessionServiceMethods.setPassword) { try await self.setPassword($0, context: $1) })
+        server.register(maker.unary(SessionServiceMethods.reauthenticate) { try await self.reauthenticate($0, context: $1) })
+        server.register(maker.unary(SessionServiceMethods.finishRecoveryWithPassword) { try await self.finishRecoveryWithPassword($0, context: $1) })
         server.register(maker.unary(SessionServiceMethods.refreshSession) { try await self.refreshSession($0, context: $1) })
         server.register(maker.unary(SessionServiceMethods.getPublishedKeys) { try await self.getPublishedKeys($0, context: $1) })
     }
@@ -136,6 +148,18 @@ public struct SessionServiceClient<Caller: GRPCUnaryCaller>: Sendable {
 
     public func removePassword(_ request: RemovePasswordRequest, idempotent: Bool = false) async throws -> RemovePasswordResponse {
         try await caller.call(SessionServiceMethods.removePassword, request, idempotent: idempotent)
+    }
+
+    public func setPassword(_ request: SetPasswordRequest, idempotent: Bool = false) async throws -> SetPasswordResponse {
+        try await caller.call(SessionServiceMethods.setPassword, request, idempotent: idempotent)
+    }
+
+    public func reauthenticate(_ request: ReauthenticateRequest, idempotent: Bool = false) async throws -> SessionInfo {
+        try await caller.call(SessionServiceMethods.reauthenticate, request, idempotent: idempotent)
+    }
+
+    public func finishRecoveryWithPassword(_ request: FinishRecoveryWithPasswordRequest, idempotent: Bool = false) async throws -> IssuedSession {
+        try await caller.call(SessionServiceMethods.finishRecoveryWithPassword, request, idempotent: idempotent)
     }
 
     public func refreshSession(_ request: RefreshSessionRequest, idempotent: Bool = false) async throws -> IssuedSession {

@@ -187,6 +187,7 @@ public struct SessionInfo: ProtobufMessage, Equatable {
     public var authenticationMethod: AuthenticationMethod?
     public var createdAtUnixMilliseconds: Int64 = 0
     public var expiresAtUnixMilliseconds: Int64 = 0
+    public var authenticatedAtUnixMilliseconds: Int64 = 0
 
     public init() {}
 
@@ -198,6 +199,7 @@ public struct SessionInfo: ProtobufMessage, Equatable {
         case (7, .varint): authenticationMethod = try AuthenticationMethod(protobufValue: reader.readInt32())
         case (5, .varint): createdAtUnixMilliseconds = try reader.readInt64()
         case (6, .varint): expiresAtUnixMilliseconds = try reader.readInt64()
+        case (8, .varint): authenticatedAtUnixMilliseconds = try reader.readInt64()
         default: return false
         }
         return true
@@ -210,6 +212,7 @@ public struct SessionInfo: ProtobufMessage, Equatable {
         if let authenticationMethod { writer.writeInt32Field(7, authenticationMethod.protobufValue) }
         writer.writeInt64Field(5, createdAtUnixMilliseconds)
         writer.writeInt64Field(6, expiresAtUnixMilliseconds)
+        writer.writeInt64Field(8, authenticatedAtUnixMilliseconds)
     }
 }
 
@@ -595,5 +598,102 @@ public struct RemovePasswordResponse: ProtobufMessage, Equatable {
     }
 
     public func encode(to _: inout ProtobufWriter) {
+    }
+}
+
+/// `passkey.v1.SetPasswordRequest`.
+public struct SetPasswordRequest: ProtobufMessage, Equatable {
+    public var accountID: String = ""
+    public var sessionID: String = ""
+    public var password: String = ""
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): accountID = try reader.readString()
+        case (2, .lengthDelimited): sessionID = try reader.readString()
+        case (3, .lengthDelimited): password = try reader.readString()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, accountID)
+        writer.writeStringField(2, sessionID)
+        writer.writeStringField(3, password)
+    }
+}
+
+/// `passkey.v1.SetPasswordResponse`.
+public struct SetPasswordResponse: ProtobufMessage, Equatable {
+    public var replaced: Bool = false
+    public var sessionsRevoked: Int32 = 0
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .varint): replaced = try reader.readBool()
+        case (2, .varint): sessionsRevoked = try reader.readInt32()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeBoolField(1, replaced)
+        writer.writeInt32Field(2, sessionsRevoked)
+    }
+}
+
+/// `passkey.v1.ReauthenticateRequest`.
+public struct ReauthenticateRequest: ProtobufMessage, Equatable {
+    public var accountID: String = ""
+    public var sessionID: String = ""
+    public var password: String = ""
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): accountID = try reader.readString()
+        case (2, .lengthDelimited): sessionID = try reader.readString()
+        case (3, .lengthDelimited): password = try reader.readString()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, accountID)
+        writer.writeStringField(2, sessionID)
+        writer.writeStringField(3, password)
+    }
+}
+
+/// `passkey.v1.FinishRecoveryWithPasswordRequest`.
+public struct FinishRecoveryWithPasswordRequest: ProtobufMessage, Equatable {
+    public var accountID: String = ""
+    public var recoverySessionID: String = ""
+    public var password: String = ""
+
+    public init() {}
+
+    public mutating func decodeField(number: UInt32, wireType: WireType, from reader: inout ProtobufReader) throws -> Bool {
+        switch (number, wireType) {
+        case (1, .lengthDelimited): accountID = try reader.readString()
+        case (2, .lengthDelimited): recoverySessionID = try reader.readString()
+        case (3, .lengthDelimited): password = try reader.readString()
+        default: return false
+        }
+        return true
+    }
+
+    public func encode(to writer: inout ProtobufWriter) {
+        writer.writeStringField(1, accountID)
+        writer.writeStringField(2, recoverySessionID)
+        writer.writeStringField(3, password)
     }
 }

@@ -174,6 +174,8 @@ public struct FinishAccountRegistrationResponse: ProtobufMessage, Equatable {
 public struct FinishAuthenticationRequest: ProtobufMessage, Equatable {
     public var challengeID: String = ""
     public var credential: AuthenticationCredential?
+    public var reauthenticateSessionID: String = ""
+    public var reauthenticateAccountID: String = ""
 
     public init() {}
 
@@ -181,6 +183,8 @@ public struct FinishAuthenticationRequest: ProtobufMessage, Equatable {
         switch (number, wireType) {
         case (1, .lengthDelimited): challengeID = try reader.readString()
         case (2, .lengthDelimited): credential = try reader.readMessage(AuthenticationCredential.self)
+        case (3, .lengthDelimited): reauthenticateSessionID = try reader.readString()
+        case (4, .lengthDelimited): reauthenticateAccountID = try reader.readString()
         default: return false
         }
         return true
@@ -189,6 +193,8 @@ public struct FinishAuthenticationRequest: ProtobufMessage, Equatable {
     public func encode(to writer: inout ProtobufWriter) {
         writer.writeStringField(1, challengeID)
         if let credential { writer.writeMessageField(2, credential) }
+        writer.writeStringField(3, reauthenticateSessionID)
+        writer.writeStringField(4, reauthenticateAccountID)
     }
 }
 

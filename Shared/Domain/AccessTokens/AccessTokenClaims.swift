@@ -53,4 +53,6 @@ public enum AuthenticationMethodReferences {
     public static let password = ["pwd"]
     /// Account recovery: a one-time code (`otp`), from a mail or the account's recovery codes, then a new passkey.
     public static let recovery = ["otp", "pop"]
+    /// Account recovery finished with a new password: a one-time code (`otp`), then the password it set (`pwd`).
+    public static let recoveryWithPassword = ["otp", "pwd"]
 }

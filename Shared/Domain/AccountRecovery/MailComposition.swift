@@ -11,7 +11,8 @@ public struct ComposedMail: Sendable, Equatable {
 }
 
 /// The plain-text templates (`Templates/<name>.txt`: a `Subject:` line, a blank line, the body) and the messages
-/// made from them. A template's `{{code}}`, `{{minutes}}`, `{{expires_at}}` and `{{service}}` are filled in.
+/// made from them. A template's `{{code}}`, `{{minutes}}`, `{{expires_at}}` and `{{service}}` are filled in, and a
+/// security notification's `{{when}}`, `{{address}}` and `{{device}}`.
 public struct MailComposer: Sendable {
     struct Template: Sendable {
         let subject: String
@@ -61,9 +62,13 @@ public struct MailComposer: Sendable {
     public func compose(_ message: OutboxMessage, code: String?, now: Date) -> ComposedMail {
         let template = templates[message.template] ?? Template(subject: "{{service}}", body: "{{code}}\n")
         let minutes = max(1, Int((message.expiresAt.timeIntervalSince(message.createdAt) / 60).rounded()))
+        let notice = message.notice ?? SecurityNotice()
         let values = [
             "code": code ?? "", "minutes": String(minutes),
             "expires_at": Self.timestamp(message.expiresAt), "service": serviceName,
+            "when": Self.noticeText(notice.occurredAt ?? Self.timestamp(message.createdAt)),
+            "address": Self.noticeText(notice.clientAddress ?? "an unknown address"),
+            "device": Self.noticeText(notice.device ?? "a passkey"),
         ]
         func fill(_ text: String) -> String {
             values.reduce(text) { $0.replacingOccurrences(of: "{{\($1.key)}}", with: $1.value) }
@@ -83,6 +88,12 @@ public struct MailComposer: Sendable {
         let body = fill(template.body).split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\r\n")
         let text = headers.joined(separator: "\r\n") + "\r\n\r\n" + body
         return ComposedMail(sender: sender, recipient: message.recipient, data: Array(text.utf8))
+    }
+
+    /// A value a notification shows: one line of at most 128 printable characters, so that what a client sent (its
+    /// passkey's name) cannot add lines to the message.
+    static func noticeText(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(128)))
     }
 
     /// Header text with no line breaks: ASCII as it is, anything else as an RFC 2047 encoded word.

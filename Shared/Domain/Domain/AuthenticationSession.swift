@@ -31,12 +31,16 @@ public struct AuthenticationSession: Hashable, Sendable {
     /// The passkey (`PasskeyCredential.id`) that signed a passkey session in, else nil: password removal counts
     /// only a live session of a passkey the account still has.
     public var passkeyID: UUID?
+    /// When a reauthentication (a passkey or password ceremony bound to this session) last proved a credential;
+    /// nil when none has since the sign-in.
+    public var reauthenticatedAt: Date?
 
     public init(
         id: SessionID, accountID: AccountID, tokenDigest: [UInt8], authenticationMethod: AuthenticationMethod,
         createdAt: Date, expiresAt: Date, revokedAt: Date?, refreshDigest: [UInt8]? = nil,
-        methodReferences: [String]? = nil, passkeyID: UUID? = nil
+        methodReferences: [String]? = nil, passkeyID: UUID? = nil, reauthenticatedAt: Date? = nil
     ) {
+        self.reauthenticatedAt = reauthenticatedAt
         self.refreshDigest = refreshDigest
         self.methodReferences = methodReferences
         self.passkeyID = passkeyID
@@ -48,6 +52,10 @@ public struct AuthenticationSession: Hashable, Sendable {
         self.expiresAt = expiresAt
         self.revokedAt = revokedAt
     }
+
+    /// When the session last proved a credential: its sign-in, or its last reauthentication (the access tokens'
+    /// `auth_time`, and what PASSKEY_REAUTHENTICATION_WINDOW is measured from).
+    public var authenticatedAt: Date { max(createdAt, reauthenticatedAt ?? createdAt) }
 
     /// Whether the session may be used at `now`: not revoked and not expired.
     public func isLive(at now: Date) -> Bool { revokedAt == nil && now < expiresAt }

@@ -109,11 +109,27 @@ public struct PasskeySignInRecord: Sendable {
     /// Written with the session when set; nil when the use changes nothing but `last_used_at`.
     public var usage: PasskeyUsage?
     public var session: AuthenticationSession
+    /// A reauthentication: instead of storing `session` (whose creation time is the sign-in's), the statement moves
+    /// this live session of this account to a sign-in at that time.
+    public var reauthenticating: Reauthentication?
+
+    /// The live session a reauthentication refreshes, and its account.
+    public struct Reauthentication: Hashable, Sendable {
+        public var sessionID: SessionID
+        public var accountID: AccountID
+
+        public init(sessionID: SessionID, accountID: AccountID) {
+            self.sessionID = sessionID
+            self.accountID = accountID
+        }
+    }
 
     public init(
         challengeID: ChallengeID, challenge: [UInt8], credentialID: CredentialID, expectedSignCount: UInt32,
-        expectedBackedUp: Bool, expectedBackupEligible: Bool, usage: PasskeyUsage?, session: AuthenticationSession
+        expectedBackedUp: Bool, expectedBackupEligible: Bool, usage: PasskeyUsage?, session: AuthenticationSession,
+        reauthenticating: Reauthentication? = nil
     ) {
+        self.reauthenticating = reauthenticating
         self.challengeID = challengeID
         self.challenge = challenge
         self.credentialID = credentialID
@@ -145,4 +161,6 @@ public enum PasskeySignInOutcome: Hashable, Sendable {
     case concurrentUse
     /// The challenge was consumed, but the account is disabled: nothing else was written.
     case accountDisabled
+    /// A reauthentication's challenge was consumed, but its session is no longer live: nothing else was written.
+    case sessionEnded
 }

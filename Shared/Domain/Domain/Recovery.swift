@@ -48,6 +48,35 @@ public struct EmailCode: Hashable, Sendable {
 public enum MailTemplate: String, Hashable, Sendable, CaseIterable {
     case emailVerification = "email_verification"
     case recoveryCode = "recovery_code"
+    // Security notifications: sent to every verified address when the account's factors change. They carry no
+    // secret, only what happened, when, from which address and with which passkey (``OutboxMessage/notice``).
+    case passkeyAdded = "notice_passkey_added"
+    case passkeyRemoved = "notice_passkey_removed"
+    case passwordSet = "notice_password_set"
+    case passwordChanged = "notice_password_changed"
+    case passwordRemoved = "notice_password_removed"
+    case passwordReset = "notice_password_reset"
+    case recoveryCodesGenerated = "notice_recovery_codes_generated"
+    case recoveryCompleted = "notice_recovery_completed"
+    case accountDisabled = "notice_account_disabled"
+    case accountEnabled = "notice_account_enabled"
+
+    /// Whether the template is a security notification (no code; a day to be delivered).
+    public var isNotice: Bool { rawValue.hasPrefix("notice_") }
+}
+
+/// What a security notification names: when the change happened, the client address it came from and the passkey
+/// it concerns (its name), each when known. Never a secret.
+public struct SecurityNotice: Hashable, Sendable {
+    public var occurredAt: String?
+    public var clientAddress: String?
+    public var device: String?
+
+    public init(occurredAt: String? = nil, clientAddress: String? = nil, device: String? = nil) {
+        self.occurredAt = occurredAt
+        self.clientAddress = clientAddress
+        self.device = device
+    }
 }
 
 /// The one-time code a queued message carries, as the outbox keeps it.
@@ -72,11 +101,14 @@ public struct OutboxMessage: Hashable, Sendable {
     public var createdAt: Date
     /// Delivery attempts before this one.
     public var attempts: Int
+    /// What a security notification names; nil for a message that carries a code.
+    public var notice: SecurityNotice?
 
     public init(
         id: UUID, recipient: String, template: MailTemplate, code: OutboxCode?, expiresAt: Date, createdAt: Date,
-        attempts: Int = 0
+        attempts: Int = 0, notice: SecurityNotice? = nil
     ) {
+        self.notice = notice
         self.id = id
         self.recipient = recipient
         self.template = template

@@ -30,6 +30,7 @@ public struct PasskeyPolicy: Sendable {
         options = CeremonyOptions(
             algorithms: configuration.algorithms ?? CeremonyOptions.standard.algorithms,
             registrationUserVerification: Self.requirement(configuration.registrationUserVerification),
+            conditionalRegistrationUserVerification: Self.requirement(configuration.conditionalRegistrationUserVerification),
             authenticationUserVerification: Self.requirement(configuration.authenticationUserVerification),
             residentKey: ResidentKeyRequirement(rawValue: configuration.residentKey.rawValue) ?? .required,
             hints: configuration.hints.compactMap(CredentialHint.init(rawValue:)),

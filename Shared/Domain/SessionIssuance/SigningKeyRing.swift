@@ -165,7 +165,7 @@ public struct AccessTokenSigner: Sendable {
             clientID: settings.clientID, expiresAt: expiresAt, issuedAt: issuedAt,
             tokenID: UUID.randomV4().lowercaseText,
             sessionID: session.id.description,
-            authenticatedAt: Int64(session.createdAt.timeIntervalSince1970.rounded(.down)),
+            authenticatedAt: Int64(session.authenticatedAt.timeIntervalSince1970.rounded(.down)),
             methods: session.methodReferences ?? Self.references(session.authenticationMethod))
         let input = AccessTokenFormat.signingInput(encodedHeader: key.entry.encodedHeader, claims: claims)
         let signature = try key.key.sign(input)

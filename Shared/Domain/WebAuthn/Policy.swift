@@ -206,6 +206,13 @@ public struct CeremonyOptions: Sendable, Equatable {
     public var algorithms: [Int]
     /// `authenticatorSelection.userVerification` of creation options, enforced at registration.
     public var registrationUserVerification: UserVerificationRequirement
+    /// The same for a conditional registration (the Automatic Passkey Upgrade).
+    public var conditionalRegistrationUserVerification: UserVerificationRequirement
+
+    /// What a registration of `mediation` offers and enforces.
+    public func registrationUserVerification(for mediation: RegistrationMediation) -> UserVerificationRequirement {
+        mediation == .conditional ? conditionalRegistrationUserVerification : registrationUserVerification
+    }
     /// `userVerification` of request options, enforced at sign-in.
     public var authenticationUserVerification: UserVerificationRequirement
     /// `authenticatorSelection.residentKey` (and `requireResidentKey` when `required`).
@@ -217,11 +224,13 @@ public struct CeremonyOptions: Sendable, Equatable {
 
     public init(
         algorithms: [Int], registrationUserVerification: UserVerificationRequirement,
+        conditionalRegistrationUserVerification: UserVerificationRequirement? = nil,
         authenticationUserVerification: UserVerificationRequirement, residentKey: ResidentKeyRequirement,
         hints: [CredentialHint] = [], attestation: AttestationConveyance
     ) {
         self.algorithms = algorithms
         self.registrationUserVerification = registrationUserVerification
+        self.conditionalRegistrationUserVerification = conditionalRegistrationUserVerification ?? registrationUserVerification
         self.authenticationUserVerification = authenticationUserVerification
         self.residentKey = residentKey
         self.hints = hints

@@ -29,6 +29,10 @@ public struct PasskeyPolicyConfiguration: Sendable, Equatable {
     /// COSE algorithm identifiers in order of preference (`PASSKEY_ALGORITHMS`); nil: the verifier's standard list.
     public var algorithms: [Int]?
     public var registrationUserVerification: Requirement
+    /// What a conditional registration (the Automatic Passkey Upgrade) offers and enforces: the configured
+    /// `PASSKEY_REGISTRATION_USER_VERIFICATION` when it is set, else `preferred`, as before UV became required by
+    /// default: the upgrade's rules do not change with the default.
+    public var conditionalRegistrationUserVerification: Requirement
     public var authenticationUserVerification: Requirement
     public var residentKey: Requirement
     /// Hints in order of preference; empty gives none.
@@ -48,16 +52,19 @@ public struct PasskeyPolicyConfiguration: Sendable, Equatable {
     public var metadataRootPath: String?
     public var metadataReloadInterval: Double = 3600
 
-    /// The defaults: the standard algorithms, UV preferred for both ceremonies, resident keys required, no hints,
+    /// The defaults: the standard algorithms, UV required for both ceremonies (preferred for the conditional
+    /// registration), resident keys required, no hints,
     /// no attestation asked for, every authenticator model, no embedded ceremonies, a regressed counter refused.
     public init(
-        algorithms: [Int]? = nil, registrationUserVerification: Requirement = .preferred,
-        authenticationUserVerification: Requirement = .preferred, residentKey: Requirement = .required,
+        algorithms: [Int]? = nil, registrationUserVerification: Requirement = .required,
+        conditionalRegistrationUserVerification: Requirement = .preferred,
+        authenticationUserVerification: Requirement = .required, residentKey: Requirement = .required,
         hints: [String] = [], attestation: Conveyance = .none, allowedAAGUIDs: [[UInt8]]? = nil,
         deniedAAGUIDs: [[UInt8]] = [], topOrigins: [String] = [], signCount: SignCountHandling = .reject
     ) {
         self.algorithms = algorithms
         self.registrationUserVerification = registrationUserVerification
+        self.conditionalRegistrationUserVerification = conditionalRegistrationUserVerification
         self.authenticationUserVerification = authenticationUserVerification
         self.residentKey = residentKey
         self.hints = hints
@@ -86,10 +93,14 @@ public struct PasskeyPolicyConfiguration: Sendable, Equatable {
                 return value
             }
         }
+        // Required by default: once the password goes, a passkey that signs in without UV is possession alone.
+        // `preferred` is the documented opt-out for security keys without a PIN.
         registrationUserVerification = try env.requirement(
-            "PASSKEY_REGISTRATION_USER_VERIFICATION", default: .preferred)
+            "PASSKEY_REGISTRATION_USER_VERIFICATION", default: .required)
+        conditionalRegistrationUserVerification =
+            env.raw("PASSKEY_REGISTRATION_USER_VERIFICATION") == nil ? .preferred : registrationUserVerification
         authenticationUserVerification = try env.requirement(
-            "PASSKEY_AUTHENTICATION_USER_VERIFICATION", default: .preferred)
+            "PASSKEY_AUTHENTICATION_USER_VERIFICATION", default: .required)
         residentKey = try env.requirement("PASSKEY_RESIDENT_KEY", default: .required)
         hints = env.list("PASSKEY_HINTS")
         for hint in hints where !Self.knownHints.contains(hint) {

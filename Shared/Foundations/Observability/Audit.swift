@@ -16,9 +16,16 @@ public enum AuditEvent: String, CaseIterable, Sendable {
     case passwordRehashed = "audit.password.rehashed"
     /// The account removed its password (stage ③: passkeys only).
     case passwordRemoved = "audit.password.removed"
+    /// The account set a password where it had none, or changed its password (every other session revoked with it).
+    case passwordSet = "audit.password.set"
+    case passwordChanged = "audit.password.changed"
+    /// An operator voided the account's password and ended its sessions; a recovery code went to its address.
+    case passwordReset = "audit.password.reset"
     /// A password removal was refused (with `reason`).
     case passwordRemovalRefused = "audit.password.removal_refused"
     case sessionRevoked = "audit.session.revoked"
+    /// A live session proved a credential again (`method`: passkey or password): its sign-in time is now.
+    case sessionReauthenticated = "audit.session.reauthenticated"
     /// A refresh token that had been replaced came back after the reuse window: the session was ended.
     case sessionRefreshReused = "audit.session.refresh_reused"
     /// A token-signing key was made (published now, signing from its activation) or retired.

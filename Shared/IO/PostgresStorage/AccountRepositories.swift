@@ -257,15 +257,18 @@ public struct PostgresPasswordCredentialRepository: PasswordCredentialRepository
                 \(unsafeSQL: FailedGuessStatements.join(accountColumn: "a.id", kind: .password))
                 WHERE e.normalized_email = \(normalizedEmail)
                 """
-            ).first.map { row in
-                PasswordSignInRecord(
-                    accountID: AccountID(try row.decode(UUID.self, "id")),
-                    displayName: try row.decode(String.self, "display_name"),
-                    passwordHash: try row.decode(String.self, "password_hash"),
-                    disabled: try row.decode(Bool.self, "disabled"),
-                    failedGuesses: try FailedGuessStatements.decode(row))
-            }
+            ).first.map(Self.decodeSignInRecord)
         }
+    }
+
+    /// A row of `accounts` joined with its password and failed password guesses.
+    static func decodeSignInRecord(_ row: PostgresRow) throws -> PasswordSignInRecord {
+        PasswordSignInRecord(
+            accountID: AccountID(try row.decode(UUID.self, "id")),
+            displayName: try row.decode(String.self, "display_name"),
+            passwordHash: try row.decode(String.self, "password_hash"),
+            disabled: try row.decode(Bool.self, "disabled"),
+            failedGuesses: try FailedGuessStatements.decode(row))
     }
 
     public func completeSignIn(
@@ -298,8 +301,23 @@ public struct PostgresPasswordCredentialRepository: PasswordCredentialRepository
         return try rows.first?.decode(Bool.self, "signed_in") ?? false
     }
 
+    /// Deletes the account's password inside a transaction (a completed recovery, an operator's reset), with its
+    /// audit event when there was one (the caller's change sends the notification); whether there was.
+    /// `audit` is the `.passwordRemoved` row, made before the transaction.
+    @discardableResult
+    static func voidPassword(of accountID: AccountID, audit: PostgresQuery, on connection: PostgresConnection) throws
+        -> Bool
+    {
+        let deleted = try connection.execute(
+            "DELETE FROM password_credentials WHERE account_id = \(accountID.rawValue)").affectedRowCount
+        guard deleted > 0 else { return false }
+        try connection.execute(audit)
+        return true
+    }
+
     public func removePassword(of accountID: AccountID) async throws {
         let audit = AuditTrail.row(.passwordRemoved, account: accountID)
+        let notice = SecurityNotices().rows(.passwordRemoved, account: accountID)
         try await translatingErrors {
             try await pool.transaction { connection in
                 // The same account lock as passkey removal: a password and the last passkey removed concurrently
@@ -333,6 +351,7 @@ public struct PostgresPasswordCredentialRepository: PasswordCredentialRepository
                 ).checkPasswordRemoval()
                 try connection.execute("DELETE FROM password_credentials WHERE account_id = \(accountID.rawValue)")
                 try connection.execute(audit)
+                try connection.execute(notice)
             }
         }
     }

@@ -197,11 +197,13 @@ public struct PostgresAdminRepository: AdminRepository {
             detail: overridingLastMethod
                 ? ["credential.id": PostgresPasskeyCredentialRepository.auditID(credentialID), "override": "last_sign_in_method"]
                 : ["credential.id": PostgresPasskeyCredentialRepository.auditID(credentialID)])
+        let notices = SecurityNotices()
         try await translatingErrors {
             try await pool.transaction { connection in
-                try PostgresPasskeyCredentialRepository.delete(
+                let name = try PostgresPasskeyCredentialRepository.delete(
                     credentialID, of: accountID, keepingLastMethod: !overridingLastMethod, on: connection)
                 try connection.execute(audit)
+                try connection.execute(notices.rows(.passkeyRemoved, account: accountID, device: name))
             }
         }
     }
@@ -234,6 +236,7 @@ public struct PostgresAdminRepository: AdminRepository {
         -> (changed: Bool, revoked: Int)?
     {
         let changeAudit = AuditTrail.rows(disabled ? .accountDisabled : .accountEnabled, from: "changed")
+        let notice = SecurityNotices().rows(disabled ? .accountDisabled : .accountEnabled, from: "changed")
         let revokeAudit = AuditTrail.rows(
             .sessionRevoked, from: "revoked", rowDetail: "jsonb_build_object('session.id', revoked.id::text)")
         // The state changes only from the other state; a disable revokes every live session with it. The account
@@ -264,7 +267,8 @@ public struct PostgresAdminRepository: AdminRepository {
                              WHERE id = \(accountID.rawValue) AND (disabled_at IS NULL) = \(disabled)
                              RETURNING id AS account_id),
                          \(fragment: revoking)
-                         audited AS (\(fragment: changeAudit))
+                         audited AS (\(fragment: changeAudit)),
+                         noticed AS (\(fragment: notice))
                     SELECT EXISTS (SELECT 1 FROM changed) AS changed, (SELECT count(*) FROM revoked) AS revoked
                     """)
                 guard let row = rows.first else { return nil }

@@ -19,10 +19,12 @@ public struct PostgresPasskeyCredentialRepository: PasskeyCredentialRepository {
     public func add(_ credential: PasskeyCredential) async throws {
         let audit = AuditTrail.row(
             .passkeyRegistered, account: credential.accountID, detail: ["credential.id": Self.auditID(credential.credentialID)])
+        let notice = SecurityNotices().rows(.passkeyAdded, account: credential.accountID, device: credential.name)
         try await translatingErrors {
             try await pool.transaction { connection in
                 try Self.insert(credential, on: connection)
                 try connection.execute(audit)
+                try connection.execute(notice)
             }
         }
     }
@@ -78,19 +80,23 @@ public struct PostgresPasskeyCredentialRepository: PasskeyCredentialRepository {
 
     public func remove(credentialID: CredentialID, of accountID: AccountID) async throws {
         let audit = AuditTrail.row(.passkeyRemoved, account: accountID, detail: ["credential.id": Self.auditID(credentialID)])
+        let notices = SecurityNotices()
         try await translatingErrors {
             try await pool.transaction { connection in
-                try Self.delete(credentialID, of: accountID, keepingLastMethod: true, on: connection)
+                let name = try Self.delete(credentialID, of: accountID, keepingLastMethod: true, on: connection)
                 try connection.execute(audit)
+                try connection.execute(notices.rows(.passkeyRemoved, account: accountID, device: name))
             }
         }
     }
 
     /// Deletes the account's passkey inside a transaction; `keepingLastMethod` refuses to delete the account's last
-    /// way to sign in (`DomainError.lastSignInMethod`). `DomainError.notFound` when there is no such passkey.
+    /// way to sign in (`DomainError.lastSignInMethod`). `DomainError.notFound` when there is no such passkey. Returns
+    /// the deleted passkey's name.
+    @discardableResult
     static func delete(
         _ credentialID: CredentialID, of accountID: AccountID, keepingLastMethod: Bool, on connection: PostgresConnection
-    ) throws {
+    ) throws -> String? {
         // Locking the account row serializes removals on one account, so two concurrent removals cannot each see
         // the other's passkey as the remaining way to sign in.
         let locked = try connection.execute("SELECT id FROM accounts WHERE id = \(accountID.rawValue) FOR UPDATE")
@@ -113,11 +119,13 @@ public struct PostgresPasskeyCredentialRepository: PasskeyCredentialRepository {
                 hasPassword: try row.decode(Bool.self, "has_password"), passkeyCount: try row.decode(Int.self, "passkey_count")
             ).checkPasskeyRemoval()
         }
-        try connection.execute(
+        return try connection.execute(
             """
             DELETE FROM passkey_credentials
             WHERE account_id = \(accountID.rawValue) AND credential_id = \(PostgresBytes(credentialID.bytes))
-            """)
+            RETURNING name
+            """
+        ).first?.decode(String.self, "name")
     }
 
     static func insert(_ credential: PasskeyCredential, on connection: PostgresConnection) throws {

@@ -56,6 +56,27 @@ public struct PostgresPasskeySignInRepository: PasskeySignInRepository {
                     "backed_up.old": String(record.expectedBackedUp), "backed_up.new": String(usage.backedUp),
                 ]))),
             """ : ""
+        // The outcome, when everything before it held: the session stored (`added`), or for a reauthentication
+        // the live session moved to a sign-in at the session's creation time (`added` too, so the statement reads
+        // alike either way), each with its event.
+        let admitted: PostgresQuery =
+            "EXISTS (SELECT 1 FROM consumed) AND NOT passkey.disabled AND (NOT \(durable) OR EXISTS (SELECT 1 FROM used))"
+        let outcome: PostgresQuery
+        if let reauthentication = record.reauthenticating {
+            outcome = """
+                admitted AS (SELECT passkey.account_id FROM passkey WHERE \(fragment: admitted)),
+                \(fragment: PostgresAccountSecurityRepository.reauthentication(
+                    reauthentication.sessionID, from: "admitted", method: "passkey", at: session.createdAt)),
+                added AS (SELECT account_id FROM reauthenticated)
+                """
+        } else {
+            outcome = """
+                added AS (\(fragment: PostgresAuthenticationSessionRepository.insertion(
+                    session, accountFrom: "passkey", where: admitted))),
+                signed_in AS (\(fragment: AuditTrail.rows(
+                    .signInSucceeded, from: "added", detail: ["method": "passkey", "session.id": session.id.description])))
+                """
+        }
         let rows = try await translatingErrors {
             try await pool.query(
                 """
@@ -82,16 +103,13 @@ public struct PostgresPasskeySignInRepository: PasskeySignInRepository {
                            AND backup_eligible = \(record.expectedBackupEligible)
                            AND EXISTS (SELECT 1 FROM consumed) AND NOT (SELECT disabled FROM passkey)
                          RETURNING account_id),
-                     added AS (\(fragment: PostgresAuthenticationSessionRepository.insertion(
-                         session, accountFrom: "passkey",
-                         where: "EXISTS (SELECT 1 FROM consumed) AND NOT passkey.disabled AND (NOT \(durable) OR EXISTS (SELECT 1 FROM used))"))),
                      \(fragment: cloneWarned)
                      \(fragment: backupStateChanged)
-                     signed_in AS (\(fragment: AuditTrail.rows(
-                         .signInSucceeded, from: "added", detail: ["method": "passkey", "session.id": session.id.description])))
+                     \(fragment: outcome)
                 SELECT EXISTS (SELECT 1 FROM passkey) AS passkey_found, EXISTS (SELECT 1 FROM consumed) AS consumed,
                        (SELECT disabled FROM passkey) AS disabled,
-                       (SELECT passkey.display_name FROM added, passkey) AS display_name
+                       (SELECT passkey.display_name FROM added, passkey) AS display_name,
+                       (NOT \(durable) OR EXISTS (SELECT 1 FROM used)) AS use_recorded
                 """)
         }
         guard let row = rows.first else { throw PostgresError(.decoding, "the sign-in statement returned no row") }
@@ -99,6 +117,7 @@ public struct PostgresPasskeySignInRepository: PasskeySignInRepository {
         guard try row.decode(Bool.self, "passkey_found") else { return .passkeyChanged }
         guard try row.decode(Bool.self, "consumed") else { return .challengeUnavailable }
         if try row.decode(Bool?.self, "disabled") == true { return .accountDisabled }
+        if record.reauthenticating != nil, try row.decode(Bool.self, "use_recorded") { return .sessionEnded }
         return .concurrentUse
     }
 

@@ -124,6 +124,7 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
 
     public func replaceRecoveryCodes(of accountID: AccountID, digests: [[UInt8]], at now: Date) async throws {
         let audit = AuditTrail.row(.recoveryCodesGenerated, account: accountID, detail: ["count": String(digests.count)])
+        let notice = SecurityNotices().rows(.recoveryCodesGenerated, account: accountID)
         try await translatingErrors {
             try await pool.transaction { connection in
                 try connection.execute("DELETE FROM recovery_codes WHERE account_id = \(accountID.rawValue)")
@@ -135,6 +136,7 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
                         """)
                 }
                 try connection.execute(audit)
+                try connection.execute(notice)
             }
         }
     }
@@ -266,7 +268,7 @@ public struct PostgresEmailOutboxRepository: EmailOutboxRepository {
                 let rows = try connection.execute(
                     """
                     SELECT id, recipient, template, code, sealed_code, code_key_id, expires_at, created_at, attempts,
-                           expires_at <= now() AS expired
+                           notice::text AS notice, expires_at <= now() AS expired
                     FROM email_outbox
                     WHERE sent_at IS NULL AND failed_at IS NULL AND next_attempt_at <= now()
                     ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED
@@ -279,9 +281,11 @@ public struct PostgresEmailOutboxRepository: EmailOutboxRepository {
                 let message = OutboxMessage(
                     id: id, recipient: try row.decode(String.self, "recipient"), template: template,
                     code: try Self.decodeCode(row), expiresAt: try row.decode(Date.self, "expires_at"),
-                    createdAt: try row.decode(Date.self, "created_at"), attempts: try row.decode(Int.self, "attempts"))
+                    createdAt: try row.decode(Date.self, "created_at"), attempts: try row.decode(Int.self, "attempts"),
+                    notice: SecurityNotices.decode(try row.decode(String?.self, "notice")))
                 let outcome: DeliveryOutcome =
-                    try row.decode(Bool.self, "expired") ? .giveUp(error: "the code expired before it was sent")
+                    try row.decode(Bool.self, "expired")
+                    ? .giveUp(error: template.isNotice ? "not delivered within a day" : "the code expired before it was sent")
                     : deliver(message)
                 switch outcome {
                 case .delivered:
@@ -384,6 +388,8 @@ public struct PostgresRecoveryRegistrationRepository: RecoveryRegistrationReposi
             AuditTrail.row(.recoveryCompleted, account: credential.accountID, detail: ["session.id": session.id.description]),
         ]
         let insertion = PostgresAuthenticationSessionRepository.insertion(session)
+        let notices = SecurityNotices()
+        let passwordVoided = AuditTrail.row(.passwordRemoved, account: credential.accountID, detail: ["reason": "recovery"])
         return try await translatingErrors {
             try await pool.transaction { connection -> String? in
                 // The account row stays share-locked until the commit, as in every path that issues a session: a
@@ -408,6 +414,12 @@ public struct PostgresRecoveryRegistrationRepository: RecoveryRegistrationReposi
                 try PostgresPasskeyCredentialRepository.insert(credential, on: connection)
                 try connection.execute(insertion)
                 for event in audit { try connection.execute(event) }
+                // A completed recovery voids the password: whoever lost the account may have lost it with it.
+                try PostgresPasswordCredentialRepository.voidPassword(
+                    of: credential.accountID, audit: passwordVoided, on: connection)
+                try connection.execute(
+                    notices.rows(.passkeyAdded, account: credential.accountID, device: credential.name))
+                try connection.execute(notices.rows(.recoveryCompleted, account: credential.accountID))
                 return try row.decode(String.self, "display_name")
             }
         }

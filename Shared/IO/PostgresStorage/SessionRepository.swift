@@ -12,8 +12,11 @@ public struct PostgresAuthenticationSessionRepository: AuthenticationSessionRepo
     /// The table's name, for the sweeper's logs and metrics.
     public static let table = "authentication_sessions"
 
-    static let columns =
+    /// The columns a new session is inserted with.
+    static let insertedColumns =
         "id, account_id, token_digest, authentication_method, created_at, expires_at, revoked_at, refresh_digest, method_references, passkey_id"
+    /// The columns ``decode(_:)`` reads: the inserted ones and the time of its last reauthentication.
+    static let columns = insertedColumns + ", authenticated_at"
     /// ``columns`` of the table aliased `s`, for statements that join it.
     static let qualifiedColumns = columns.split(separator: ",").map { "s." + $0.trimmingCharacters(in: .whitespaces) }
         .joined(separator: ", ")
@@ -33,7 +36,7 @@ public struct PostgresAuthenticationSessionRepository: AuthenticationSessionRepo
         // A session with refresh tokens starts at generation 0, refreshed when it was created.
         let refreshed = session.refreshDigest == nil ? nil : session.createdAt
         var query: PostgresQuery = """
-            INSERT INTO authentication_sessions (\(unsafeSQL: columns), refresh_generation, refreshed_at)
+            INSERT INTO authentication_sessions (\(unsafeSQL: insertedColumns), refresh_generation, refreshed_at)
             SELECT \(session.id.rawValue), \(fragment: account), \(PostgresBytes(session.tokenDigest)),
                    \(session.authenticationMethod.rawValue), \(session.createdAt), \(session.expiresAt), \(session.revokedAt),
                    \(session.refreshDigest.map(PostgresBytes.init)), \(session.methodReferences.map(PostgresTextArray.init)),
@@ -96,6 +99,7 @@ public struct PostgresAuthenticationSessionRepository: AuthenticationSessionRepo
             revokedAt: try row.decode(Date?.self, "revoked_at"),
             refreshDigest: try row.decode(PostgresBytes?.self, "refresh_digest")?.bytes,
             methodReferences: try row.decode(PostgresTextArray?.self, "method_references")?.elements,
-            passkeyID: try row.decode(UUID?.self, "passkey_id"))
+            passkeyID: try row.decode(UUID?.self, "passkey_id"),
+            reauthenticatedAt: try row.decode(Date?.self, "authenticated_at"))
     }
 }
