@@ -62,8 +62,8 @@ let persistenceTargets: [Target] = [
     .executableTarget(
         name: "passkey-admin",
         dependencies: [
-            "AdminAccess", "BuildInfo", "Configuration", "Crypto", "CurlTransport", "Encoding", "JSON", "Observability",
-            "Postgres", "PostgresStorage",
+            "AdminAccess", "BuildInfo", "Configuration", "Crypto", "CurlTransport", "DeploymentChecks", "Encoding",
+            "IPAddresses", "JSON", "Observability", "Postgres", "PostgresStorage",
         ],
         path: "Services/AdminCLI"),
     .testTarget(
@@ -148,10 +148,16 @@ let recoveryTargets: [Target] = [
     .target(name: "AdminAccess", dependencies: ["Crypto", "Domain", "Encoding"], path: "Shared/Domain/AdminAccess"),
     .testTarget(name: "AdminAccessTests", dependencies: ["AdminAccess", "Crypto"], path: "Tests/AdminAccessTests"),
     .target(
+        name: "DeploymentChecks", dependencies: ["Configuration", "JSON"], path: "Shared/Domain/DeploymentChecks"),
+    .testTarget(
+        name: "DeploymentChecksTests", dependencies: ["Configuration", "DeploymentChecks"],
+        path: "Tests/DeploymentChecksTests"),
+    .target(
         name: "PasskeyProviders", dependencies: ["Encoding", "JSON"], path: "Shared/Domain/PasskeyProviders",
         resources: [.copy("Data")]),
     .testTarget(
-        name: "PasskeyProvidersTests", dependencies: ["PasskeyProviders", "Encoding"], path: "Tests/PasskeyProvidersTests"),
+        name: "PasskeyProvidersTests",
+        dependencies: ["PasskeyProviders", "Encoding", "SoftwareAuthenticator", "WebAuthn"], path: "Tests/PasskeyProvidersTests"),
 ]
 
 // MARK: - WebAuthn verification core and crypto

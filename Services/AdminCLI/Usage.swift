@@ -26,6 +26,8 @@ let usage = """
            passkey-admin webhook show|delete|enable WEBHOOK [--json]
            passkey-admin keys list|rotate [--json]
            passkey-admin keys retire KEY [--json]
+           passkey-admin doctor https://RP-ID[:PORT] [--env-file FILE] [--ca-file PEM] [--address IP]
+                                [--timeout 1-60] [--json]
            passkey-admin --version
 
     The token commands use DATABASE_URL; a new token is printed once, alone on the last line. SCOPES is a
@@ -37,6 +39,13 @@ let usage = """
     an access-token signing key's ID (its kid): keys rotate publishes a new key that signs after the publish delay,
     keys retire stops one signing once another does.
     Output is a table, or with --json the API's JSON.
+    doctor checks a deployment from the outside as devices see it: the TLS certificate, apple-app-site-association,
+    assetlinks.json, /.well-known/webauthn and /.well-known/passkey-endpoints at the relying party ID's host, against
+    the deployment's KEY=VALUE file (--env-file: PASSKEY_RP_ID, PASSKEY_ORIGINS, PASSKEY_RELATED_ORIGINS,
+    PASSKEY_APPLE_APP_IDS, PASSKEY_ANDROID_APPS, PASSKEY_ENROLL_PAGE, PASSKEY_MANAGE_PAGE). --ca-file trusts a private
+    CA; --address connects there instead of resolving the host; --timeout bounds each fetch in seconds (10), as
+    128 KB bounds its body; no redirect is followed. One line per finding with its fix; exit 0 when
+    nothing failed (warnings allowed), 1 when a check failed, 2 usage.
 
     Exit statuses: 0 done; 1 failed (the database or the admin API unreachable, a 5xx, too many calls);
     2 usage (an unknown command or option, a value out of bounds, a variable unset or malformed, or a call the API

@@ -10,6 +10,8 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "token"?:
     await TokenCommands.run(arguments.dropFirst())
+case "doctor"?:
+    DoctorCommand.run(arguments.dropFirst())
 case let word? where AdminAPICommands.words.contains(word):
     AdminAPICommands.run(arguments)
 case "help"?, "--help"?, "-h"?:

@@ -195,8 +195,8 @@ def test_revoke_sessions(browser, stack):
 
 
 def tokens(browser):
-    """The page's in-memory tokens (app.js's top-level `tokens`)."""
-    return browser.execute_script("return Object.assign({}, tokens)")
+    """The page's in-memory tokens (the page's `passkeyDemo.tokens`, the PasskeyClient's)."""
+    return browser.execute_script("return Object.assign({}, passkeyDemo.tokens)")
 
 
 def sign_up_with_a_password(browser, stack, prefix):
@@ -225,11 +225,11 @@ def test_an_expired_access_token_is_refreshed_once_for_the_calls_that_need_it(br
     sign_up_with_a_password(browser, stack, "refresh")
     before = tokens(browser)
     # As if ten minutes had passed: the signed-in view's four calls at once share one refresh.
-    browser.execute_script("tokens.expiresAt = Date.now() - 1000")
+    browser.execute_script("passkeyDemo.tokens.expiresAt = Date.now() - 1000")
     browser.execute_script(
         "window.__refreshes = 0; const f = window.fetch; window.fetch = (url, init) => {"
         " if (String(url).endsWith('/v1/session/refresh')) window.__refreshes += 1; return f(url, init); }")
-    browser.execute_async_script("const done = arguments[arguments.length - 1]; showAccount().then(() => done())")
+    browser.execute_async_script("const done = arguments[arguments.length - 1]; passkeyDemo.showAccount().then(() => done())")
     after = tokens(browser)
     assert browser.execute_script("return window.__refreshes") == 1
     assert after["access"] != before["access"] and after["refresh"] != before["refresh"]
@@ -244,7 +244,7 @@ def test_an_expired_access_token_is_refreshed_once_for_the_calls_that_need_it(br
 def test_a_refused_access_token_is_refreshed_and_the_call_retried(browser, stack):
     sign_up_with_a_password(browser, stack, "refused")
     before = tokens(browser)
-    browser.execute_script("tokens.access = 'not-a-token'")
+    browser.execute_script("passkeyDemo.tokens.access = 'not-a-token'")
     fill(browser, "display-name", "Retried")
     browser.find_element(By.ID, "change-display-name").click()
     wait_for_status(browser, "Your name is now Retried")
@@ -259,7 +259,7 @@ def test_a_session_ended_elsewhere_signs_the_page_out_at_its_refresh(browser, st
     request = urllib.request.Request(
         stack.origin + "/v1/session", headers={"Authorization": f"Bearer {access}"}, method="DELETE")
     urllib.request.urlopen(request).read()
-    browser.execute_script("tokens.expiresAt = Date.now() - 1000")
+    browser.execute_script("passkeyDemo.tokens.expiresAt = Date.now() - 1000")
     fill(browser, "display-name", "Too Late")
     browser.find_element(By.ID, "change-display-name").click()
     wait_for_status(browser, "Your session has ended")

@@ -29,7 +29,7 @@ def test_cookie_mode_keeps_the_refresh_token_out_of_the_page_and_survives_a_relo
     assert "passkey_refresh" not in browser.execute_script("return document.cookie"), "the cookie is HttpOnly"
 
     # An expired access token: refreshed with an empty body and the cookie.
-    browser.execute_script("tokens.expiresAt = Date.now() - 1000")
+    browser.execute_script("passkeyDemo.tokens.expiresAt = Date.now() - 1000")
     fill(browser, "display-name", "Cookie Monster")
     browser.find_element(By.ID, "change-display-name").click()
     wait_for_status(browser, "Your name is now Cookie Monster")

@@ -85,8 +85,8 @@ def api(stack, method, path, token=None, body=None):
 
 
 def token(browser):
-    """The page's access token, which it keeps in memory only (app.js's top-level `tokens`)."""
-    return browser.execute_script("return tokens.access")
+    """The page's access token, which it keeps in memory only (the page's `passkeyDemo.tokens`, the PasskeyClient's)."""
+    return browser.execute_script("return passkeyDemo.tokens.access")
 
 
 def create_passkey_account(browser, stack, name="Signal Tester"):

@@ -244,7 +244,12 @@ final class WebPageTests: XCTestCase {
         let script = await flows.outcome(TextRequest("/app.js"))
         XCTAssertEqual(script.status, 200)
         XCTAssertTrue(script.value?.contentType.hasPrefix("text/javascript") ?? false)
-        XCTAssertTrue(script.value?.text.contains("parseCreationOptionsFromJSON") ?? false)
+        XCTAssertTrue(script.value?.text.contains("from \"/passkey/v1/passkey.js\"") ?? false)
+        let module = await flows.outcome(TextRequest("/passkey/v1/passkey.js"))
+        XCTAssertEqual(module.status, 200)
+        XCTAssertTrue(module.value?.contentType.hasPrefix("text/javascript") ?? false)
+        XCTAssertTrue(module.value?.text.contains("parseCreationOptionsFromJSON") ?? false)
+        XCTAssertEqual(module.headers["access-control-allow-origin"], "*")
         let style = await flows.outcome(TextRequest("/app.css"))
         XCTAssertTrue(style.value?.contentType.hasPrefix("text/css") ?? false)
         // The page's files are GET and HEAD only: any other method is 405 with exactly those two.

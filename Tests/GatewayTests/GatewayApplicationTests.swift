@@ -616,7 +616,7 @@ final class GatewayApplicationTests: XCTestCase {
         XCTAssertGreaterThan(checked, 150)
         XCTAssertEqual(backends.paths, [], "a 405 calls no service")
         // The page's files are GET and HEAD only.
-        for path in ["/", "/app.js", "/app.css", "/recovery.js"] {
+        for path in ["/", "/app.js", "/app.css", "/recovery.js", "/passkey/v1/passkey.js", "/passkey/v1/passkey.d.ts"] {
             let response = await application.respond(to: get(path, method: "OPTIONS"))
             XCTAssertEqual(response.status, 405, path)
             XCTAssertEqual(response.headers["allow"], "GET, HEAD", path)

@@ -1,27 +1,15 @@
 import Crypto
 import Encoding
 import Foundation
+import SoftwareAuthenticator
 import WebAuthn
 
 /// Reads the shared test vectors (never copied into the repository).
 enum Vectors {
     /// `PASSKEY_VECTORS_DIR`, or `../shared/vectors` next to the package root.
-    static var directory: URL {
-        if let path = ProcessInfo.processInfo.environment["PASSKEY_VECTORS_DIR"], !path.isEmpty {
-            return URL(fileURLWithPath: path)
-        }
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        return packageRoot.deletingLastPathComponent().appendingPathComponent("shared/vectors")
-    }
+    static var directory: URL { TestVectors.directory }
 
-    static func load(_ name: String) throws -> [[String: Any]] {
-        let data = try Data(contentsOf: directory.appendingPathComponent(name))
-        guard let list = try JSONSerialization.jsonObject(with: data) as? [[String: Any]] else {
-            throw VectorError("\(name) is not a list of objects")
-        }
-        return list
-    }
+    static func load(_ name: String) throws -> [[String: Any]] { try TestVectors.load(name) }
 
     static func bytes(_ value: Any?) throws -> [UInt8] {
         guard let text = value as? String, let bytes = Base64URL.decode(text) else {

@@ -80,10 +80,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public init(_ env: EnvironmentReader) throws {
         relyingPartyID = try env.relyingPartyID()
         origins = try env.origins()
-        appleAppIDs = env.list("PASSKEY_APPLE_APP_IDS")
-        for id in appleAppIDs where !Self.isValidAppleAppID(id) {
-            throw ConfigurationError(variable: "PASSKEY_APPLE_APP_IDS", problem: "expected TEAMID.bundle.id, got \(id)")
-        }
+        appleAppIDs = try env.appleAppIDs()
         androidApps = try env.androidApps()
         relatedOrigins = try env.relatedOrigins()
         passkeyPages = try PasskeyEndpointPages(env)
@@ -127,14 +124,6 @@ public struct GatewayConfiguration: Sendable, Equatable {
         guard (30...86_400).contains(reauthenticationWindow) else {
             throw ConfigurationError(variable: "PASSKEY_REAUTHENTICATION_WINDOW", problem: "expected 30s to 1d")
         }
-    }
-
-    static func isValidAppleAppID(_ id: String) -> Bool {
-        guard let dot = id.firstIndex(of: ".") else { return false }
-        let team = id[..<dot]
-        let bundle = id[id.index(after: dot)...]
-        return team.count == 10 && team.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isUppercase || ("0"..."9").contains($0)) }
-            && !bundle.isEmpty && bundle.unicodeScalars.allSatisfy { ConfigurationValues.isBase64URLCharacter($0) || $0 == "." }
     }
 
     /// The start-up checks of the origins (`OriginChecks`): a web origin outside the RP ID that is not a related

@@ -2,7 +2,8 @@ import Configuration
 import Foundation
 import HTTPMessages
 
-/// The demo page at `/`: plain HTML, CSS and JavaScript shipped beside the module, served with a strict
+/// The demo page at `/` and the web module it is built on (`/passkey/v1/passkey.js`, with its types): plain HTML,
+/// CSS and JavaScript shipped beside the module, served with a strict
 /// content security policy (everything from this origin, nothing inline, no framing). The same page is served at
 /// ``sections``, the enroll and manage pages `/.well-known/passkey-endpoints` names by default; it opens on the
 /// section its path names.
@@ -16,6 +17,8 @@ struct WebPage: Sendable {
             ("/", "index.html", "text/html; charset=utf-8"), ("/app.js", "app.js", "text/javascript; charset=utf-8"),
             ("/app.css", "app.css", "text/css; charset=utf-8"),
             ("/recovery.js", "recovery.js", "text/javascript; charset=utf-8"),
+            (Self.modulePath, "passkey.js", "text/javascript; charset=utf-8"),
+            (Self.moduleTypesPath, "passkey.d.ts", "application/typescript; charset=utf-8"),
         ] {
             guard let url = Bundle.module.url(forResource: file, withExtension: nil, subdirectory: "Web"),
                 let contents = try? Data(contentsOf: url)
@@ -28,12 +31,20 @@ struct WebPage: Sendable {
                     ("referrer-policy", "no-referrer"),
                 ]),
                 body: Array(contents))
+            // The web module may be imported by a page of any origin (its file is public and carries no
+            // credentials), which a cross-origin module script needs.
+            if path.hasPrefix(Self.moduleDirectory) { assets[path]?.headers.set("access-control-allow-origin", "*") }
         }
         if let page = assets["/"] {
             for section in Self.sections { assets[section] = page }
         }
         self.assets = assets
     }
+
+    /// Where the web module's version 1 is served (`passkey.js`, an ES module) and its types (`passkey.d.ts`).
+    static let moduleDirectory = "/passkey/v1/"
+    static let modulePath = moduleDirectory + "passkey.js"
+    static let moduleTypesPath = moduleDirectory + "passkey.d.ts"
 
     /// The paths that serve the page open on one of its sections.
     static let sections = [PasskeyEndpointPages.defaultEnroll, PasskeyEndpointPages.defaultManage]

@@ -99,9 +99,11 @@ def psql(url, statement):
 class Stack:
     """Started with `start()`, stopped with `stop()`; `request()` calls the gateway over HTTP/1.1.
 
-    `environment` is added to every process's; `per_process` maps a process name to more of its own."""
+    `environment` is added to every process's; `per_process` maps a process name to more of its own. With
+    `ssl_context` (the gateway given GATEWAY_TLS_CERTIFICATE and GATEWAY_TLS_KEY in `environment`), `request()` speaks
+    HTTPS with that context."""
 
-    def __init__(self, prefix="stack", environment=None, per_process=None):
+    def __init__(self, prefix="stack", environment=None, per_process=None, ssl_context=None):
         if not os.environ.get("DATABASE_URL"):
             raise RuntimeError("DATABASE_URL is not set (deploy/local/test sets it)")
         self.server_url = os.environ["DATABASE_URL"]
@@ -118,6 +120,7 @@ class Stack:
         self.ports = {name: free_port() for name in SERVICES}
         self.extra = dict(environment or {})
         self.per_process = dict(per_process or {})
+        self.ssl_context = ssl_context
 
     @property
     def origin(self):
@@ -125,7 +128,8 @@ class Stack:
 
     @property
     def base_url(self):
-        return f"http://127.0.0.1:{self.gateway_port}"
+        scheme = "https" if self.ssl_context else "http"
+        return f"{scheme}://127.0.0.1:{self.gateway_port}"
 
     def environment(self, name):
         """The environment process `name` runs with."""
@@ -209,7 +213,7 @@ class Stack:
         for name, value in (headers or {}).items():
             request.add_header(name, value)
         try:
-            with urllib.request.urlopen(request, timeout=10) as response:
+            with urllib.request.urlopen(request, timeout=10, context=self.ssl_context) as response:
                 return Response(response.status, response.headers, response.read())
         except urllib.error.HTTPError as error:
             return Response(error.code, error.headers, error.read())

@@ -1,15 +1,21 @@
-// The demo page: every flow of the gateway's JSON API, with the browser's WebAuthn API.
-"use strict";
+// The demo page: every flow of the gateway's JSON API, through the gateway's web module (passkey.js) and the
+// browser's WebAuthn API.
+import {
+  PasskeyClient, signalAcceptedCredentials, signalUserDetails,
+} from "/passkey/v1/passkey.js";
+import { showRecoveryCard } from "/recovery.js";
 
-// The session's tokens live in this page's memory only, never in web storage: a reload signs out, unless the
+// The session's tokens live in the client's memory only, never in web storage: a reload signs out, unless the
 // gateway keeps the refresh token in an HttpOnly cookie (cookie mode, PASSKEY_REFRESH_COOKIE), which a reload then
-// trades for a new access token. `expiresAt` is counted on this browser's clock from the session's expiresIn.
-const tokens = { access: null, refresh: null, cookie: false, expiresAt: 0, lifetime: 0 };
+// trades for a new access token.
+const client = new PasskeyClient({
+  onSessionChange(session) {
+    if (session && client.tokens.cookie) localStorage.setItem(cookieModeKey, "1");
+    else localStorage.removeItem(cookieModeKey);
+  },
+});
 // Not a secret: whether the last session was in cookie mode, so that a reload knows to try the cookie.
 const cookieModeKey = "passkey-demo.refreshCookie";
-// The refresh under way, shared by every call that needs it: a refresh token is single-use.
-let refreshing = null;
-let conditionalSignIn = null;
 // What the signed-in view last loaded: { account, passkeys } (the Signal API calls name the account from it).
 let signedIn = null;
 
@@ -70,214 +76,16 @@ function describe(error) {
 
 // --- API ---------------------------------------------------------------------------------------------------
 
-class ProblemError extends Error {
-  constructor(problem) {
-    super(problem.title || problem.code);
-    this.problem = problem;
-  }
-}
-
-// --- the session's tokens ------------------------------------------------------------------------------------
-
-function keepSession(session) {
-  tokens.access = session.accessToken;
-  tokens.refresh = session.refreshToken || null;
-  // No refresh token but a refresh expiry: cookie mode. Neither: an opaque token, which is never refreshed.
-  tokens.cookie = !session.refreshToken && Boolean(session.refreshTokenExpiresAt);
-  tokens.lifetime = Math.max(0, session.expiresIn || 0) * 1000;
-  tokens.expiresAt = Date.now() + tokens.lifetime;
-  if (tokens.cookie) localStorage.setItem(cookieModeKey, "1");
-  else localStorage.removeItem(cookieModeKey);
-}
-
-function forgetSession() {
-  Object.assign(tokens, { access: null, refresh: null, cookie: false, expiresAt: 0, lifetime: 0 });
-  localStorage.removeItem(cookieModeKey);
-}
-
-function canRefresh() {
-  return Boolean(tokens.refresh) || tokens.cookie;
-}
-
-// Refreshed a minute before expiry, or in the second half of a shorter life.
-function refreshDue() {
-  if (!tokens.access || !canRefresh()) return false;
-  return Date.now() >= tokens.expiresAt - Math.min(60000, tokens.lifetime / 2);
-}
-
-// POST /v1/session/refresh with the refresh token, or in cookie mode with an empty body and the cookie. A 401 means
-// the session is over; any other failure keeps the tokens.
-function refreshSession() {
-  if (!refreshing) {
-    refreshing = (async () => {
-      const body = tokens.refresh ? { refreshToken: tokens.refresh } : {};
-      const response = await fetch("/v1/session/refresh", {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify(body),
-        credentials: "include",
-      });
-      const data = await response.json().catch(() => ({}));
-      if (!response.ok) {
-        if (response.status === 401) forgetSession();
-        throw new ProblemError({ status: response.status, ...data });
-      }
-      keepSession(data);
-    })().finally(() => { refreshing = null; });
-  }
-  return refreshing;
-}
-
-async function api(method, path, body, retried = false) {
-  if (refreshDue()) {
-    try {
-      await refreshSession();
-    } catch (error) {
-      // Without an answer the access token still serves until it expires; a refused refresh ends the session.
-      if (!tokens.access || Date.now() >= tokens.expiresAt) throw error;
-    }
-  }
-  const headers = {};
-  const token = tokens.access;
-  if (token) headers.Authorization = `Bearer ${token}`;
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  if (response.status === 204) return null;
-  const data = await response.json().catch(() => ({}));
-  if (!response.ok) {
-    if (response.status === 401 && data.code === "unauthenticated" && token) {
-      // One refresh and one retry for a refused access token (unless a refresh replaced it meanwhile).
-      if (!retried && tokens.access && tokens.access !== token) return api(method, path, body, true);
-      if (!retried && token === tokens.access && canRefresh()) {
-        await refreshSession();
-        return api(method, path, body, true);
-      }
-      if (token === tokens.access) forgetSession();
-    }
-    throw new ProblemError({ status: response.status, ...data });
-  }
-  return data;
-}
-
-// --- base64url and WebAuthn JSON --------------------------------------------------------------------------
-
-function toBase64URL(buffer) {
-  const bytes = new Uint8Array(buffer);
-  let text = "";
-  for (const byte of bytes) text += String.fromCharCode(byte);
-  return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-function fromBase64URL(text) {
-  const padded = text.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((text.length + 3) % 4);
-  const binary = atob(padded);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes.buffer;
-}
-
-function creationOptions(json) {
-  if (window.PublicKeyCredential && PublicKeyCredential.parseCreationOptionsFromJSON) {
-    return PublicKeyCredential.parseCreationOptionsFromJSON(json);
-  }
-  return {
-    ...json,
-    challenge: fromBase64URL(json.challenge),
-    user: { ...json.user, id: fromBase64URL(json.user.id) },
-    excludeCredentials: (json.excludeCredentials || []).map((c) => ({ ...c, id: fromBase64URL(c.id) })),
-  };
-}
-
-function requestOptions(json) {
-  if (window.PublicKeyCredential && PublicKeyCredential.parseRequestOptionsFromJSON) {
-    return PublicKeyCredential.parseRequestOptionsFromJSON(json);
-  }
-  return {
-    ...json,
-    challenge: fromBase64URL(json.challenge),
-    allowCredentials: (json.allowCredentials || []).map((c) => ({ ...c, id: fromBase64URL(c.id) })),
-  };
-}
-
-function credentialJSON(credential) {
-  if (typeof credential.toJSON === "function") return credential.toJSON();
-  const response = credential.response;
-  const json = {
-    id: credential.id,
-    rawId: toBase64URL(credential.rawId),
-    type: credential.type,
-    authenticatorAttachment: credential.authenticatorAttachment || undefined,
-    clientExtensionResults: credential.getClientExtensionResults ? credential.getClientExtensionResults() : {},
-    response: { clientDataJSON: toBase64URL(response.clientDataJSON) },
-  };
-  if (response.attestationObject) {
-    json.response.attestationObject = toBase64URL(response.attestationObject);
-    json.response.transports = response.getTransports ? response.getTransports() : [];
-  } else {
-    json.response.authenticatorData = toBase64URL(response.authenticatorData);
-    json.response.signature = toBase64URL(response.signature);
-    if (response.userHandle) json.response.userHandle = toBase64URL(response.userHandle);
-  }
-  return json;
-}
-
-async function capabilities() {
-  if (!window.PublicKeyCredential) return {};
-  if (PublicKeyCredential.getClientCapabilities) {
-    try { return await PublicKeyCredential.getClientCapabilities(); } catch { return {}; }
-  }
-  const conditionalGet = PublicKeyCredential.isConditionalMediationAvailable
-    ? await PublicKeyCredential.isConditionalMediationAvailable() : false;
-  return { conditionalGet };
-}
-
-// --- Signal API (WebAuthn Level 3 §5.1.10) -----------------------------------------------------------------
-// Tells the browser's passkey provider what the server knows, so that it can hide passkeys the account no longer
-// accepts and show the current names. Each call is feature-detected; a browser without it, or one that refuses,
-// changes nothing here.
-
-// Never waited for: a provider that is slow to answer, or refuses, holds up nothing. Returns whether it was called.
-function signal(name, options) {
-  if (!window.PublicKeyCredential || typeof PublicKeyCredential[name] !== "function") return false;
-  try {
-    Promise.resolve(PublicKeyCredential[name](options)).catch(() => {});
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-// After a sign-in and after a passkey is removed: the account's passkeys are exactly these.
-function signalAcceptedCredentials(passkeys) {
-  return signal("signalAllAcceptedCredentials", {
-    rpId: passkeys.rpID,
-    userId: passkeys.userHandle,
-    allAcceptedCredentialIds: passkeys.passkeys.map((passkey) => passkey.credentialID),
-  });
-}
-
-// After the display name changed.
-function signalUserDetails(account, passkeys) {
-  return signal("signalCurrentUserDetails", {
-    rpId: passkeys.rpID,
-    userId: account.userHandle,
-    name: account.userName,
-    displayName: account.displayName,
-  });
-}
-
-// Only when the server says the credential is not registered (reason unknown_credential): the browser may then
-// delete that passkey, so no other failure may lead here.
-function isUnknownCredential(error) {
-  return Boolean(error && error.problem && error.problem.code === "invalid_credentials"
-    && error.problem.reason === "unknown_credential");
+// One call with the session's token, refreshed as it needs (passkey.js); a refusal throws PasskeyProblem.
+function api(method, path, body) {
+  return client.call(method, path, body);
 }
 
 // --- flows -------------------------------------------------------------------------------------------------
 
 async function signInWithSession(session, message) {
-  keepSession(session);
-  stopConditionalSignIn();
+  client.keepSession(session);
+  client.stopAutofill();
   const { passkeys } = await showAccount();
   signalAcceptedCredentials(passkeys);
   announce(message);
@@ -311,84 +119,33 @@ function openSection() {
   }
 }
 
-async function passkeySignIn(mediation) {
-  const start = await api("POST", "/v1/passkeys/authentications", {});
-  const options = { publicKey: requestOptions(start.publicKey) };
-  if (mediation) {
-    conditionalSignIn = new AbortController();
-    options.mediation = mediation;
-    options.signal = conditionalSignIn.signal;
-  }
-  const credential = await navigator.credentials.get(options);
-  let session;
-  try {
-    session = await api("POST", "/v1/passkeys/authentications/finish", {
-      challengeID: start.challengeID,
-      credential: credentialJSON(credential),
-    });
-  } catch (error) {
-    if (isUnknownCredential(error)) {
-      signal("signalUnknownCredential", { rpId: start.publicKey.rpId, credentialId: credential.id });
-    }
-    throw error;
-  }
+async function passkeySignIn() {
+  const session = await client.signIn();
   await signInWithSession(session, `Signed in with a passkey as ${session.displayName}.`);
 }
 
-function stopConditionalSignIn() {
-  if (conditionalSignIn) {
-    conditionalSignIn.abort();
-    conditionalSignIn = null;
-  }
-}
-
-async function startConditionalSignIn() {
-  const caps = await capabilities();
-  if (!caps.conditionalGet) return;
-  passkeySignIn("conditional").catch((error) => {
-    // Aborted, or no passkey picked (some authenticators end the request at once when they hold none): the user
-    // asked for nothing, and whatever the page said last (that a session ended, say) stays.
-    if (error.name !== "AbortError" && error.name !== "NotAllowedError") announce(describe(error), true);
-  });
+// The autofill sign-in on the username field (conditional mediation), where the browser has it. A failure other
+// than the user's asking for nothing is said; whatever the page said last (that a session ended, say) stays
+// otherwise.
+function startConditionalSignIn() {
+  client.startAutofill(
+    (session) => run(() => signInWithSession(session, `Signed in with a passkey as ${session.displayName}.`)),
+    (error) => announce(describe(error), true),
+  );
 }
 
 async function createPasskeyAccount(email, displayName) {
-  const start = await api("POST", "/v1/passkeys/account-registrations", { email, displayName });
-  stopConditionalSignIn();
-  const credential = await navigator.credentials.create({ publicKey: creationOptions(start.publicKey) });
   // The finish creates the account and signs it in: its answer is the new session, so one ceremony is enough.
-  const session = await api("POST", "/v1/passkeys/account-registrations/finish", {
-    registrationID: start.registrationID,
-    email,
-    displayName,
-    credential: credentialJSON(credential),
-  });
+  const session = await client.signUp({ email, displayName });
   await signInWithSession(session, `Account created. Signed in with your new passkey as ${session.displayName}.`);
-}
-
-async function addPasskey(mode) {
-  const start = await api("POST", "/v1/passkeys/registrations", { mode });
-  const options = { publicKey: creationOptions(start.publicKey) };
-  if (mode === "conditional") options.mediation = "conditional";
-  const credential = await navigator.credentials.create(options);
-  await api("POST", "/v1/passkeys/registrations/finish", {
-    challengeID: start.challengeID,
-    credential: credentialJSON(credential),
-  });
 }
 
 // After a password sign-in, browsers that support conditional create may add a passkey without a prompt
 // (Automatic Passkey Upgrade). Failing quietly is the expected outcome everywhere else.
 async function tryAutomaticUpgrade() {
-  const caps = await capabilities();
-  if (!caps.conditionalCreate) return;
-  try {
-    await addPasskey("conditional");
-    announce("A passkey was added to your account. Next time, sign in with it.");
-    await showAccount();
-  } catch {
-    // No upgrade: the user keeps signing in as before.
-  }
+  if (!(await client.upgrade())) return;
+  announce("A passkey was added to your account. Next time, sign in with it.");
+  await showAccount();
 }
 
 // --- signed-in view ----------------------------------------------------------------------------------------
@@ -487,9 +244,8 @@ async function showAccount() {
       }),
       button("Remove", `Remove passkey ${passkey.name}`, async () => {
         if (!confirm(`Remove the passkey "${passkey.name}"?`)) return;
-        await api("DELETE", `/v1/passkeys/${passkey.credentialID}`);
-        const shown = await showAccount();
-        signalAcceptedCredentials(shown.passkeys);
+        await client.removePasskey(passkey.credentialID);
+        await showAccount();
         announce(`Passkey ${passkey.name} removed.`);
       }, "danger"),
     ], providerIcon(passkey));
@@ -524,7 +280,7 @@ async function showAccount() {
 async function renameAccount(displayName) {
   const account = await api("PATCH", "/v1/account", { displayName });
   const { passkeys } = await showAccount();
-  signalUserDetails(account, passkeys);
+  signalUserDetails(account, passkeys.rpID);
   announce(`Your name is now ${account.displayName}.`);
 }
 
@@ -578,7 +334,7 @@ document.addEventListener("DOMContentLoaded", () => {
   if (!window.PublicKeyCredential) announce("This browser does not support passkeys; password sign-in still works.", true);
 
   onSubmit("passkey-sign-in-form", async () => {
-    stopConditionalSignIn();
+    client.stopAutofill();
     await passkeySignIn();
   });
   onSubmit("passkey-account-form", (data) => createPasskeyAccount(data.email, data.displayName));
@@ -594,7 +350,7 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   onSubmit("display-name-form", (data) => renameAccount(data.displayName));
   document.getElementById("add-passkey").addEventListener("click", () => run(async () => {
-    await addPasskey("modal");
+    await client.addPasskey({ mode: "modal" });
     await showAccount();
     announce("Passkey added.");
   }));
@@ -606,8 +362,7 @@ document.addEventListener("DOMContentLoaded", () => {
   }));
 
   document.getElementById("sign-out").addEventListener("click", () => run(async () => {
-    await api("DELETE", "/v1/session");
-    forgetSession();
+    await client.signOut();
     showSignedOut();
     announce("Signed out.");
   }));
@@ -615,12 +370,8 @@ document.addEventListener("DOMContentLoaded", () => {
   explainAddress();
   if (localStorage.getItem(cookieModeKey)) {
     // Cookie mode: the HttpOnly cookie may still hold a refresh token, which gets this visit its access token.
-    tokens.cookie = true;
     run(async () => {
-      try {
-        await refreshSession();
-      } catch {
-        forgetSession();
+      if (!(await client.resume())) {
         showSignedOut();
         openSection();
         return;
@@ -633,3 +384,9 @@ document.addEventListener("DOMContentLoaded", () => {
     openSection();
   }
 });
+
+// The helpers recovery.js shares.
+export { announce, api, client, onSubmit, run, showAccount, signInWithSession };
+
+// What the browser tests reach into: the client's in-memory tokens and the signed-in view's loader.
+window.passkeyDemo = { client, tokens: client.tokens, showAccount };

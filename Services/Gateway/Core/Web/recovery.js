@@ -1,7 +1,7 @@
 // Account recovery on the demo page: "lost your passkey?" (an emailed code or a recovery code gives a recovery
 // session, which can only create a new passkey), and, signed in, verifying the email and making recovery codes.
-// Uses app.js's helpers (api, run, onSubmit, announce, creationOptions, credentialJSON, signInWithSession).
-"use strict";
+import { PasskeyProblem, creationOptions, credentialJSON } from "/passkey/v1/passkey.js";
+import { announce, api, client, onSubmit, run, showAccount, signInWithSession } from "/app.js";
 
 // The recovery session's token is kept apart from the normal one (no other call may carry it), and like it in
 // memory only: a reload starts the recovery again.
@@ -13,7 +13,7 @@ async function recoveryCall(method, path, body) {
   const data = await response.json().catch(() => ({}));
   if (!response.ok) {
     if (response.status === 401) recoveryToken = null;
-    throw new ProblemError({ status: response.status, ...data });
+    throw new PasskeyProblem({ status: response.status, ...data });
   }
   return data;
 }
@@ -27,7 +27,7 @@ function showRecoveryStep(step) {
 // With a recovery session: create the new passkey. Its finish ends the recovery session and signs in.
 async function createRecoveryPasskey() {
   const start = await recoveryCall("POST", "/v1/passkeys/registrations", { mode: "modal" });
-  stopConditionalSignIn();
+  client.stopAutofill();
   const credential = await navigator.credentials.create({ publicKey: creationOptions(start.publicKey) });
   const session = await recoveryCall("POST", "/v1/recovery/passkeys/finish", {
     challengeID: start.challengeID,
@@ -39,7 +39,7 @@ async function createRecoveryPasskey() {
 }
 
 // Signed in: whether the email is verified, and the recovery codes left. Called by app.js's showAccount.
-function showRecoveryCard(account) {
+export function showRecoveryCard(account) {
   document.getElementById("email-status").textContent = account.emailVerified
     ? "Your email is verified: it can be used to recover this account."
     : "Your email is not verified yet: enter the code we sent, or send a new one.";
