@@ -547,7 +547,8 @@ def check_monitoring_annotations(objects: list[dict]) -> list[str]:
     problems = []
     for deployment in objects_of(objects, "Deployment"):
         annotations = deployment["spec"]["template"].get("metadata", {}).get("annotations") or {}
-        port = GATEWAY_PORT if name_of(deployment) == GATEWAY else METRICS_PORT
+        # Every Deployment, the gateway included, serves /metrics on its own port, apart from any public one.
+        port = METRICS_PORT
         expected = {"prometheus.io/scrape": "true", "prometheus.io/port": str(port), "prometheus.io/path": "/metrics"}
         for key, value in expected.items():
             if annotations.get(key) != value:

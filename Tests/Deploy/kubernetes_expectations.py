@@ -140,7 +140,7 @@ DEPLOYMENT_VARIABLES = [
     "PASSKEY_REAUTHENTICATION_WINDOW",
 ]
 # The README's further variables that the manifests set.
-RUNTIME_VARIABLES = ["METRICS_LISTEN", "EVENT_LOOP_THREADS", "DATABASE_POOL_SIZE", "SERVICE_DISCOVERY_INTERVAL"]
+RUNTIME_VARIABLES = ["METRICS_LISTEN", "GATEWAY_METRICS_LISTEN", "EVENT_LOOP_THREADS", "DATABASE_POOL_SIZE", "SERVICE_DISCOVERY_INTERVAL"]
 # What the manifests leave unset on purpose: TLS ends at the ingress.
 UNSET_VARIABLES = ["GATEWAY_TLS_CERTIFICATE", "GATEWAY_TLS_KEY"]
 # A secret, like DATABASE_URL's password: never in the ConfigMap.
@@ -177,6 +177,7 @@ FIXED_VALUES = {
     "VERIFICATION_SERVICE_ADDRESSES": "verification-service:50052",
     "SESSION_SERVICE_ADDRESSES": "session-service:50053",
     "METRICS_LISTEN": "0.0.0.0:9090",
+    "GATEWAY_METRICS_LISTEN": "0.0.0.0:9090",
     "EVENT_LOOP_THREADS": "2",
     "DATABASE_POOL_SIZE": "8",
     # Each pod's own Secret is mounted at GRPC_TLS_MOUNT; the probes ask the health port; the Certificates name
@@ -215,6 +216,7 @@ def spiffe_id(name: str, trust_domain: str = TRUST_DOMAIN) -> str:
 # "pod:<name label>" (same namespace) or "namespace:<name>".
 EXPECTED_EDGES = {
     ("gateway", 8080, "anywhere"),
+    ("gateway", METRICS_PORT, "namespace:monitoring"),
     ("challenge-service", 50051, "pod:gateway"),
     ("challenge-service", METRICS_PORT, "namespace:monitoring"),
     ("verification-service", 50052, "pod:gateway"),

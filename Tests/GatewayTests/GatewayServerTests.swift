@@ -471,3 +471,37 @@ final class GatewayExecutableTests: XCTestCase {
         XCTAssertTrue(log.contains("event=gateway.stopped"))
     }
 }
+
+/// `GATEWAY_METRICS_LISTEN`: the metrics on a listener of their own, and not on the public one.
+final class GatewayMetricsListenerTests: XCTestCase {
+    func testTheMetricsMoveToTheirOwnListenerAndThePublicOneSaysNothing() throws {
+        let servicePort = unusedPort()
+        let metricsPort = unusedPort()
+        let configuration = try GatewayConfiguration(environment: [
+            "GRPC_PLAINTEXT": "true",
+            "CHALLENGE_SERVICE_ADDRESSES": "127.0.0.1:\(servicePort)",
+            "VERIFICATION_SERVICE_ADDRESSES": "127.0.0.1:\(servicePort)",
+            "SESSION_SERVICE_ADDRESSES": "127.0.0.1:\(servicePort)",
+            "GATEWAY_METRICS_LISTEN": "127.0.0.1:\(metricsPort)",
+        ])
+        let gateway = try Gateway(
+            configuration: configuration, logger: Logger(service: "gateway", minimumLevel: .error),
+            listenAddress: SocketAddress(host: "127.0.0.1", port: 0))
+        let port = try gateway.start().port
+        defer { gateway.shutdown() }
+        func get(_ path: String, on port: UInt16) throws -> (status: Int?, body: String) {
+            let connection = try RawHTTPConnection(port: port)
+            connection.send("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            let response = connection.readResponse()
+            return (response?.status, response.map { String(decoding: $0.body, as: UTF8.self) } ?? "")
+        }
+        XCTAssertEqual(try get("/healthz", on: port).status, 200)
+        XCTAssertEqual(try get("/metrics", on: port).status, 404, "the public listener does not serve the metrics")
+        let metrics = try get("/metrics", on: metricsPort)
+        XCTAssertEqual(metrics.status, 200)
+        XCTAssertTrue(metrics.body.contains(#"gateway_http_requests_total{route="GET /healthz",status="200"} 1"#))
+        XCTAssertTrue(metrics.body.contains("passkey_build_info"))
+        XCTAssertEqual(try get("/v1/session", on: metricsPort).status, 404, "nothing of the API there")
+        XCTAssertThrowsError(try GatewayConfiguration(environment: ["GATEWAY_METRICS_LISTEN": "nowhere:port"]))
+    }
+}

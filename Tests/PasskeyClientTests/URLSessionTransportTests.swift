@@ -48,7 +48,15 @@ final class URLSessionTransportTests: XCTestCase {
         defer { server.stop() }
         let client = client(server, timeout: .seconds(30))
         let task = Task { try await client.execute(PasskeyAuthenticationStartOperation()) }
-        while server.requestCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        // Bounded: a request that never arrives fails the test instead of holding the whole run.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while server.requestCount == 0 {
+            guard ContinuousClock.now < deadline else {
+                task.cancel()
+                return XCTFail("the request never reached the server")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
         let started = ContinuousClock.now
         task.cancel()
         do {

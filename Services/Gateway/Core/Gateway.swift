@@ -24,6 +24,8 @@ public final class Gateway: Sendable {
     private let server: HTTPServer
     /// The admin API's server, on `ADMIN_LISTEN` when it is set.
     private let adminServer: HTTPServer?
+    /// `/metrics`, on `GATEWAY_METRICS_LISTEN` when it is set.
+    private let metricsServer: HTTPServer?
     private let backends: GRPCServiceBackends?
     /// The services' connections' TLS, when the gateway made its own clients.
     private let transport: GRPCTransportSecurity?
@@ -106,6 +108,14 @@ public final class Gateway: Sendable {
         } else {
             adminServer = nil
         }
+        if let metricsListen = configuration.gatewayMetricsListen {
+            var metricsConfiguration = HTTPServerConfiguration(
+                address: try AddressResolution.resolve(metricsListen, variable: "GATEWAY_METRICS_LISTEN"))
+            metricsConfiguration.threadCount = 1
+            metricsServer = HTTPServer(configuration: metricsConfiguration, responder: MetricsEndpoint(metrics: metrics))
+        } else {
+            metricsServer = nil
+        }
         probe = RuntimeProbe(service: "gateway", metrics: metrics)
         self.logger = logger
     }
@@ -117,6 +127,10 @@ public final class Gateway: Sendable {
         if let adminServer {
             let adminAddress = try adminServer.start()
             logger.log(.info, "gateway.admin_started", fields: [("address", adminAddress.description)])
+        }
+        if let metricsServer {
+            let metricsAddress = try metricsServer.start()
+            logger.log(.info, "gateway.metrics_started", fields: [("address", metricsAddress.description)])
         }
         probe.start()
         exporter?.start()
@@ -137,6 +151,7 @@ public final class Gateway: Sendable {
         logger.info("gateway.draining")
         server.shutdown()
         adminServer?.shutdown()
+        metricsServer?.shutdown()
         backends?.close()
         rotationWatcher.withLock { $0?.cancel() }
         probe.stop()

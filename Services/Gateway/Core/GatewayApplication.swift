@@ -346,9 +346,9 @@ public final class GatewayApplication: HTTPResponder {
         Route("GET", "/healthz") { _, _ in GatewayApplication.json(200, ["status": "ok"]) },
         Route("GET", "/readyz") { application, _ in await application.readiness() },
         Route("GET", "/metrics") { application, _ in
-            HTTPResponse(
-                status: 200, headers: HTTPHeaders([("content-type", "text/plain; version=0.0.4; charset=utf-8")]),
-                body: Array(application.metrics.exposition().utf8))
+            // With a metrics listener of its own, the public one does not tell.
+            guard application.configuration.gatewayMetricsListen == nil else { throw APIProblem.notFound }
+            return MetricsEndpoint.exposition(application.metrics)
         },
         Route("GET", "/openapi.json") { _, _ in
             GatewayApplication.jsonResponse(200, bytes: OpenAPIDocument.bytes, cacheable: true)

@@ -69,6 +69,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var refreshCookie: Bool
     /// The access tokens' issuer (`PASSKEY_TOKEN_ISSUER`), for the discovery document.
     public var tokenIssuer: String
+    /// Where the gateway serves `/metrics` (`GATEWAY_METRICS_LISTEN`), apart from the public listener, which then
+    /// answers 404 for it; nil: on the public listener, as before.
+    public var gatewayMetricsListen: ServiceAddress?
     /// How recent a session's sign-in must be for a sensitive change (`PASSKEY_REAUTHENTICATION_WINDOW`), seconds.
     public var reauthenticationWindow: Double
 
@@ -107,6 +110,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
             "SESSION_SERVICE_ADDRESSES", default: [ServiceTarget(address: env.listenAddress(.sessionService))])
         serviceDiscoveryInterval = try env.duration("SERVICE_DISCOVERY_INTERVAL", default: "1s")
         adminListen = try env.optionalAddress("ADMIN_LISTEN")
+        gatewayMetricsListen = try env.optionalAddress("GATEWAY_METRICS_LISTEN")
         adminRateLimitPerAddress = try env.rate("PASSKEY_RATE_LIMIT_ADMIN_PER_ADDRESS", default: "600/m")
         grpcTransport = try GRPCTransportConfiguration.read(env)
         gatewayTLSCertificate = env.raw("GATEWAY_TLS_CERTIFICATE")
