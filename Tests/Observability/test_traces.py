@@ -83,7 +83,10 @@ def traced():
     metrics_ports = {name: free_port() for name in SERVICES if name != "gateway"}
     stack = Stack(
         prefix="traces",
-        environment={"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{receiver.port}",
+        # The tests call as a trusted proxy would (the gateway takes a traceparent's sampling decision as given only
+        # from one; GatewayTests.TransportHeaderTests covers a caller that is not).
+        environment={"PASSKEY_TRUSTED_PROXIES": "127.0.0.1",
+                     "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{receiver.port}",
                      "OTEL_BSP_SCHEDULE_DELAY": "100", "OTEL_RESOURCE_ATTRIBUTES": "deployment.environment=test"},
         per_process={name: {"METRICS_LISTEN": f"127.0.0.1:{port}"} for name, port in metrics_ports.items()})
     stack.start()
