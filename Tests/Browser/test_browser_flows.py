@@ -123,6 +123,39 @@ def test_a_password_user_removes_the_password_after_a_passkey_sign_in(browser, s
     assert "passkeys only" in browser.find_element(By.ID, "password-status").text
 
 
+def test_a_password_is_changed_and_an_old_sign_in_confirms_with_its_passkey_first(browser, stack):
+    email = unique_email("change")
+    browser.get(stack.origin + "/")
+    fill(browser, "password-sign-up-email", email)
+    fill(browser, "password-sign-up-name", "Changing")
+    fill(browser, "password-sign-up-password", "correct horse battery")
+    browser.find_element(By.ID, "password-sign-up").click()
+    signed_in(browser)
+    assert browser.find_element(By.ID, "password-form-title").text == "Change your password"
+    fill(browser, "new-password", "password123")
+    browser.find_element(By.ID, "set-password").click()
+    wait_for_status(browser, "one of the most common ones")
+    fill(browser, "new-password", "a fresher passphrase")
+    browser.find_element(By.ID, "set-password").click()
+    wait_for_status(browser, "Password changed; 0 other session(s) signed out")
+
+    browser.find_element(By.ID, "add-passkey").click()
+    wait_for_status(browser, "Passkey added")
+    # The session's sign-in is now an hour old: the change needs a fresh one, which the page gets from the passkey.
+    stack.sql("UPDATE authentication_sessions SET created_at = created_at - interval '1 hour' WHERE account_id = "
+              f"(SELECT account_id FROM account_emails WHERE email = '{email}')")
+    fill(browser, "new-password", "the freshest passphrase")
+    browser.find_element(By.ID, "set-password").click()
+    wait_for_status(browser, "Password changed")
+    reauthenticated = stack.sql(
+        "SELECT detail->>'method' FROM audit_events WHERE type = 'audit.session.reauthenticated' AND account_id = "
+        f"(SELECT account_id FROM account_emails WHERE email = '{email}')")
+    assert reauthenticated == [["passkey"]]
+    signed_in_again = stack.request(
+        "POST", "/v1/sessions/password", {"email": email, "password": "the freshest passphrase"})
+    assert signed_in_again.status == 200
+
+
 def test_rename_and_remove_passkeys(browser, stack):
     browser.get(stack.origin + "/")
     fill(browser, "passkey-account-email", unique_email("rename"))

@@ -57,3 +57,29 @@ def test_lost_passkey_path_recovers_the_account_with_a_new_passkey(browser, stac
     codes = [item.text for item in browser.find_elements(By.CSS_SELECTOR, "#recovery-codes li")]
     assert len(codes) == 10
     assert "10 unused recovery codes" in browser.find_element(By.ID, "recovery-codes-status").text
+
+
+def test_a_recovery_ends_with_a_new_password_on_the_page(browser, stack, mailbox):
+    client = Client(stack)
+    address, token = client.create_password_account()
+    code = mailbox.latest_code(address)
+    assert client.call("POST", "/v1/account/email/verify", {"code": code}, token=token).status == 204
+
+    browser.get(stack.origin + "/")
+    fill(browser, "recovery-email", address)
+    browser.find_element(By.ID, "recovery-send-code").click()
+    wait_for_status(browser, "a code is on its way")
+    fill(browser, "recovery-code", mailbox.latest_code(address, count=2))
+    browser.find_element(By.ID, "recovery-continue").click()
+    wait_for_status(browser, "Code accepted")
+    fill(browser, "recovery-new-password", "password123")
+    browser.find_element(By.ID, "recovery-set-password").click()
+    wait_for_status(browser, "one of the most common ones")
+    fill(browser, "recovery-new-password", "a recovered passphrase")
+    browser.find_element(By.ID, "recovery-set-password").click()
+    wait_for_status(browser, "Your new password is set")
+    WebDriverWait(browser, 15).until(EC.visibility_of_element_located((By.ID, "signed-in")))
+    assert "Signed in with\npassword" in browser.find_element(By.ID, "who").text
+    assert stack.request("POST", "/v1/sessions/password", {"email": address, "password": "a recovered passphrase"}) \
+        .status == 200
+    assert client.call("GET", "/v1/session", token=token).status == 401

@@ -35,10 +35,12 @@ const messages = {
   rate_limited: "Too many attempts. Please wait a moment and try again.",
   unavailable: "The service is unavailable right now. Please try again shortly.",
   invalid_code: "That code did not work: it may be wrong, expired or used. Ask for a new one and try again.",
+  reauthentication_required: "Please confirm it is you first.",
 };
 
 const reasons = {
   unknown_credential: "This passkey is not registered here any more; your browser was told to forget it.",
+  password_too_common: "That password is one of the most common ones. Please choose another.",
 };
 
 // --- status line -------------------------------------------------------------------------------------------
@@ -252,6 +254,7 @@ async function showAccount() {
   }
 
   document.getElementById("remove-password").hidden = !(account.hasPassword && account.passkeyCount > 0);
+  document.getElementById("password-form-title").textContent = account.hasPassword ? "Change your password" : "Set a password";
   document.getElementById("password-status").textContent = !account.hasPassword
     ? "You sign in with passkeys only."
     : account.passkeyCount > 0
@@ -313,9 +316,28 @@ function showSignedOut() {
 
 // --- wiring ------------------------------------------------------------------------------------------------
 
+// A sensitive change by a session signed in too long ago (403 reauthentication_required): confirm with a passkey
+// (or, where the account has none, the password), then try the change once more.
+async function confirmingIdentity(action) {
+  try {
+    return await action();
+  } catch (error) {
+    if (!error.problem || error.problem.code !== "reauthentication_required") throw error;
+    announce("Please confirm it is you to make this change.");
+    if (signedIn && signedIn.account.passkeyCount > 0) {
+      await client.reauthenticate();
+    } else {
+      const password = prompt("Confirm it is you: enter your password.");
+      if (password === null) throw error;
+      await client.reauthenticate({ password });
+    }
+    return action();
+  }
+}
+
 async function run(action) {
   try {
-    await action();
+    await confirmingIdentity(action);
   } catch (error) {
     announce(describe(error), true);
     if (error.problem && error.problem.code === "unauthenticated") showSignedOut();
@@ -349,6 +371,12 @@ document.addEventListener("DOMContentLoaded", () => {
     await signInWithSession(session, `Account created. Signed in as ${session.displayName}.`);
   });
   onSubmit("display-name-form", (data) => renameAccount(data.displayName));
+  onSubmit("password-form", async (data) => {
+    const { replaced, sessionsRevoked } = await client.setPassword(data.password);
+    document.getElementById("password-form").reset();
+    await showAccount();
+    announce(`${replaced ? "Password changed" : "Password set"}; ${sessionsRevoked} other session(s) signed out.`);
+  });
   document.getElementById("add-passkey").addEventListener("click", () => run(async () => {
     await client.addPasskey({ mode: "modal" });
     await showAccount();

@@ -99,6 +99,10 @@ export declare class PasskeyClient {
   signUp(details: { email: string; displayName: string }): Promise<Session>;
   addPasskey(options?: { mode?: "modal" | "conditional" }): Promise<void>;
   upgrade(): Promise<boolean>;
+  /** A fresh sign-in bound to the session (after 403 `reauthentication_required`): a passkey, or the password. */
+  reauthenticate(options?: { password?: string }): Promise<void>;
+  /** Sets or changes the account's password; the other sessions end. */
+  setPassword(password: string): Promise<{ replaced: boolean; sessionsRevoked: number }>;
   passkeys(): Promise<PasskeyList>;
   removePasskey(credentialID: string): Promise<PasskeyList>;
   renamePasskey(credentialID: string, name: string): Promise<Passkey>;

@@ -382,6 +382,27 @@ export class PasskeyClient {
     }
   }
 
+  /**
+   * A fresh sign-in bound to this session, for the changes that need one (403 `reauthentication_required`): with a
+   * passkey of the account by default, or with `password`. The session keeps its tokens; its sign-in time is now.
+   */
+  async reauthenticate({ password } = {}) {
+    if (password !== undefined) {
+      await this.call("POST", "/v1/session/reauthentication/password", { password });
+      return;
+    }
+    const start = await this.call("POST", "/v1/passkeys/authentications", {});
+    this.stopAutofill();
+    const credential = await navigator.credentials.get({ publicKey: requestOptions(start.publicKey) });
+    await this.call("POST", "/v1/session/reauthentication/passkey", {
+      challengeID: start.challengeID,
+      credential: credentialJSON(credential),
+    });
+  }
+
+  /** Sets or changes the account's password; the account's other sessions end. Answers `{replaced, sessionsRevoked}`. */
+  setPassword(password) { return this.call("POST", "/v1/account/password", { password }); }
+
   /** The account's passkeys (`GET /v1/passkeys`). */
   passkeys() { return this.call("GET", "/v1/passkeys"); }
 

@@ -73,6 +73,14 @@ document.addEventListener("DOMContentLoaded", () => {
     document.getElementById("recovery-code").focus();
   });
   document.getElementById("recovery-create-passkey").addEventListener("click", () => run(createRecoveryPasskey));
+  // Or end the recovery with a new password: the recovery session ends and a password session is issued.
+  onSubmit("recovery-password-form", async (data) => {
+    const session = await recoveryCall("POST", "/v1/recovery/password/finish", { password: data.password });
+    recoveryToken = null;
+    document.getElementById("recovery-password-form").reset();
+    showRecoveryStep("recovery-start-form");
+    await signInWithSession(session, `Your new password is set. Signed in as ${session.displayName}.`);
+  });
 
   onSubmit("email-verify-form", async (data) => {
     await api("POST", "/v1/account/email/verify", { code: data.code.trim() });
