@@ -16,7 +16,7 @@ final class ProblemMappingTests: XCTestCase {
             .invalidRequest: 400, .verificationFailed: 400, .unauthenticated: 401, .invalidCredentials: 401,
             .forbidden: 403, .notFound: 404, .emailTaken: 409, .credentialAlreadyRegistered: 409,
             .lastSignInMethod: 409, .challengeUnavailable: 410, .rateLimited: 429, .unavailable: 503,
-            .invalidCode: 400, .accountDisabled: 403, .conflict: 409,
+            .invalidCode: 400, .accountDisabled: 403, .conflict: 409, .weakPassword: 400,
         ]
         for code in DomainError.Code.allCases {
             let problem = ProblemMapping.problem(for: DomainError(code, "m"))

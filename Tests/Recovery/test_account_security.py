@@ -150,7 +150,7 @@ def test_a_password_change_refuses_common_ones_ends_the_other_sessions_and_is_ma
     other = client.call("POST", "/v1/sessions/password", {"email": address, "password": PASSWORD}).json()["accessToken"]
     for common in ["password123", "  Password1  ", "iloveyou1"]:
         refused = client.call("POST", "/v1/account/password", {"password": common}, token=token)
-        assert problem(refused) == (400, "invalid_request", "password_too_common"), common
+        assert problem(refused) == (400, "weak_password", "password_too_common"), common
     assert problem(client.call("POST", "/v1/account/password", {"password": "short"}, token=token))[:2] == (
         400, "invalid_request")
     assert problem(client.call("POST", "/v1/account/password", {"pass": NEW_PASSWORD}, token=token))[0] == 400
@@ -191,7 +191,7 @@ def test_recovery_voids_the_old_password_whichever_way_it_ends(stack, mailbox):
     code = mailbox.latest_code(address, count=2)
     recovery = client.call("POST", "/v1/recovery/finish", {"email": address, "code": code}).json()["accessToken"]
     assert problem(client.call("POST", "/v1/recovery/password/finish", {"password": "password123"}, token=recovery)) == (
-        400, "invalid_request", "password_too_common")
+        400, "weak_password", "password_too_common")
     finished = client.call("POST", "/v1/recovery/password/finish", {"password": NEW_PASSWORD}, token=recovery)
     assert finished.status == 200, finished.body
     session = finished.json()

@@ -161,6 +161,7 @@ public enum ProblemMapping {
         case .invalidRequest: 400
         case .verificationFailed: 400
         case .invalidCode: 400
+        case .weakPassword: 400
         case .unauthenticated, .invalidCredentials: 401
         case .forbidden, .accountDisabled: 403
         case .notFound: 404
@@ -181,7 +182,7 @@ public enum ProblemMapping {
         // Domain messages are written to be shown; the ones that could tell sign-in failures apart are not used.
         // An `unavailable` with a reason says what the client must do next (`challenge_spent`: start again).
         let showsMessage = code == error.code
-            && ([.invalidRequest, .forbidden, .verificationFailed, .conflict].contains(code)
+            && ([.invalidRequest, .forbidden, .verificationFailed, .conflict, .weakPassword].contains(code)
                 || (code == .unavailable && error.reason != nil) || (code == .lastSignInMethod && error.reason != nil))
         problem.detail = showsMessage && !error.message.isEmpty ? error.message : detail(for: code)
         if code == .rateLimited { problem.headers = [("retry-after", String(error.retryAfterSeconds ?? 1))] }
@@ -225,6 +226,7 @@ public enum ProblemMapping {
         case .unavailable: "A backend service cannot be reached."
         case .accountDisabled: "This account is disabled; contact the service's support."
         case .conflict: "The change conflicts with the resource's current state."
+        case .weakPassword: "This password is too easy to guess; choose another."
         }
     }
 }

@@ -22,7 +22,7 @@ public enum ServiceErrors {
         case .notFound: .notFound
         case .unauthenticated, .invalidCredentials: .unauthenticated
         case .forbidden, .accountDisabled: .permissionDenied
-        case .verificationFailed, .invalidCode: .invalidArgument
+        case .verificationFailed, .invalidCode, .weakPassword: .invalidArgument
         case .rateLimited: .resourceExhausted
         case .unavailable: .unavailable
         }

@@ -33,6 +33,9 @@ public struct DomainError: Error, Hashable, Sendable, CustomStringConvertible {
         case accountDisabled = "account_disabled"
         /// The change conflicts with the resource's state (retiring the only signing key, for example).
         case conflict
+        /// A new password of an allowed length that is refused all the same: one of the common ones (reason
+        /// `password_too_common`). Well formed, so not `invalidRequest`.
+        case weakPassword = "weak_password"
     }
 
     public let code: Code

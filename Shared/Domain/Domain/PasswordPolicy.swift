@@ -18,15 +18,15 @@ public enum PasswordPolicy {
     /// The reason of a new password refused because it is on the list of common passwords.
     public static let tooCommonReason = "password_too_common"
 
-    /// Checks a new password: its length, then the list of common passwords (compared as Django's
-    /// `CommonPasswordValidator` does: trimmed and lowercased). Throws `invalidRequest` with the reason.
+    /// Checks a new password: its length (`invalidRequest`), then the list of common passwords (`weakPassword`),
+    /// compared as Django's `CommonPasswordValidator` does: trimmed and lowercased. Each with its reason.
     public static func check(_ password: String, against common: CommonPasswords) throws(DomainError) {
         guard allows(password) else {
             throw DomainError(.invalidRequest, "password \(requirement)", reason: lengthReason)
         }
         guard !common.contains(password) else {
             throw DomainError(
-                .invalidRequest, "this password is one of the most common ones and is guessed first; choose another",
+                .weakPassword, "this password is one of the most common ones and is guessed first; choose another",
                 reason: tooCommonReason)
         }
     }

@@ -504,7 +504,7 @@ public struct PasswordRemovalOperation: PasskeyAPIOperation {
 }
 
 /// `POST /v1/account/password` (bearer, recent sign-in): sets or changes the account's password (200); every other
-/// session of the account ends. 400 `invalid_request` with reason `password_length` or `password_too_common`; 403
+/// session of the account ends. 400 `invalid_request` with reason `password_length`, or `weak_password` with reason `password_too_common`; 403
 /// `reauthentication_required` for a session whose sign-in is too old.
 public struct PasswordChangeOperation: PasskeyAPIOperation, CustomStringConvertible, CustomReflectable {
     public typealias Response = PasswordChanged

@@ -45,6 +45,8 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
         /// A sensitive change by a session whose sign-in is older than the gateway's reauthentication window (403):
         /// reauthenticate (``PasskeyReauthenticationOperation``, ``PasswordReauthenticationOperation``) and retry.
         public static let reauthenticationRequired = Code(rawValue: "reauthentication_required")
+        /// A new password of an allowed length that is too easy to guess (400, reason `password_too_common`).
+        public static let weakPassword = Code(rawValue: "weak_password")
         /// The body is over 64 KiB (413).
         public static let payloadTooLarge = Code(rawValue: "payload_too_large")
         /// The body is not JSON (415).
@@ -87,7 +89,7 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
             .emailTaken, .credentialAlreadyRegistered, .lastSignInMethod, .challengeUnavailable, .payloadTooLarge,
             .unsupportedMediaType, .rateLimited, .unavailable, .methodNotAllowed, .headerFieldsTooLarge,
             .requestTimeout, .notImplemented, .internalError, .invalidCode, .accountDisabled, .conflict,
-            .reauthenticationRequired,
+            .reauthenticationRequired, .weakPassword,
         ]
 
         /// The codes the client produces itself, never sent by the gateway.
@@ -152,7 +154,7 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
         public static let passkeySignInRequired = Reason(rawValue: "passkey_sign_in_required")
         /// With `invalidRequest` on a new password: not 8 to 256 characters.
         public static let passwordLength = Reason(rawValue: "password_length")
-        /// With `invalidRequest` on a new password: one of the common passwords the server refuses.
+        /// With `weakPassword` on a new password: one of the common passwords the server refuses.
         public static let passwordTooCommon = Reason(rawValue: "password_too_common")
         /// With `invalid_credentials` on a sign-in finish: the credential ID is not registered (never sent for any
         /// other failure). The app may tell the platform to forget that passkey (WebAuthn's

@@ -135,8 +135,8 @@ public struct RecoveryPasskeyRegistrationFinishOperation: PasskeyAPIOperation {
 
 /// `POST /v1/recovery/password/finish` (the recovery session's bearer): ends the recovery with a new password
 /// instead of a passkey (200): the recovery session ends and a password session is issued, which the client keeps.
-/// The old password is void either way a recovery ends. 400 `invalid_request` with reason `password_length` or
-/// `password_too_common`.
+/// The old password is void either way a recovery ends. 400 `invalid_request` (reason `password_length`) or
+/// `weak_password` (reason `password_too_common`).
 public struct RecoveryPasswordFinishOperation: PasskeyAPIOperation, CustomStringConvertible, CustomReflectable {
     public typealias Response = Session
     /// The route.

@@ -36,6 +36,7 @@ const messages = {
   unavailable: "The service is unavailable right now. Please try again shortly.",
   invalid_code: "That code did not work: it may be wrong, expired or used. Ask for a new one and try again.",
   reauthentication_required: "Please confirm it is you first.",
+  weak_password: "That password is too easy to guess. Please choose another.",
 };
 
 const reasons = {
