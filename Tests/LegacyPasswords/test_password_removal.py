@@ -64,4 +64,6 @@ def test_a_passkey_only_account_has_no_password_to_remove(client):
 def test_removal_needs_a_full_session(client):
     assert problem(client.call("DELETE", "/v1/account/password")) == (401, "unauthenticated", None)
     assert problem(client.call("DELETE", "/v1/account/password", token="not-a-token"))[:2] == (401, "unauthenticated")
-    assert client.call("POST", "/v1/account/password").status == 405
+    assert problem(client.call("POST", "/v1/account/password", {"password": "a new passphrase"}))[:2] == (
+        401, "unauthenticated")
+    assert client.call("PUT", "/v1/account/password").status == 405
