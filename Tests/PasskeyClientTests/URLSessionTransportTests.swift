@@ -44,29 +44,35 @@ final class URLSessionTransportTests: XCTestCase {
     }
 
     func testCancellingTheTaskCancelsTheRequestAtOnce() async throws {
-        let server = try StubHTTPServer { _, _ in .hang }
-        defer { server.stop() }
-        let client = client(server, timeout: .seconds(30))
-        let task = Task { try await client.execute(PasskeyAuthenticationStartOperation()) }
-        // Bounded: a request that never arrives fails the test instead of holding the whole run.
-        let deadline = ContinuousClock.now + .seconds(10)
-        while server.requestCount == 0 {
-            guard ContinuousClock.now < deadline else {
-                task.cancel()
-                return XCTFail("the request never reached the server")
+        // FoundationNetworking on Linux now and then leaves a fresh session's first request unsent; a try whose
+        // request never reaches the server within 5 s is set up again (at most three times), so that what is
+        // measured is the cancellation of a request in flight.
+        for _ in 0..<3 {
+            let server = try StubHTTPServer { _, _ in .hang }
+            defer { server.stop() }
+            let client = client(server, timeout: .seconds(30))
+            let task = Task { try await client.execute(PasskeyAuthenticationStartOperation()) }
+            let deadline = ContinuousClock.now + .seconds(5)
+            while server.requestCount == 0 && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
             }
-            try await Task.sleep(for: .milliseconds(10))
+            guard server.requestCount > 0 else {
+                task.cancel()
+                continue
+            }
+            let started = ContinuousClock.now
+            task.cancel()
+            do {
+                _ = try await task.value
+                XCTFail("answered")
+            } catch let error as PasskeyClientError {
+                XCTAssertEqual(error.code, .cancelled, "\(error)")
+            }
+            XCTAssertLessThan(ContinuousClock.now - started, .seconds(2))
+            XCTAssertEqual(server.requestCount, 1, "a cancelled start is not retried")
+            return
         }
-        let started = ContinuousClock.now
-        task.cancel()
-        do {
-            _ = try await task.value
-            XCTFail("answered")
-        } catch let error as PasskeyClientError {
-            XCTAssertEqual(error.code, .cancelled, "\(error)")
-        }
-        XCTAssertLessThan(ContinuousClock.now - started, .seconds(2))
-        XCTAssertEqual(server.requestCount, 1, "a cancelled start is not retried")
+        XCTFail("in three tries, the request never reached the server")
     }
 
     func testRedirectsAreNotFollowed() async throws {
