@@ -73,6 +73,7 @@ def test_run_starts_the_mail_catcher_and_prints_each_code(fake_swift, tmp_path):
         wait_for(r"open http://localhost:%d/" % gateway_port)
         stack = Stack.__new__(Stack)
         stack.gateway_port = gateway_port
+        stack.ssl_context = None
         deadline = time.monotonic() + 60
         while not ready(stack):
             assert time.monotonic() < deadline, "".join(output[-100:])

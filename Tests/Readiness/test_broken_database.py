@@ -5,9 +5,9 @@ import time
 import uuid
 
 PASSWORD = "readiness suite password"
-# What a backend whose PL/pgSQL library can no longer be loaded answers; raised from the trigger function that
-# every stored audit event (a sign-in's among them) runs.
-BROKEN = """CREATE OR REPLACE FUNCTION audit_events_to_webhooks() RETURNS trigger LANGUAGE plpgsql AS $$
+# What a backend whose PL/pgSQL library can no longer be loaded answers; raised from the webhook trigger function,
+# which every stored audit event (a sign-in's among them) runs once an endpoint takes every type.
+BROKEN = """CREATE OR REPLACE FUNCTION audit_event_to_webhooks() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     RAISE EXCEPTION 'could not access file "$libdir/plpgsql": No such file or directory' USING ERRCODE = '58P01';
 END
@@ -44,9 +44,12 @@ def test_a_broken_trigger_function_fails_readiness_and_requests_are_503_with_ret
     assert created.status == 201, created.body
     assert sign_in(stack, email).status == 200
     assert readiness(stack)[0] == 200
+    # An endpoint that takes every event type (its URL never resolves): the trigger now runs for every audit event.
+    stack.sql("INSERT INTO webhook_endpoints (id, url, event_types, secret, created_by) VALUES (gen_random_uuid(), "
+              "'https://webhooks.invalid/readiness', '{*}', decode(repeat('00', 32), 'hex'), 'readiness-suite')")
     original = subprocess.run(
         ["psql", stack.url, "-Atq", "-v", "ON_ERROR_STOP=1", "-c",
-         "SELECT pg_get_functiondef('audit_events_to_webhooks'::regproc)"],
+         "SELECT pg_get_functiondef('audit_event_to_webhooks'::regproc)"],
         check=True, capture_output=True, text=True).stdout
 
     stack.sql(BROKEN)

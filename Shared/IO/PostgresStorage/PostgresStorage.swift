@@ -60,8 +60,8 @@ public struct PostgresStorage: Sendable {
     /// One statement that does what a sign-in needs of the database beyond a connection, and leaves nothing behind:
     /// PL/pgSQL runs (its library is loaded into the backend: after the server's packages are upgraded under it, a
     /// new connection fails here with SQLSTATE 58P01 while `SELECT 1` still answers), an audit event is inserted as
-    /// every sign-in inserts one, and so the statement trigger that queues webhook deliveries
-    /// (`audit_events_to_webhooks`, PL/pgSQL) runs. The insert is undone by the exception the block raises and
+    /// every sign-in inserts one, and so the trigger that queues webhook deliveries (`audit_event_to_webhooks`,
+    /// PL/pgSQL) runs when an endpoint takes every type. The insert is undone by the exception the block raises and
     /// catches itself, so no row is kept (only an identity value is used up).
     static let readinessStatement: PostgresQuery = """
         DO $readiness$
