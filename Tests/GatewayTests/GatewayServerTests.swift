@@ -17,14 +17,7 @@ final class GatewayServerTests: XCTestCase {
 
     override func setUp() async throws {
         try await super.setUp()
-        let servicePort = unusedPort()
-        let configuration = try GatewayConfiguration(environment: [
-            // The test's services are plaintext doubles.
-            "GRPC_PLAINTEXT": "true",
-            "CHALLENGE_SERVICE_ADDRESSES": "127.0.0.1:\(servicePort)",
-            "VERIFICATION_SERVICE_ADDRESSES": "127.0.0.1:\(servicePort)",
-            "SESSION_SERVICE_ADDRESSES": "127.0.0.1:\(servicePort)",
-        ])
+        let configuration = try Self.configuration()
         gateway = try Gateway(
             configuration: configuration, logger: Logger(service: "gateway", minimumLevel: .error),
             listenAddress: SocketAddress(host: "127.0.0.1", port: 0),
@@ -35,6 +28,18 @@ final class GatewayServerTests: XCTestCase {
                 server.drainTimeout = .seconds(2)
             })
         port = try gateway.start().port
+    }
+
+    /// The gateway's configuration in these tests: its services are plaintext doubles on a port nothing answers.
+    static func configuration(_ extra: [String: String] = [:]) throws -> GatewayConfiguration {
+        let servicePort = unusedPort()
+        return try GatewayConfiguration(
+            environment: [
+                "GRPC_PLAINTEXT": "true",
+                "CHALLENGE_SERVICE_ADDRESSES": "127.0.0.1:\(servicePort)",
+                "VERIFICATION_SERVICE_ADDRESSES": "127.0.0.1:\(servicePort)",
+                "SESSION_SERVICE_ADDRESSES": "127.0.0.1:\(servicePort)",
+            ].merging(extra) { _, new in new })
     }
 
     override func tearDown() async throws {
@@ -475,15 +480,8 @@ final class GatewayExecutableTests: XCTestCase {
 /// `GATEWAY_METRICS_LISTEN`: the metrics on a listener of their own, and not on the public one.
 final class GatewayMetricsListenerTests: XCTestCase {
     func testTheMetricsMoveToTheirOwnListenerAndThePublicOneSaysNothing() throws {
-        let servicePort = unusedPort()
         let metricsPort = unusedPort()
-        let configuration = try GatewayConfiguration(environment: [
-            "GRPC_PLAINTEXT": "true",
-            "CHALLENGE_SERVICE_ADDRESSES": "127.0.0.1:\(servicePort)",
-            "VERIFICATION_SERVICE_ADDRESSES": "127.0.0.1:\(servicePort)",
-            "SESSION_SERVICE_ADDRESSES": "127.0.0.1:\(servicePort)",
-            "GATEWAY_METRICS_LISTEN": "127.0.0.1:\(metricsPort)",
-        ])
+        let configuration = try GatewayServerTests.configuration(["GATEWAY_METRICS_LISTEN": "127.0.0.1:\(metricsPort)"])
         let gateway = try Gateway(
             configuration: configuration, logger: Logger(service: "gateway", minimumLevel: .error),
             listenAddress: SocketAddress(host: "127.0.0.1", port: 0))

@@ -84,12 +84,14 @@ public struct AccountSecurityUseCases: Sendable {
         }
         let now = clock()
         let charge = GuessCharge(accountID: accountID, kind: .password, limit: guessLimit, now: now)
-        let admission = guessLimit.admission(of: record.failedGuesses, at: now)
-        let exhausted = DomainError(
-            .rateLimited, "too many failed password attempts for this account; use a passkey or try later",
-            reason: SessionUseCases.tooManyFailedGuesses, retryAfterSeconds: guessLimit.secondsPerGuess)
-        if case .refuse = admission { throw exhausted }
-        guard let guess = try await AdmittedGuess.admit(charge, admission, in: failedGuesses) else { throw exhausted }
+        let guess: AdmittedGuess
+        switch try await AdmittedGuess.admit(charge, with: record.failedGuesses, in: failedGuesses) {
+        case .admitted(let admitted): guess = admitted
+        case .refused(let seconds):
+            throw DomainError(
+                .rateLimited, "too many failed password attempts for this account; use a passkey or try later",
+                reason: SessionUseCases.tooManyFailedGuesses, retryAfterSeconds: seconds)
+        }
         guard let stored = try? StoredPasswordHash(parsing: record.passwordHash),
             try await PasswordHashingCall.run({ try await hashing.verify(password, against: stored) })
         else {

@@ -102,12 +102,10 @@ public struct SessionUseCases: Sendable {
         // guesses racing on several replicas cannot all pass on the same reading; a claimed guess is already counted.
         let now = clock()
         let charge = GuessCharge(accountID: record.accountID, kind: .password, limit: guessLimit, now: now)
-        let admission = guessLimit.admission(of: record.failedGuesses, at: now)
-        if case .refuse(let seconds) = admission {
-            throw tooManyFailedGuesses(record.accountID, retryAfterSeconds: seconds)
-        }
-        guard let guess = try await AdmittedGuess.admit(charge, admission, in: failedGuesses) else {
-            throw tooManyFailedGuesses(record.accountID, retryAfterSeconds: guessLimit.secondsPerGuess)
+        let guess: AdmittedGuess
+        switch try await AdmittedGuess.admit(charge, with: record.failedGuesses, in: failedGuesses) {
+        case .admitted(let admitted): guess = admitted
+        case .refused(let seconds): throw tooManyFailedGuesses(record.accountID, retryAfterSeconds: seconds)
         }
         // Import refuses hashes this system cannot read, so an unreadable one is a defect or tampering: it fails
         // closed, after the same work as any other failure.

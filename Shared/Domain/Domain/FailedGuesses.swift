@@ -144,6 +144,25 @@ public struct AdmittedGuess: Sendable {
         }
     }
 
+    /// A guess's fate: checked (claimed first where the admission asks), or refused for these seconds.
+    public enum Outcome: Sendable {
+        case admitted(AdmittedGuess)
+        case refused(retryAfterSeconds: Int)
+    }
+
+    /// The guess against the failed `guesses` read with the account: refused while the budget is spent (until one
+    /// drains), claimed first near its end (refused when the claim finds no room), else admitted as it is.
+    public static func admit(_ charge: GuessCharge, with guesses: FailedGuesses?, in store: any FailedGuessRepository)
+        async throws -> Outcome
+    {
+        let admission = charge.limit.admission(of: guesses, at: charge.now)
+        if case .refuse(let seconds) = admission { return .refused(retryAfterSeconds: seconds) }
+        guard let guess = try await admit(charge, admission, in: store) else {
+            return .refused(retryAfterSeconds: charge.limit.secondsPerGuess)
+        }
+        return .admitted(guess)
+    }
+
     /// Counts the guess as failed (one statement), unless its claim counted it already.
     public func failed() async throws {
         if !claimed { try await store.countFailedGuess(charge) }

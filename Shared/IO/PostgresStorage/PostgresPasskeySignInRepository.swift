@@ -62,7 +62,10 @@ public struct PostgresPasskeySignInRepository: PasskeySignInRepository {
         let admitted: PostgresQuery =
             "EXISTS (SELECT 1 FROM consumed) AND NOT passkey.disabled AND (NOT \(durable) OR EXISTS (SELECT 1 FROM used))"
         let outcome: PostgresQuery
+        // Only a reauthentication asks whether its session, rather than the passkey's use, is what failed.
+        var reauthenticationColumn: PostgresQuery = ""
         if let reauthentication = record.reauthenticating {
+            reauthenticationColumn = ", EXISTS (SELECT 1 FROM admitted) AS admitted"
             outcome = """
                 admitted AS (SELECT passkey.account_id FROM passkey WHERE \(fragment: admitted)),
                 \(fragment: PostgresAccountSecurityRepository.reauthentication(
@@ -108,8 +111,8 @@ public struct PostgresPasskeySignInRepository: PasskeySignInRepository {
                      \(fragment: outcome)
                 SELECT EXISTS (SELECT 1 FROM passkey) AS passkey_found, EXISTS (SELECT 1 FROM consumed) AS consumed,
                        (SELECT disabled FROM passkey) AS disabled,
-                       (SELECT passkey.display_name FROM added, passkey) AS display_name,
-                       (NOT \(durable) OR EXISTS (SELECT 1 FROM used)) AS use_recorded
+                       (SELECT passkey.display_name FROM added, passkey) AS display_name
+                       \(fragment: reauthenticationColumn)
                 """)
         }
         guard let row = rows.first else { throw PostgresError(.decoding, "the sign-in statement returned no row") }
@@ -117,7 +120,7 @@ public struct PostgresPasskeySignInRepository: PasskeySignInRepository {
         guard try row.decode(Bool.self, "passkey_found") else { return .passkeyChanged }
         guard try row.decode(Bool.self, "consumed") else { return .challengeUnavailable }
         if try row.decode(Bool?.self, "disabled") == true { return .accountDisabled }
-        if record.reauthenticating != nil, try row.decode(Bool.self, "use_recorded") { return .sessionEnded }
+        if record.reauthenticating != nil, try row.decode(Bool.self, "admitted") { return .sessionEnded }
         return .concurrentUse
     }
 
