@@ -33,15 +33,22 @@ final class WebhookSubscriptionTests: StorageTestCase {
     func store(_ type: String) async throws -> (triggerCalls: Int, deliveries: Int) {
         try await pool.transaction { connection in
             try connection.execute("SET LOCAL track_functions = 'all'")
+            // Postgres 15 answers this view from the connection's unflushed counters, which can still hold an
+            // earlier transaction's calls (they are flushed at most once a second): only the difference across the
+            // insert is this event's.
+            func triggerCalls() throws -> Int {
+                try connection.execute(
+                    """
+                    SELECT coalesce(sum(calls), 0)::bigint AS n FROM pg_stat_xact_user_functions
+                    WHERE funcname = 'audit_event_to_webhooks'
+                    """
+                ).first?.decode(Int.self, "n") ?? -1
+            }
+            let before = try triggerCalls()
             let id = try connection.execute(
                 "INSERT INTO audit_events (type, actor) VALUES (\(type), 'user') RETURNING id"
             ).first?.decode(Int.self, "id")
-            let calls = try connection.execute(
-                """
-                SELECT coalesce(sum(calls), 0)::bigint AS n FROM pg_stat_xact_user_functions
-                WHERE funcname = 'audit_event_to_webhooks'
-                """
-            ).first?.decode(Int.self, "n") ?? -1
+            let calls = try triggerCalls() - before
             let deliveries = try connection.execute(
                 "SELECT count(*)::bigint AS n FROM webhook_deliveries WHERE event_id = \(id)"
             ).first?.decode(Int.self, "n") ?? -1
