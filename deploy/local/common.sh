@@ -6,9 +6,9 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # Debian packages the build, the tests and the local stack need.
 apt_packages=(libssl-dev libpq-dev libnghttp2-dev libargon2-dev libcurl4-openssl-dev libcrypt-dev postgresql openssl curl python3)
 # What only the tests and benchmarks need: real protocol peers, a real browser, and the profilers signin-bench's
-# PROFILE=1 runs (linux-perf, strace).
+# PROFILE=1 runs (linux-perf, strace), and HAProxy, in front of the gateways in the upgrade test (Tests/Upgrade).
 test_apt_packages=(dnsmasq-base nghttp2-client nghttp2-server python3-venv python3-pip chromium chromium-driver prometheus
-    linux-perf strace)
+    linux-perf strace haproxy)
 
 # shellcheck source=log.sh
 source "$(dirname "${BASH_SOURCE[0]}")/log.sh"

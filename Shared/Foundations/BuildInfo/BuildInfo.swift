@@ -10,7 +10,7 @@ import Observability
 /// `deploy/local/run` after its build). A build without one, or with anything else in it, says `unknown`.
 public struct BuildInfo: Sendable, Equatable {
     /// The product's version. `Tests/BuildInfoTests` holds it equal to the `VERSION` file.
-    public static let productVersion = "0.1.0"
+    public static let productVersion = "0.2.0"
 
     /// The name of the file beside the executables that names the commit they were built from.
     public static let commitFileName = "BUILD_COMMIT"
