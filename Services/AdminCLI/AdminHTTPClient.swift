@@ -107,7 +107,7 @@ enum AdminHTTPClient {
             "the response from \(address.authority) is larger than 64 KiB of head or 8 MiB of body"
         case .incompleteResponse: "\(address.authority) closed the connection before a whole response"
         case .malformedResponse: "the admin API's answer is not an HTTP response"
-        case .other: "\(address.authority): \(error.description)"
+        case .certificateRejected, .other: "\(address.authority): \(error.description)"
         }
     }
 }

@@ -54,27 +54,36 @@ enum DoctorCommand {
         exit(findings.contains { $0.severity == .failure } ? Exit.failed.rawValue : Exit.done.rawValue)
     }
 
+    /// The most header bytes kept from one response.
+    static let headLimit = 64 * 1024
+
     /// Each well-known file as fetched, and the certificate. When the certificate is refused, that is reported and
     /// the files are fetched again without the check, so that their own problems show in the same run.
     static func observe(_ target: DoctorTarget, caFile: String?, address: String?, timeout: Duration) -> (
         certificate: ServedCertificate, documents: [WellKnownFile: FetchedDocument]
     ) {
-        let fetcher = HTTPFetcher()
+        let client = HTTPClient()
         var certificate = ServedCertificate()
         var verifiesPeer = true
         var documents: [WellKnownFile: FetchedDocument] = [:]
         for file in WellKnownFile.allCases {
-            var request = HTTPFetchRequest(
-                url: target.origin + file.path, bodyLimit: WellKnownFile.sizeLimit,
-                connectTimeout: min(timeout, .seconds(5)), timeout: timeout, caFile: caFile, address: address,
-                verifiesPeer: verifiesPeer)
+            // As a device's fetcher asks: no redirect followed (HTTPClient never follows one), no proxy, the body
+            // kept up to the size limit and the rest reported as over it.
+            var request = HTTPRequest(
+                method: "GET", url: target.origin + file.path, headers: [], userAgent: "passkey-admin-doctor/1",
+                host: target.host, port: target.port, addresses: address.map { [$0] } ?? [],
+                connectTimeout: min(timeout, .seconds(5)), timeout: timeout, caFile: caFile, verifiesPeer: verifiesPeer,
+                collectsCertificates: true, headLimit: Self.headLimit, bodyLimit: WellKnownFile.sizeLimit,
+                keepsStartOfLongerBody: true)
             do {
-                var response: HTTPFetchResponse
-                do { response = try fetcher.fetch(request) } catch  where error.certificateRejected && verifiesPeer {
+                var response: HTTPResponse
+                do {
+                    response = try client.perform(request)
+                } catch where error.code == .certificateRejected && verifiesPeer {
                     certificate.rejection = error.description
                     verifiesPeer = false
                     request.verifiesPeer = false
-                    response = try fetcher.fetch(request)
+                    response = try client.perform(request)
                 }
                 if certificate.notAfterUnixSeconds == nil, let leaf = response.peerCertificates.first {
                     certificate.notAfterUnixSeconds = (try? Certificate(pemEncoded: leaf))?.notAfterUnixSeconds

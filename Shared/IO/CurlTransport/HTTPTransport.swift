@@ -22,17 +22,26 @@ public struct HTTPRequest: Sendable {
     public var timeout: Duration
     /// A PEM file of the certificate authorities to trust instead of the system's.
     public var caFile: String?
+    /// Whether the server's certificate chain and name are checked. Off only to look at what an untrusted server
+    /// serves after the refusal has been reported (`passkey-admin doctor`).
+    public var verifiesPeer: Bool
+    /// Whether the response carries the server's certificates (`HTTPResponse.peerCertificates`).
+    public var collectsCertificates: Bool
     /// The most bytes of the response's head and body kept; a response over either fails with
     /// `responseTooLarge`. A head limit of nil leaves libcurl's own. A body limit of nil reads any body and keeps none
     /// of it, and takes a response whose head was cut short by its status; with a limit, the head must be whole.
     public var headLimit: Int?
     public var bodyLimit: Int?
+    /// With a body limit: a longer body ends the transfer and the response keeps its start, saying so
+    /// (`HTTPResponse.bodyExceededLimit`), instead of failing with `responseTooLarge`.
+    public var keepsStartOfLongerBody: Bool
 
     public init(
         method: String, url: String, headers: [(name: String, value: String)], body: [UInt8] = [], userAgent: String,
         protocols: String = "http,https", host: String = "", port: Int = 0, addresses: [String] = [],
-        connectTimeout: Duration, timeout: Duration, caFile: String? = nil, headLimit: Int? = nil,
-        bodyLimit: Int? = nil
+        connectTimeout: Duration, timeout: Duration, caFile: String? = nil, verifiesPeer: Bool = true,
+        collectsCertificates: Bool = false, headLimit: Int? = nil, bodyLimit: Int? = nil,
+        keepsStartOfLongerBody: Bool = false
     ) {
         self.method = method
         self.url = url
@@ -46,8 +55,11 @@ public struct HTTPRequest: Sendable {
         self.connectTimeout = connectTimeout
         self.timeout = timeout
         self.caFile = caFile
+        self.verifiesPeer = verifiesPeer
+        self.collectsCertificates = collectsCertificates
         self.headLimit = headLimit
         self.bodyLimit = bodyLimit
+        self.keepsStartOfLongerBody = keepsStartOfLongerBody
     }
 }
 
@@ -58,6 +70,15 @@ public struct HTTPResponse: Sendable {
     public var headers: [String: String]
     /// The body, when the request kept it.
     public var body: [UInt8]
+    /// Whether the body was longer than the request's limit and `body` holds only its start
+    /// (`HTTPRequest.keepsStartOfLongerBody`).
+    public var bodyExceededLimit = false
+    /// The server's certificates as it sent them, leaf first, each PEM, when the request collects them; empty over
+    /// plain HTTP.
+    public var peerCertificates: [String] = []
+
+    /// The value of header field `name` (lowercase).
+    public func header(_ name: String) -> String? { headers[name] }
 }
 
 /// One HTTP POST: where to, pinned to which addresses, with which headers and body, within which times.
@@ -98,6 +119,9 @@ public struct HTTPTransportError: Error, Sendable, CustomStringConvertible {
         case couldNotResolve
         case couldNotConnect
         case timedOut
+        /// The TLS handshake failed on the server's certificate: an untrusted chain, an expired certificate, or a
+        /// name that does not match the host.
+        case certificateRejected
         /// The head or the body passed the request's limit (`HTTPRequest.headLimit`, `bodyLimit`).
         case responseTooLarge
         /// The peer closed the connection before a whole response.
@@ -154,7 +178,8 @@ public final class HTTPClient {
         let body = MessageBody(request.body)
         let unmanagedBody = Unmanaged.passRetained(body)
         defer { unmanagedBody.release() }
-        let collector = ResponseCollector(headLimit: request.headLimit, bodyLimit: request.bodyLimit)
+        let collector = ResponseCollector(
+            headLimit: request.headLimit, bodyLimit: request.bodyLimit, keepsStart: request.keepsStartOfLongerBody)
         let unmanagedCollector = Unmanaged.passRetained(collector)
         defer { unmanagedCollector.release() }
         let sendsBody = request.method != "GET"
@@ -185,6 +210,13 @@ public final class HTTPClient {
             set(ccurl_setopt_long(handle, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout)))
             set(ccurl_setopt_string(handle, CURLOPT_USERAGENT, request.userAgent))
             if let caFile = request.caFile { set(ccurl_setopt_string(handle, CURLOPT_CAINFO, caFile)) }
+            if !request.verifiesPeer {
+                set(ccurl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 0))
+                set(ccurl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 0))
+            }
+            if request.collectsCertificates { set(ccurl_setopt_long(handle, CURLOPT_CERTINFO, 1)) }
+            // No Accept-Encoding is sent; a body compressed anyway is kept as it came, never inflated past its limit.
+            set(ccurl_setopt_long(handle, CURLOPT_HTTP_CONTENT_DECODING, 0))
             if let resolve { set(ccurl_setopt_list(handle, CURLOPT_RESOLVE, resolve)) }
             set(ccurl_setopt_list(handle, CURLOPT_HTTPHEADER, headerList))
             if sendsBody {
@@ -196,7 +228,9 @@ public final class HTTPClient {
             } else {
                 set(ccurl_setopt_long(handle, CURLOPT_HTTPGET, 1))
             }
-            if let limit = request.bodyLimit { set(ccurl_setopt_long(handle, CURLOPT_MAXFILESIZE, limit)) }
+            if let limit = request.bodyLimit, !request.keepsStartOfLongerBody {
+                set(ccurl_setopt_long(handle, CURLOPT_MAXFILESIZE, limit))
+            }
             set(ccurl_setopt_header_function(handle, collectHeader))
             set(ccurl_setopt_pointer(handle, CURLOPT_HEADERDATA, unmanagedCollector.toOpaque()))
             set(ccurl_setopt_write_function(handle, collectBody))
@@ -210,7 +244,7 @@ public final class HTTPClient {
                 .responseTooLarge, description: "the response's \(overflow) is over its limit", status: collector.status
             )
         }
-        guard code == CURLE_OK else {
+        guard code == CURLE_OK || (code == CURLE_WRITE_ERROR && collector.bodyExceededLimit) else {
             let detail = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
             let message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
             throw HTTPTransportError(
@@ -224,7 +258,30 @@ public final class HTTPClient {
         }
         var status = 0
         _ = ccurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
-        return HTTPResponse(status: status, headers: collector.headers, body: collector.body)
+        return HTTPResponse(
+            status: status, headers: collector.headers, body: collector.body,
+            bodyExceededLimit: collector.bodyExceededLimit,
+            peerCertificates: request.collectsCertificates ? Self.peerCertificates(handle) : [])
+    }
+
+    /// The PEM of each certificate the server sent (libcurl's certificate information, `Cert:` entries).
+    private static func peerCertificates(_ handle: UnsafeMutableRawPointer) -> [String] {
+        var information: UnsafeMutablePointer<curl_certinfo>?
+        guard ccurl_getinfo_certinfo(handle, &information) == CURLE_OK, let information,
+            information.pointee.num_of_certs > 0, let lists = information.pointee.certinfo
+        else { return [] }
+        var certificates: [String] = []
+        for index in 0..<Int(information.pointee.num_of_certs) {
+            var entry = lists[index]
+            while let item = entry {
+                if let data = item.pointee.data {
+                    let text = String(cString: data)
+                    if text.hasPrefix("Cert:") { certificates.append(String(text.dropFirst("Cert:".count))) }
+                }
+                entry = item.pointee.next
+            }
+        }
+        return certificates
     }
 
     private static func milliseconds(_ duration: Duration) -> Int {
@@ -236,6 +293,7 @@ public final class HTTPClient {
         case CURLE_COULDNT_RESOLVE_HOST: .couldNotResolve
         case CURLE_COULDNT_CONNECT: .couldNotConnect
         case CURLE_OPERATION_TIMEDOUT: .timedOut
+        case CURLE_PEER_FAILED_VERIFICATION: .certificateRejected
         case CURLE_FILESIZE_EXCEEDED: .responseTooLarge
         case CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_RECV_ERROR: .incompleteResponse
         case CURLE_WEIRD_SERVER_REPLY, CURLE_UNSUPPORTED_PROTOCOL, CURLE_BAD_CONTENT_ENCODING: .malformedResponse
@@ -248,6 +306,9 @@ public final class HTTPClient {
 final class ResponseCollector {
     let headLimit: Int?
     let bodyLimit: Int?
+    /// Whether a body over its limit keeps its start and ends the transfer, rather than failing it.
+    let keepsStart: Bool
+    var bodyExceededLimit = false
     var headBytes = 0
     var headers: [String: String] = [:]
     var body: [UInt8] = []
@@ -259,9 +320,10 @@ final class ResponseCollector {
     /// The last status line's code.
     var status: Int?
 
-    init(headLimit: Int?, bodyLimit: Int?) {
+    init(headLimit: Int?, bodyLimit: Int?, keepsStart: Bool = false) {
         self.headLimit = headLimit
         self.bodyLimit = bodyLimit
+        self.keepsStart = keepsStart
     }
 
     /// Takes one header line; false when the head is over its limit.
@@ -292,7 +354,12 @@ final class ResponseCollector {
     func bodyBytes(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let bodyLimit else { return true }
         guard body.count + bytes.count <= bodyLimit else {
-            overflow = "body"
+            if keepsStart {
+                body.append(contentsOf: bytes.prefix(bodyLimit - body.count))
+                bodyExceededLimit = true
+            } else {
+                overflow = "body"
+            }
             return false
         }
         body.append(contentsOf: bytes)

@@ -30,7 +30,8 @@ enum OTLPHTTPPost {
             case .couldNotResolve: return .failure(Failure(description: "cannot resolve \(host)"))
             case .timedOut: return .failure(Failure(description: "no response within the export timeout"))
             case .incompleteResponse, .malformedResponse: return .failure(Failure(description: "no HTTP response"))
-            case .couldNotConnect, .responseTooLarge, .other: return .failure(Failure(description: error.description))
+            case .couldNotConnect, .certificateRejected, .responseTooLarge, .other:
+                return .failure(Failure(description: error.description))
             }
         }
         guard (200..<300).contains(response.status) else {
