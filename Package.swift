@@ -92,7 +92,11 @@ let persistenceTargets: [Target] = [
     .testTarget(name: "BuildInfoTests", dependencies: ["BuildInfo", "Observability"], path: "Tests/BuildInfoTests"),
     .testTarget(
         name: "ObservabilityTests", dependencies: ["Observability", "Protobuf"], path: "Tests/ObservabilityTests"),
-    .target(name: "Configuration", dependencies: ["Encoding"], path: "Shared/Foundations/Configuration"),
+    .target(name: "Configuration", dependencies: ["Encoding", "PublicSuffixes"], path: "Shared/Foundations/Configuration"),
+    // The Public Suffix List and its algorithm: which part of a host name is a public suffix, and the registrable
+    // domain under it (the relying party ID's checks).
+    .target(name: "PublicSuffixes", path: "Shared/Foundations/PublicSuffixes", resources: [.copy("Data")]),
+    .testTarget(name: "PublicSuffixesTests", dependencies: ["PublicSuffixes"], path: "Tests/PublicSuffixesTests"),
     .testTarget(
         name: "ConfigurationTests",
         dependencies: [
@@ -148,7 +152,8 @@ let recoveryTargets: [Target] = [
     .target(name: "AdminAccess", dependencies: ["Crypto", "Domain", "Encoding"], path: "Shared/Domain/AdminAccess"),
     .testTarget(name: "AdminAccessTests", dependencies: ["AdminAccess", "Crypto"], path: "Tests/AdminAccessTests"),
     .target(
-        name: "DeploymentChecks", dependencies: ["Configuration", "JSON"], path: "Shared/Domain/DeploymentChecks"),
+        name: "DeploymentChecks", dependencies: ["Configuration", "IPAddresses", "JSON", "PublicSuffixes"],
+        path: "Shared/Domain/DeploymentChecks"),
     .testTarget(
         name: "DeploymentChecksTests", dependencies: ["Configuration", "DeploymentChecks"],
         path: "Tests/DeploymentChecksTests"),

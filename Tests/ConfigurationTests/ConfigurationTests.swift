@@ -142,7 +142,7 @@ final class ConfigurationTests: XCTestCase {
 
     func testEveryBadValueNamesItsVariable() {
         let cases: [(String, String)] = [
-            ("PASSKEY_RP_ID", "exa mple.com"),
+            ("PASSKEY_RP_ID", "exa mple.com"), ("PASSKEY_RP_ID", "co.uk"), ("PASSKEY_RP_ID", "GitHub.io"),
             ("PASSKEY_ORIGINS", "ftp://example.com"),
             ("PASSKEY_ORIGINS", "http://example.com"),
             ("PASSKEY_ORIGINS", "https://example.com/path"),
@@ -193,6 +193,21 @@ final class ConfigurationTests: XCTestCase {
                     XCTAssertEqual(error?.variable, named, "\(process): \(variable)=\(value)")
                 }
             }
+        }
+    }
+
+    func testAPublicSuffixIsNoRelyingPartyIDButANameUnderItOrAnIntranetNameIs() throws {
+        for suffix in ["com", "co.uk", "github.io", "xn--55qx5d.cn"] {
+            XCTAssertThrowsError(try EnvironmentReader(["PASSKEY_RP_ID": suffix]).relyingPartyID(), suffix) {
+                let error = $0 as? ConfigurationError
+                XCTAssertEqual(error?.variable, "PASSKEY_RP_ID")
+                XCTAssertEqual(
+                    error?.problem,
+                    "\(suffix) is a public suffix (Public Suffix List), and browsers make no passkey for one: use your own domain under it")
+            }
+        }
+        for id in ["example.com", "example.co.uk", "me.github.io", "localhost", "intranet", "login.corp.example"] {
+            XCTAssertEqual(try EnvironmentReader(["PASSKEY_RP_ID": id]).relyingPartyID(), id)
         }
     }
 

@@ -1,6 +1,7 @@
 import Configuration
-import DeploymentChecks
 import XCTest
+
+@testable import DeploymentChecks
 
 /// The doctor's checks as pure functions of what was fetched: every file's every refusal, the relying party's and
 /// the certificate's, and a deployment that passes. The real fetch over sockets is `Tests/Doctor`.
@@ -183,6 +184,18 @@ final class DeploymentDoctorTests: XCTestCase {
             #"{"origins": ["https://shop.example.net", "https://example.org", "https://example.de", "https://b.test", "https://c.test", "https://d.test"]}"#
         )
         XCTAssertEqual(problems(findings(with(.relatedOrigins, sameLabel))), [])
+        // Labels come from the Public Suffix List: names under co.uk are a label each (not all "co"), and so are
+        // names under github.io; an IP address is none.
+        let underSuffixes = Self.json(
+            #"{"origins": ["https://one.co.uk", "https://www.two.co.uk", "https://me.github.io", "https://192.0.2.1", "https://you.github.io", "https://five.co.uk", "https://shop.example.net"]}"#
+        )
+        XCTAssertEqual(
+            problems(findings(with(.relatedOrigins, underSuffixes))), ["webauthn beyond_label_limit failure"])
+        XCTAssertEqual(RelatedOriginsCheck.registrableLabel(of: "www.shop.example.co.uk"), "example")
+        XCTAssertEqual(RelatedOriginsCheck.registrableLabel(of: "me.github.io"), "me")
+        XCTAssertNil(RelatedOriginsCheck.registrableLabel(of: "192.0.2.1"))
+        XCTAssertNil(RelatedOriginsCheck.registrableLabel(of: "[2001:db8::1]"))
+        XCTAssertNil(RelatedOriginsCheck.registrableLabel(of: "co.uk"))
     }
 
     func testPasskeyEndpointsContent() {
@@ -204,11 +217,19 @@ final class DeploymentDoctorTests: XCTestCase {
         let refused = findings(expectation: outside)
         XCTAssertEqual(problems(refused), ["relying-party origin_outside_relying_party failure"])
         XCTAssertTrue(refused.contains { $0.problem.hasPrefix("https://example.org is neither example.com") })
-        for id in ["localhost", "com", "127.0.0.1", "app.localhost"] {
+        for id in ["localhost", "com", "127.0.0.1", "app.localhost", "co.uk", "github.io"] {
             let local = DeploymentExpectation(relyingPartyID: id, origins: [])
             XCTAssertTrue(
                 problems(findings(host: id, expectation: local)).contains(
                     "relying-party relying_party_not_registrable failure"), id)
+        }
+        let suffix = findings(host: "github.io", expectation: DeploymentExpectation(relyingPartyID: "github.io", origins: []))
+        XCTAssertTrue(
+            suffix.contains { $0.problem.hasPrefix("the relying party ID github.io is a public suffix (Public Suffix List)") })
+        for id in ["me.github.io", "example.co.uk"] {
+            XCTAssertFalse(
+                problems(findings(host: id, expectation: DeploymentExpectation(relyingPartyID: id, origins: [])))
+                    .contains("relying-party relying_party_not_registrable failure"), id)
         }
     }
 

@@ -1,4 +1,6 @@
 import Configuration
+import IPAddresses
+import PublicSuffixes
 import JSON
 
 /// `/.well-known/webauthn`: the related origins (WebAuthn Level 3 §5.11) a browser reads before it runs a ceremony
@@ -54,13 +56,14 @@ enum RelatedOriginsCheck {
         return findings
     }
 
-    /// The origins a browser skips: those of a registrable domain first seen after `labelLimit` others.
+    /// The origins a browser skips: those of a registrable domain first seen after `labelLimit` others (an origin
+    /// with no registrable domain, such as an IP address, is not counted).
     static func originsBeyondLabelLimit(_ origins: [String]) -> [String] {
         var labels: [String] = []
         var ignored: [String] = []
         for origin in origins {
-            guard let host = ConfigurationValues.host(ofWebOrigin: origin) else { continue }
-            let label = registrableLabel(of: host)
+            guard let host = ConfigurationValues.host(ofWebOrigin: origin), let label = registrableLabel(of: host)
+            else { continue }
             if labels.contains(label) { continue }
             if labels.count >= labelLimit {
                 ignored.append(origin)
@@ -71,10 +74,13 @@ enum RelatedOriginsCheck {
         return ignored
     }
 
-    /// The label before the public suffix, taking the last label as the suffix (`shop` for `www.shop.example`).
-    /// Without the Public Suffix List a two-label suffix (`co.uk`) counts as its first label.
-    static func registrableLabel(of host: String) -> String {
-        let labels = host.split(separator: ".")
-        return String(labels.count >= 2 ? labels[labels.count - 2] : labels.first ?? "")
+    /// The registrable origin label of §5.11.1: the first label of the host's registrable domain by the Public
+    /// Suffix List (`shop` for `www.shop.example.co.uk`); nil for an IP address, a public suffix itself, or without
+    /// the list.
+    static func registrableLabel(of host: String) -> String? {
+        guard IPAddress(parsing: host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host) == nil,
+            let domain = PublicSuffixList.shipped?.registrableDomain(of: host)
+        else { return nil }
+        return domain.split(separator: ".").first.map(String.init)
     }
 }

@@ -1,4 +1,5 @@
 import Configuration
+import PublicSuffixes
 
 /// The relying party ID against where the files were fetched and against every configured web origin: a browser
 /// runs a ceremony only where the origin's host is the RP ID or under it (or a related origin), and the platforms
@@ -10,10 +11,13 @@ enum RelyingPartyCheck {
         var findings: [DeploymentFinding] = []
         let id = expectation.relyingPartyID
         if !isRegistrable(id) {
+            let why =
+                PublicSuffixList.shipped?.isListedPublicSuffix(id) == true
+                ? "is a public suffix (Public Suffix List), not a registrable domain" : "is not a registrable domain"
             findings.append(
                 .failure(
                     name, .relyingPartyNotRegistrable,
-                    "the relying party ID \(id) is not a registrable domain: devices make no passkey for it",
+                    "the relying party ID \(id) \(why): devices make no passkey for it",
                     fix: "set PASSKEY_RP_ID to your domain (example.com) before the first passkey is made"))
         }
         if host != id {
@@ -46,12 +50,12 @@ enum RelyingPartyCheck {
     }
 
     /// A name a passkey can be made for on the web: a domain of two labels or more, not `localhost` or a name under
-    /// it, not an IP address. (Whether it is a public suffix such as `co.uk` needs the Public Suffix List, which
-    /// this check does not carry.)
+    /// it, not an IP address, and not a public suffix (`co.uk`, `github.io`) by the Public Suffix List (without the
+    /// list, nothing is).
     static func isRegistrable(_ id: String) -> Bool {
         let labels = id.split(separator: ".", omittingEmptySubsequences: false)
         let numeric = labels.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) }
         return labels.count >= 2 && !numeric && labels.last != "localhost"
-            && ConfigurationValues.isValidHostName(id)
+            && ConfigurationValues.isValidHostName(id) && PublicSuffixList.shipped?.registrableDomain(of: id) != nil
     }
 }

@@ -1,3 +1,5 @@
+import PublicSuffixes
+
 /// The variables more than one process reads, each read and validated here only, so that every process that reads
 /// one takes the same default and refuses the same values. Which process reads which is its own configuration's
 /// business (`GatewayConfiguration`, `ChallengeServiceConfiguration`, ...), and `docs/configuration.md` lists it.
@@ -7,6 +9,17 @@ extension EnvironmentReader {
         let id = string("PASSKEY_RP_ID", default: "localhost").lowercased()
         guard ConfigurationValues.isValidHostName(id) else {
             throw ConfigurationError(variable: "PASSKEY_RP_ID", problem: "expected a domain name, got \(id)")
+        }
+        guard let suffixes = PublicSuffixList.shipped else {
+            throw ConfigurationError(
+                variable: "PASSKEY_RP_ID",
+                problem: "the Public Suffix List (public_suffix_list.dat beside the executable) is missing or empty, so \(id) cannot be checked")
+        }
+        // Browsers refuse a public suffix as a relying party ID: no passkey could ever be made for it.
+        guard !suffixes.isListedPublicSuffix(id) else {
+            throw ConfigurationError(
+                variable: "PASSKEY_RP_ID",
+                problem: "\(id) is a public suffix (Public Suffix List), and browsers make no passkey for one: use your own domain under it")
         }
         return id
     }
