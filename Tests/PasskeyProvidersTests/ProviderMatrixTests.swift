@@ -1,6 +1,6 @@
 import Foundation
 import PasskeyProviders
-import SoftwareAuthenticator
+@testable import SoftwareAuthenticator
 import WebAuthn
 import XCTest
 
@@ -52,8 +52,7 @@ final class ProviderMatrixTests: XCTestCase {
             XCTAssertEqual(record.backedUp, persona.registrationFlags.contains(.backedUp), persona.provider)
             XCTAssertEqual(record.transports, persona.transports, persona.provider)
             XCTAssertEqual(record.clientExtensionOutputs.residentKey, persona.residentKey, persona.provider)
-            XCTAssertEqual(
-                record.attestationFormat, persona.attestation == .none ? .none : .packed, persona.provider)
+            XCTAssertEqual(record.attestationFormat.rawValue, persona.attestation.format, persona.provider)
             var stored = StoredCredential(
                 id: record.credentialID, publicKey: record.publicKey, userHandle: authenticator.userHandle,
                 signCount: record.signCount, backupEligible: record.backupEligible)
@@ -103,11 +102,48 @@ final class ProviderMatrixTests: XCTestCase {
             let transports =
                 (response["transports"] ?? (response["response"] as? [String: Any])?["transports"]) as? [String]
             if let transports { XCTAssertEqual(Set(transports), Set(persona.transports), persona.provider) }
-            if persona.attestation == .packedWithCertificate {
-                XCTAssertEqual(decoded["fmt"] as? String, "packed", persona.provider)
+            XCTAssertEqual(decoded["fmt"] as? String, persona.attestation.format, persona.provider)
+            if persona.attestation != .none {
                 XCTAssertTrue((decoded["attStmtKeys"] as? [String])?.contains("x5c") == true, persona.provider)
             }
         }
+    }
+
+    /// Windows Hello's `tpm` statement is verified, not carried: an AIK certificate without the AIK usage, or a
+    /// statement signed by another key, is refused.
+    func testTheTPMStatementIsCheckedNotJustCarried() throws {
+        let persona = try XCTUnwrap(ProviderPersona.all.first { $0.attestation == .tpm })
+        let authenticator = persona.authenticator()
+        let challenge = Array(repeating: UInt8(9), count: 32)
+        let expectation = RegistrationExpectation(
+            challenge: challenge, relyingPartyID: Self.rpID, origins: OriginPolicy(allowedOrigins: [Self.origin]))
+        let issued = Int64(Date().timeIntervalSince1970) - 86_400
+        let authority = CertificateAuthority(notBefore: issued)
+        let aik = SigningKey(algorithm: .rs256)
+        let withoutUsage = authority.issue(
+            subject: [], subjectKey: aik, notBefore: issued,
+            extensions: [TPMStatement.aikExtensions(manufacturer: "id:4D534654", model: "TPM", version: "id:13")[0]])
+        let withUsage = authority.issue(
+            subject: [], subjectKey: aik, notBefore: issued,
+            extensions: TPMStatement.aikExtensions(manufacturer: "id:4D534654", model: "TPM", version: "id:13"))
+        for (attestation, refusal) in [
+            (SoftwareAuthenticator.Attestation.tpm(aik: aik, x5c: [withoutUsage]), "no extended key usage"),
+            (.tpm(aik: SigningKey(algorithm: .rs256), x5c: [withUsage]), "signature"),
+        ] {
+            let registration = authenticator.makeRegistration(
+                challenge: challenge, rpID: Self.rpID, origin: Self.origin,
+                flags: persona.registrationFlags.union(.attestedCredentialData), attestation: attestation)
+            XCTAssertThrowsError(
+                try RegistrationVerifier().verify(response: registration, expectation: expectation, now: Date()), refusal
+            ) { XCTAssertTrue(String(describing: $0).contains(refusal), "\($0)") }
+        }
+        let accepted = authenticator.makeRegistration(
+            challenge: challenge, rpID: Self.rpID, origin: Self.origin,
+            flags: persona.registrationFlags.union(.attestedCredentialData),
+            attestation: .tpm(aik: aik, x5c: [withUsage]))
+        XCTAssertEqual(
+            try RegistrationVerifier().verify(response: accepted, expectation: expectation, now: Date())
+                .attestationFormat, .tpm)
     }
 
     func testTheDocumentsTableIsWrittenFromTheList() throws {

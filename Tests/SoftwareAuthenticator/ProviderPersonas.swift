@@ -20,6 +20,18 @@ public struct ProviderPersona: Sendable {
         case none
         /// `packed` with an `x5c` path from the provider's attestation CA (here a test CA).
         case packedWithCertificate
+        /// `tpm`: a TPM 2.0 certify structure signed by an attestation identity key, whose certificate (empty
+        /// subject, the TPM in its subject alternative name, the AIK usage) a test CA issued.
+        case tpm
+
+        /// The `fmt` the registration carries.
+        public var format: String {
+            switch self {
+            case .none: "none"
+            case .packedWithCertificate: "packed"
+            case .tpm: "tpm"
+            }
+        }
     }
 
     /// The provider, as people know it.
@@ -80,6 +92,15 @@ public struct ProviderPersona: Sendable {
                 subjectKey: key, notBefore: issued,
                 extensions: [CertificateAuthority.aaguidExtension(authenticator.aaguid)])
             return .packed(key: key, x5c: [leaf])
+        case .tpm:
+            let issued = Int64(now.timeIntervalSince1970) - 86_400
+            let authority = CertificateAuthority(commonName: "\(provider) TPM Root", notBefore: issued)
+            let aik = SigningKey(algorithm: .rs256)
+            let certificate = authority.issue(
+                subject: [], subjectKey: aik, notBefore: issued,
+                extensions: TPMStatement.aikExtensions(manufacturer: "id:4D534654", model: "TPM", version: "id:13")
+                    + [CertificateAuthority.aaguidExtension(authenticator.aaguid)])
+            return .tpm(aik: aik, x5c: [certificate])
         }
     }
 
@@ -134,11 +155,11 @@ public struct ProviderPersona: Sendable {
         ),
         ProviderPersona(
             provider: "Windows Hello", aaguid: "08987058-cadc-4b81-b6e1-30de50dcbe96", listedName: "Windows Hello",
-            registrationFlags: deviceBound, signInFlags: deviceBound, attestation: .none, algorithm: .rs256,
+            registrationFlags: deviceBound, signInFlags: deviceBound, attestation: .tpm, algorithm: .rs256,
             transports: ["internal"], authenticatorAttachment: "platform", residentKey: true,
             counter: .increasing(start: 0), returnsUserHandle: true,
             source:
-                "vector tpm-surface-pro-4-sha1 (AAGUID, UP UV without BE, RS256 key, counter 0 at registration; its tpm statement is none here, as browsers deliver it when the options ask for none); Microsoft Learn, Windows passkeys",
+                "vector tpm-surface-pro-4-sha1 (AAGUID, UP UV without BE, RS256 key, tpm statement with an AIK certificate, counter 0 at registration; the AIK here is a test CA's); Microsoft Learn, Windows passkeys",
             vector: "tpm-surface-pro-4-sha1"
         ),
         ProviderPersona(
@@ -196,7 +217,12 @@ public struct ProviderPersona: Sendable {
             let flags =
                 persona.registrationFlags == persona.signInFlags
                 ? text(persona.registrationFlags) : "\(text(persona.registrationFlags)) → \(text(persona.signInFlags))"
-            let attestation = persona.attestation == .none ? "none" : "packed with x5c"
+            let attestation: String
+            switch persona.attestation {
+            case .none: attestation = "none"
+            case .packedWithCertificate: attestation = "packed with x5c"
+            case .tpm: attestation = "tpm with an AIK certificate"
+            }
             let counter: String
             switch persona.counter {
             case .alwaysZero: counter = "always 0"

@@ -13,6 +13,9 @@ public struct SoftwareAuthenticator: Sendable {
         case packedSelf
         /// `packed` full attestation: signed by `key`, whose certificate path (leaf first, DER) is `x5c`.
         case packed(key: SigningKey, x5c: [[UInt8]])
+        /// `tpm` (§8.3): a TPM 2.0 certify structure over the credential key (``TPMStatement``), signed by the
+        /// attestation identity key `aik`, whose certificate path is `x5c`.
+        case tpm(aik: SigningKey, x5c: [[UInt8]])
     }
 
     /// The credential key.
@@ -95,6 +98,18 @@ public struct SoftwareAuthenticator: Sendable {
                 CBORMapEntry(.text("alg"), CBORValue(attestationKey.algorithm.rawValue)),
                 CBORMapEntry(.text("sig"), .bytes(attestationKey.sign(authenticatorData + clientDataHash))),
                 CBORMapEntry(.text("x5c"), .array(x5c.map { .bytes($0) })),
+            ])
+        case .tpm(let aik, let x5c):
+            format = "tpm"
+            let tpm = TPMStatement(credentialKey: key, aikAlgorithm: aik.algorithm)
+            let certInfo = tpm.certInfo(signedData: authenticatorData + clientDataHash)
+            statement = .map([
+                CBORMapEntry(.text("ver"), .text("2.0")),
+                CBORMapEntry(.text("alg"), CBORValue(aik.algorithm.rawValue)),
+                CBORMapEntry(.text("x5c"), .array(x5c.map { .bytes($0) })),
+                CBORMapEntry(.text("sig"), .bytes(aik.sign(certInfo))),
+                CBORMapEntry(.text("certInfo"), .bytes(certInfo)),
+                CBORMapEntry(.text("pubArea"), .bytes(tpm.publicArea)),
             ])
         }
         return CBOREncoder.encode(
