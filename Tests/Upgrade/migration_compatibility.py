@@ -27,6 +27,11 @@ RULES: list[tuple[str, re.Pattern | None]] = [
     ("adds a rule old writers may break", re.compile(
         r"\bADD (CONSTRAINT\b|(UNIQUE|CHECK|FOREIGN KEY|PRIMARY KEY|EXCLUDE)\b)|\bCREATE UNIQUE INDEX\b")),
     ("takes a privilege away", re.compile(r"\bREVOKE\b")),
+    # What the previous release's own statements would run or meet without naming it.
+    ("adds or replaces a trigger", re.compile(
+        r"\bCREATE (OR REPLACE )?(CONSTRAINT )?TRIGGER\b|\b(ENABLE|DISABLE) (ALWAYS |REPLICA )?TRIGGER\b")),
+    ("replaces a function", re.compile(r"\bCREATE OR REPLACE (FUNCTION|PROCEDURE)\b")),
+    ("adds row security", re.compile(r"\bCREATE POLICY\b|\bENABLE ROW LEVEL SECURITY\b|\bFORCE ROW LEVEL SECURITY\b")),
 ]
 
 

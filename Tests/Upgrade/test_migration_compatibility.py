@@ -1,6 +1,6 @@
 """The migrations keep the previous release's binaries working on the new schema: the released migrations are
 unchanged, and every statement of a new one that could break the previous release (drops, renames, type changes,
-new NOT NULL columns, dropped defaults or constraints) is reviewed in deploy/upgrade/reviewed-migration-changes. The rules themselves
+new NOT NULL columns, dropped defaults, constraints, triggers, replaced functions or row security) is reviewed in deploy/upgrade/reviewed-migration-changes. The rules themselves
 are checked on statements made to break them."""
 
 from __future__ import annotations
@@ -75,6 +75,15 @@ def test_every_risky_statement_of_a_new_migration_is_reviewed():
     ("CREATE UNIQUE INDEX i ON accounts (display_name)", "adds a rule old writers may break"),
     ("ALTER TABLE accounts DROP CONSTRAINT accounts_user_handle_key", "drops a constraint"),
     ("REVOKE INSERT ON accounts FROM passkey", "takes a privilege away"),
+    ("CREATE TRIGGER t BEFORE INSERT ON accounts FOR EACH ROW EXECUTE FUNCTION f()", "adds or replaces a trigger"),
+    ("CREATE OR REPLACE TRIGGER t AFTER INSERT ON a FOR EACH ROW EXECUTE FUNCTION f()", "adds or replaces a trigger"),
+    ("CREATE CONSTRAINT TRIGGER t AFTER INSERT ON a DEFERRABLE FOR EACH ROW EXECUTE FUNCTION f()",
+     "adds or replaces a trigger"),
+    ("ALTER TABLE accounts ENABLE TRIGGER t", "adds or replaces a trigger"),
+    ("CREATE OR REPLACE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$",
+     "replaces a function"),
+    ("ALTER TABLE accounts ENABLE ROW LEVEL SECURITY", "adds row security"),
+    ("CREATE POLICY p ON accounts USING (false)", "adds row security"),
 ])
 def test_each_rule_finds_what_breaks_the_previous_release(sql, kind):
     assert kind in {finding.kind for finding in findings(sql + ";")}
@@ -91,6 +100,8 @@ def test_each_rule_finds_what_breaks_the_previous_release(sql, kind):
     "/* ALTER TABLE a RENAME TO b; */ SELECT 1",
     "COMMENT ON TABLE accounts IS 'DROP TABLE accounts; RENAME'",
     "CREATE FUNCTION f() RETURNS void LANGUAGE plpgsql AS $$ BEGIN EXECUTE 'DROP TABLE x'; DROP TABLE y; END $$",
+    "CREATE FUNCTION h() RETURNS void LANGUAGE plpgsql AS $$ BEGIN CREATE OR REPLACE TRIGGER t AFTER INSERT ON a "
+    "FOR EACH ROW EXECUTE FUNCTION f(); END $$",
     "CREATE FUNCTION g() RETURNS void LANGUAGE sql AS $body$ SELECT 'it''s; DROP' $body$",
 ])
 def test_additive_statements_comments_literals_and_function_bodies_are_not_findings(sql):
