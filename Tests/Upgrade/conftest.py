@@ -33,7 +33,7 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "Support" / "python"))
 from passkey_stack import (  # noqa: E402
-    BIN, ROOT, Response, database_url, free_port, make_certificates, tls_environment, wait_for_port)
+    BIN, ROOT, Response, call, database_url, free_port, make_certificates, stop_all, tls_environment, wait_for_port)
 
 PREVIOUS_RELEASE = ROOT / "deploy" / "upgrade" / "previous-release"
 BUILD_PREVIOUS = ROOT / "deploy" / "upgrade" / "build-previous"
@@ -253,17 +253,7 @@ class ReplicatedStack:
                 self.roll(name, n, bin_dir)
 
     def request(self, method: str, path: str, body=None, token: str | None = None) -> Response:
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.base_url + path, data=data, method=method)
-        if data is not None:
-            request.add_header("Content-Type", "application/json")
-        if token:
-            request.add_header("Authorization", f"Bearer {token}")
-        try:
-            with urllib.request.urlopen(request, timeout=10) as response:
-                return Response(response.status, response.headers, response.read())
-        except urllib.error.HTTPError as error:
-            return Response(error.code, error.headers, error.read())
+        return call(self.base_url, method, path, body=body, token=token)
 
     def sql(self, statement: str) -> str:
         return subprocess.run(["psql", self.url, "-Atqc", statement], check=True, capture_output=True,
@@ -275,13 +265,7 @@ class ReplicatedStack:
 
     def close(self) -> None:
         self.haproxy.stop()
-        for process in self.processes.values():
-            process.terminate()
-        for process in self.processes.values():
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop_all(self.processes.values())
         subprocess.run(["psql", self.server_url, "-qc", f"DROP DATABASE IF EXISTS {self.database} WITH (FORCE)"])
 
 

@@ -58,44 +58,45 @@ def test_1_the_previous_release_serves(stack, previous_bin):
     assert stack.request("GET", "/readyz").status == 200
 
 
-def test_2_upgrade_under_load(stack, issued):
-    version, _ = previous_release()
-    assert VERSION != version, "this tree's VERSION is still the previous release's"
-    migrated_before = int(stack.sql("SELECT max(version) FROM schema_migrations"))
+def roll_under_load(stack: ReplicatedStack, bin_dir, issued: list[str], before_roll=lambda: None) -> None:
+    """Rolls every process to BIN_DIR's build while passkey sign-ins and a session's refreshes and checks go on,
+    after `before_roll` (with the load running); none of them may fail. The sessions issued meanwhile join
+    `issued`."""
     sessions = SessionLoad(stack)
-    before = SignInLoad(stack)
-    # Sessions exist before the schema changes: the first load's tokens are checked after the upgrade.
-    time.sleep(3)
-    stack.migrate(BIN)
-    assert int(stack.sql("SELECT max(version) FROM schema_migrations")) > migrated_before, "no migration was new"
+    load = SignInLoad(stack)
     time.sleep(2)
-    stack.roll_all(BIN)
+    before_roll()
+    stack.roll_all(bin_dir)
     time.sleep(2)
     sessions.finish()
-    result = before.finish()
-    print(f"upgrade: {result.line}; session calls {sessions.calls}")
+    result = load.finish()
+    print(f"rolled to {bin_dir}: {result.line}; session calls {sessions.calls}")
     assert result.failures == 0, "\n".join([result.line, *result.failure_lines, stack.log_text()])
     assert not sessions.failures, "\n".join(sessions.failures[:20] + [stack.log_text()])
     assert result.ceremonies > 100, result.line
     assert sessions.calls > 50
-    assert running_versions(stack) == {VERSION}
     issued.extend(result.tokens + [sessions.access_token])
+
+
+def test_2_upgrade_under_load(stack, issued):
+    version, _ = previous_release()
+    assert VERSION != version, "this tree's VERSION is still the previous release's"
+    migrated_before = int(stack.sql("SELECT max(version) FROM schema_migrations"))
+
+    def migrate():
+        # Sessions exist before the schema changes: the load's first tokens are checked after the upgrade.
+        time.sleep(1)
+        stack.migrate(BIN)
+        assert int(stack.sql("SELECT max(version) FROM schema_migrations")) > migrated_before, "no migration was new"
+        time.sleep(2)
+
+    roll_under_load(stack, BIN, issued, before_roll=migrate)
+    assert running_versions(stack) == {VERSION}
     assert_still_valid(stack, issued)
 
 
 def test_3_rollback_under_load(stack, issued, previous_bin):
     version, _ = previous_release()
-    sessions = SessionLoad(stack)
-    load = SignInLoad(stack)
-    time.sleep(2)
-    stack.roll_all(previous_bin)
-    time.sleep(2)
-    sessions.finish()
-    result = load.finish()
-    print(f"rollback: {result.line}; session calls {sessions.calls}")
-    assert result.failures == 0, "\n".join([result.line, *result.failure_lines, stack.log_text()])
-    assert not sessions.failures, "\n".join(sessions.failures[:20] + [stack.log_text()])
-    assert result.ceremonies > 100, result.line
+    roll_under_load(stack, previous_bin, issued)
     assert running_versions(stack) == {version}
-    issued.extend(result.tokens + [sessions.access_token])
     assert_still_valid(stack, issued)

@@ -96,6 +96,39 @@ def psql(url, statement):
     return [line.split("\t") for line in result.stdout.splitlines() if line]
 
 
+def call(base_url, method, path, body=None, token=None, client_address=None, raw=None, headers=None,
+         ssl_context=None):
+    """One HTTP/1.1 request to the gateway at `base_url`: `body` as JSON (or `raw` bytes), `token` as a bearer,
+    `client_address` as X-Forwarded-For; the response whatever its status."""
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    request = urllib.request.Request(base_url + path, data=data, method=method)
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    if client_address:
+        request.add_header("X-Forwarded-For", client_address)
+    for name, value in (headers or {}).items():
+        request.add_header(name, value)
+    try:
+        with urllib.request.urlopen(request, timeout=10, context=ssl_context) as response:
+            return Response(response.status, response.headers, response.read())
+    except urllib.error.HTTPError as error:
+        return Response(error.code, error.headers, error.read())
+
+
+def stop_all(processes):
+    """SIGTERM to every process, then waits for each (15 s) and kills what is still running."""
+    processes = list(processes)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
 class Stack:
     """Started with `start()`, stopped with `stop()`; `request()` calls the gateway over HTTP/1.1.
 
@@ -193,30 +226,11 @@ class Stack:
         subprocess.run(["psql", self.server_url, "-qc", f"DROP DATABASE IF EXISTS {self.database} WITH (FORCE)"])
 
     def stop_processes(self):
-        for process in self.processes.values():
-            process.terminate()
-        for process in self.processes.values():
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop_all(self.processes.values())
 
     def request(self, method, path, body=None, token=None, client_address=None, raw=None, headers=None):
-        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-        request = urllib.request.Request(self.base_url + path, data=data, method=method)
-        if data is not None:
-            request.add_header("Content-Type", "application/json")
-        if token:
-            request.add_header("Authorization", f"Bearer {token}")
-        if client_address:
-            request.add_header("X-Forwarded-For", client_address)
-        for name, value in (headers or {}).items():
-            request.add_header(name, value)
-        try:
-            with urllib.request.urlopen(request, timeout=10, context=self.ssl_context) as response:
-                return Response(response.status, response.headers, response.read())
-        except urllib.error.HTTPError as error:
-            return Response(error.code, error.headers, error.read())
+        return call(self.base_url, method, path, body=body, token=token, client_address=client_address, raw=raw,
+                    headers=headers, ssl_context=self.ssl_context)
 
     def sql(self, statement):
         """The rows of `statement` on the stack's database (see `psql`)."""
