@@ -11,8 +11,6 @@ import pathlib
 import random
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 import uuid
 
 import pytest
@@ -20,7 +18,7 @@ import pytest
 TESTS = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS / "Support" / "python"))
 
-from passkey_stack import BIN, Response, Stack, free_port, wait_for_port  # noqa: E402
+from passkey_stack import BIN, Stack, call, free_port, wait_for_port  # noqa: E402
 from openssl_authenticator import Authenticator  # noqa: E402
 
 PASSWORD = "guessing suite password"
@@ -54,20 +52,8 @@ class Replicas:
 
     def request(self, replica, method, path, body=None, token=None, client_address=None):
         """`Stack.request` on gateway `replica` (of any number: they take turns)."""
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{self.gateway_ports[replica % REPLICAS]}{path}",
-            data=json.dumps(body).encode() if body is not None else None, method=method)
-        if body is not None:
-            request.add_header("Content-Type", "application/json")
-        if token:
-            request.add_header("Authorization", f"Bearer {token}")
-        if client_address:
-            request.add_header("X-Forwarded-For", client_address)
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                return Response(response.status, response.headers, response.read())
-        except urllib.error.HTTPError as error:
-            return Response(error.code, error.headers, error.read())
+        return call(f"http://127.0.0.1:{self.gateway_ports[replica % REPLICAS]}", method, path, body=body,
+                    token=token, client_address=client_address, timeout=30)
 
     def stop(self):
         for process in self.processes:

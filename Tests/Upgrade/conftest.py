@@ -33,7 +33,7 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "Support" / "python"))
 from passkey_stack import (  # noqa: E402
-    BIN, ROOT, Response, call, database_url, free_port, make_certificates, stop_all, tls_environment, wait_for_port)
+    BIN, ROOT, Response, base_environment, call, database_url, free_port, make_certificates, stop_all, tls_environment, wait_for_port)
 
 PREVIOUS_RELEASE = ROOT / "deploy" / "upgrade" / "previous-release"
 BUILD_PREVIOUS = ROOT / "deploy" / "upgrade" / "build-previous"
@@ -182,14 +182,7 @@ class ReplicatedStack:
         return f"http://127.0.0.1:{self.port}"
 
     def environment(self, name: str, n: int) -> dict[str, str]:
-        env = dict(os.environ)
-        env.update({
-            "DATABASE_URL": self.url,
-            "DATABASE_POOL_SIZE": "4",
-            "PASSKEY_RP_ID": "localhost",
-            "PASSKEY_ORIGINS": self.origin,
-            "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE": str(self.key_encryption_key),
-        })
+        env = base_environment(self.url, self.origin, self.key_encryption_key)
         for service in SERVICES:
             prefix = service.split("-")[0].upper()
             env[f"{prefix}_SERVICE_ADDRESSES"] = ",".join(

@@ -97,7 +97,7 @@ def psql(url, statement):
 
 
 def call(base_url, method, path, body=None, token=None, client_address=None, raw=None, headers=None,
-         ssl_context=None):
+         ssl_context=None, timeout=10):
     """One HTTP/1.1 request to the gateway at `base_url`: `body` as JSON (or `raw` bytes), `token` as a bearer,
     `client_address` as X-Forwarded-For; the response whatever its status."""
     data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
@@ -111,7 +111,7 @@ def call(base_url, method, path, body=None, token=None, client_address=None, raw
     for name, value in (headers or {}).items():
         request.add_header(name, value)
     try:
-        with urllib.request.urlopen(request, timeout=10, context=ssl_context) as response:
+        with urllib.request.urlopen(request, timeout=timeout, context=ssl_context) as response:
             return Response(response.status, response.headers, response.read())
     except urllib.error.HTTPError as error:
         return Response(error.code, error.headers, error.read())
@@ -127,6 +127,20 @@ def stop_all(processes):
             process.wait(timeout=15)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+def base_environment(database_url, origin, key_encryption_key):
+    """What every process of a stack on this machine runs with: the database, the relying party (localhost and
+    `origin`), a small pool, and the access-token key-encryption key file."""
+    env = dict(os.environ)
+    env.update({
+        "DATABASE_URL": database_url,
+        "DATABASE_POOL_SIZE": "4",
+        "PASSKEY_RP_ID": "localhost",
+        "PASSKEY_ORIGINS": origin,
+        "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE": str(key_encryption_key),
+    })
+    return env
 
 
 class Stack:
@@ -166,20 +180,13 @@ class Stack:
 
     def environment(self, name):
         """The environment process `name` runs with."""
-        env = dict(os.environ)
-        env.update({
-            "DATABASE_URL": self.url,
-            "DATABASE_POOL_SIZE": "4",
-            "PASSKEY_RP_ID": "localhost",
-            "PASSKEY_ORIGINS": self.origin,
-            "GATEWAY_LISTEN": f"127.0.0.1:{self.gateway_port}",
-        })
+        env = base_environment(self.url, self.origin, self.key_encryption_key)
+        env["GATEWAY_LISTEN"] = f"127.0.0.1:{self.gateway_port}"
         for service, port in self.ports.items():
             prefix = service.split("-")[0].upper()
             env[f"{prefix}_SERVICE_LISTEN"] = f"127.0.0.1:{port}"
             env[f"{prefix}_SERVICE_ADDRESSES"] = f"127.0.0.1:{port}"
         env.update(tls_environment(self.certificates, name))
-        env["PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE"] = str(self.key_encryption_key)
         env.update(self.extra)
         env.update(self.per_process.get(name, {}))
         return env
