@@ -114,7 +114,7 @@ final class AuditTrailTests: StorageTestCase {
             requestID: String(repeating: "r", count: 300) + "\u{0}", clientAddress: "203.0.113.1",
             actor: .admin(tokenID: "tok_123"))
         let account = try await AuditContext.$current.withValue(context) { try await storedPasswordAccount() }
-        let event = try await XCTUnwrapAsync(try await events(of: account).first)
+        let event = try await unwrapAsync(try await events(of: account).first)
         XCTAssertEqual(event.actor, "admin")
         XCTAssertEqual(event.actorID, "tok_123")
         XCTAssertEqual(event.requestID, String(repeating: "r", count: 128))
@@ -159,7 +159,7 @@ enum Base64URLText {
     }
 }
 
-func XCTUnwrapAsync<T>(_ value: @autoclosure () async throws -> T?, file: StaticString = #filePath, line: UInt = #line)
+func unwrapAsync<T>(_ value: @autoclosure () async throws -> T?, file: StaticString = #filePath, line: UInt = #line)
     async throws -> T
 {
     let resolved = try await value()

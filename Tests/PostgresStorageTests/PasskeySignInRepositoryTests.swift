@@ -126,7 +126,7 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
                     record(passkey, session: session, challenge: try await issuedChallenge(), usage: usage))
             }
             XCTAssertEqual(outcome, .signedIn(displayName: account.displayName))
-            let stored = try await XCTUnwrapAsync(try await storedPasskeyRow(passkey))
+            let stored = try await unwrapAsync(try await storedPasskeyRow(passkey))
             XCTAssertEqual(stored.backupEligible, after.0, "\(before) -> \(after)")
             XCTAssertEqual(stored.backedUp, after.1)
             XCTAssertEqual(stored.lastUsedAt, usedAt)
@@ -154,7 +154,7 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
             try await storage.passkeySignIns.completeSignIn(
                 record(passkey, session: makeSession(for: account), challenge: try await issuedChallenge(), usage: backedUp)),
             .signedIn(displayName: account.displayName))
-        var stored = try await XCTUnwrapAsync(try await storedPasskeyRow(passkey))
+        var stored = try await unwrapAsync(try await storedPasskeyRow(passkey))
         XCTAssertTrue(stored.backedUp)
         XCTAssertTrue(stored.backupEligible)
         // A usage naming the stored BE is no change either.
@@ -164,7 +164,7 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
             try await storage.passkeySignIns.completeSignIn(
                 record(stored, session: makeSession(for: account), challenge: try await issuedChallenge(), usage: same)),
             .signedIn(displayName: account.displayName))
-        stored = try await XCTUnwrapAsync(try await storedPasskeyRow(passkey))
+        stored = try await unwrapAsync(try await storedPasskeyRow(passkey))
         XCTAssertTrue(stored.backupEligible)
         await assertEqual(try await backupEvents(of: account).count, 0)
     }

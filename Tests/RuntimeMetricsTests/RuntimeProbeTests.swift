@@ -34,7 +34,7 @@ final class ProcessStatisticsTests: XCTestCase {
     func testCountsEveryOpenDescriptor() throws {
         let before = try XCTUnwrap(ProcessStatistics.openDescriptors())
         var opened: [Int32] = []
-        defer { opened.forEach { close($0) } }
+        defer { for descriptor in opened { close(descriptor) } }
         for round in 1...8 {
             for _ in 0..<100 {
                 var pair: [Int32] = [0, 0]
@@ -45,7 +45,7 @@ final class ProcessStatisticsTests: XCTestCase {
             let counted = try XCTUnwrap(ProcessStatistics.openDescriptors())
             XCTAssertLessThanOrEqual(abs(counted - (before + 200 * round)), 50, "round \(round)")
         }
-        opened.forEach { close($0) }
+        for descriptor in opened { close(descriptor) }
         opened = []
         XCTAssertLessThanOrEqual(abs(try XCTUnwrap(ProcessStatistics.openDescriptors()) - before), 50)
     }

@@ -282,7 +282,7 @@ private func errorMessage(of connection: OpaquePointer) -> String { PostgresResu
 
 private func withCStringArray<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
     let duplicates = strings.map { strdup($0) }
-    defer { duplicates.forEach { free($0) } }
+    defer { for duplicate in duplicates { free(duplicate) } }
     var pointers: [UnsafePointer<CChar>?] = duplicates.map { UnsafePointer($0) }
     pointers.append(nil)
     return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }

@@ -70,7 +70,7 @@ enum PostgresResult {
             buffer[bytes.count] = 0
             return buffer
         }
-        defer { buffers.forEach { $0?.deallocate() } }
+        defer { for buffer in buffers { buffer?.deallocate() } }
         return try body(Int32(binds.count), types, buffers.map { UnsafePointer($0) }, lengths, formats)
     }
 }

@@ -38,6 +38,8 @@ public struct PasskeyClientError: Error, Sendable, Equatable, CustomStringConver
         public static let challengeUnavailable = Code(rawValue: "challenge_unavailable")
         /// An email verification or recovery code is wrong, expired, used or was tried too often; the same for any
         /// address (400). Ask for a new code.
+        // swift-format-ignore: DontRepeatTypeInStaticProperties
+        // The gateway's code `invalid_code`, named as every other code is: after it.
         public static let invalidCode = Code(rawValue: "invalid_code")
         /// An operator disabled the account: sign-in is refused until it is enabled again (403). Told only after
         /// the password or the passkey was verified.
