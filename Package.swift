@@ -12,12 +12,16 @@ let hotPathSettings: [SwiftSetting] = [
 // MARK: - C libraries: one system-library target each, with its pkg-config name and apt provider.
 
 let cLibraryTargets: [Target] = [
-    .systemLibrary(name: "COpenSSL", path: "Shared/System/COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+    .systemLibrary(
+        name: "COpenSSL", path: "Shared/System/COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
     .systemLibrary(name: "CLibPQ", path: "Shared/System/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
     .systemLibrary(
-        name: "CNGHTTP2", path: "Shared/System/CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
-    .systemLibrary(name: "CArgon2", path: "Shared/System/CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
-    .systemLibrary(name: "CXCrypt", path: "Shared/System/CXCrypt", pkgConfig: "libxcrypt", providers: [.apt(["libcrypt-dev"])]),
+        name: "CNGHTTP2", path: "Shared/System/CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]
+    ),
+    .systemLibrary(
+        name: "CArgon2", path: "Shared/System/CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
+    .systemLibrary(
+        name: "CXCrypt", path: "Shared/System/CXCrypt", pkgConfig: "libxcrypt", providers: [.apt(["libcrypt-dev"])]),
     .systemLibrary(
         name: "CCurl", path: "Shared/System/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 ]
@@ -78,7 +82,8 @@ let persistenceTargets: [Target] = [
         name: "AccountImport", dependencies: ["Crypto", "Domain", "Encoding", "JSON", "PasswordHashing"],
         path: "Shared/Domain/AccountImport"),
     .testTarget(
-        name: "AccountImportTests", dependencies: ["AccountImport", "Domain", "Encoding"], path: "Tests/AccountImportTests"),
+        name: "AccountImportTests", dependencies: ["AccountImport", "Domain", "Encoding"],
+        path: "Tests/AccountImportTests"),
     .target(
         name: "AccountImportStorage", dependencies: ["AccountImport", "Crypto", "Domain", "Encoding", "Postgres"],
         path: "Shared/IO/AccountImportStorage"),
@@ -92,7 +97,8 @@ let persistenceTargets: [Target] = [
     .testTarget(name: "BuildInfoTests", dependencies: ["BuildInfo", "Observability"], path: "Tests/BuildInfoTests"),
     .testTarget(
         name: "ObservabilityTests", dependencies: ["Observability", "Protobuf"], path: "Tests/ObservabilityTests"),
-    .target(name: "Configuration", dependencies: ["Encoding", "PublicSuffixes"], path: "Shared/Foundations/Configuration"),
+    .target(
+        name: "Configuration", dependencies: ["Encoding", "PublicSuffixes"], path: "Shared/Foundations/Configuration"),
     // The Public Suffix List and its algorithm: which part of a host name is a public suffix, and the registrable
     // domain under it (the relying party ID's checks).
     .target(name: "PublicSuffixes", path: "Shared/Foundations/PublicSuffixes", resources: [.copy("Data")]),
@@ -108,11 +114,13 @@ let persistenceTargets: [Target] = [
     .testTarget(name: "RateLimitingTests", dependencies: ["RateLimiting"], path: "Tests/RateLimitingTests"),
     .target(name: "HTTPMessages", path: "Shared/Foundations/HTTPMessages", swiftSettings: hotPathSettings),
     .target(
-        name: "HTTP1", dependencies: ["Encoding", "HTTPMessages"], path: "Shared/Domain/HTTP1", swiftSettings: hotPathSettings),
+        name: "HTTP1", dependencies: ["Encoding", "HTTPMessages"], path: "Shared/Domain/HTTP1",
+        swiftSettings: hotPathSettings),
     .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "HTTPMessages"], path: "Tests/HTTP1Tests"),
     .testTarget(name: "DomainTests", dependencies: ["Domain"], path: "Tests/DomainTests"),
     .testTarget(
-        name: "PostgresTests", dependencies: ["NetworkIO", "Postgres", "PostgresTestSupport"], path: "Tests/PostgresTests"),
+        name: "PostgresTests", dependencies: ["NetworkIO", "Postgres", "PostgresTestSupport"],
+        path: "Tests/PostgresTests"),
     .testTarget(
         name: "PostgresStorageTests",
         dependencies: [
@@ -139,7 +147,8 @@ let recoveryTargets: [Target] = [
     .testTarget(name: "IPAddressesTests", dependencies: ["IPAddresses"], path: "Tests/IPAddressesTests"),
     .target(name: "Webhooks", dependencies: ["Crypto", "Encoding", "IPAddresses"], path: "Shared/Domain/Webhooks"),
     .testTarget(
-        name: "WebhooksTests", dependencies: ["Webhooks", "Crypto", "Encoding", "IPAddresses"], path: "Tests/WebhooksTests"),
+        name: "WebhooksTests", dependencies: ["Webhooks", "Crypto", "Encoding", "IPAddresses"],
+        path: "Tests/WebhooksTests"),
     // Webhook deliveries: each endpoint's name resolved and checked against the policy, then one signed POST
     // pinned to the checked addresses.
     .target(
@@ -162,7 +171,8 @@ let recoveryTargets: [Target] = [
         resources: [.copy("Data")]),
     .testTarget(
         name: "PasskeyProvidersTests",
-        dependencies: ["PasskeyProviders", "Encoding", "SoftwareAuthenticator", "WebAuthn"], path: "Tests/PasskeyProvidersTests"),
+        dependencies: ["PasskeyProviders", "Encoding", "SoftwareAuthenticator", "WebAuthn"],
+        path: "Tests/PasskeyProvidersTests"),
 ]
 
 // MARK: - WebAuthn verification core and crypto
@@ -186,10 +196,10 @@ let webAuthnTargets: [Target] = [
 
 // MARK: - RPC: event loop, HTTP/2, protobuf, gRPC, health
 
-
 let rpcTargets: [Target] = [
     .target(name: "CNetworkIO", path: "Shared/System/CNetworkIO"),
-    .target(name: "NetworkIO", dependencies: ["CNetworkIO"], path: "Shared/IO/NetworkIO", swiftSettings: hotPathSettings),
+    .target(
+        name: "NetworkIO", dependencies: ["CNetworkIO"], path: "Shared/IO/NetworkIO", swiftSettings: hotPathSettings),
     .target(
         name: "HTTP2", dependencies: ["NetworkIO", "CNGHTTP2"], path: "Shared/IO/HTTP2", swiftSettings: hotPathSettings),
     .target(name: "Protobuf", path: "Shared/Foundations/Protobuf", swiftSettings: hotPathSettings),
@@ -209,7 +219,9 @@ let rpcTargets: [Target] = [
         path: "Tests/RuntimeMetricsTests"),
     .target(
         name: "ServiceTransport",
-        dependencies: ["Configuration", "Crypto", "GRPC", "NetworkIO", "Observability", "ServiceIdentity", "TLSChannels"],
+        dependencies: [
+            "Configuration", "Crypto", "GRPC", "NetworkIO", "Observability", "ServiceIdentity", "TLSChannels",
+        ],
         path: "Shared/IO/ServiceTransport"),
     .target(name: "GRPCHealth", dependencies: ["GRPC", "Protobuf"], path: "Shared/IO/GRPCHealth"),
     .target(
@@ -240,17 +252,21 @@ let serviceTargets: [Target] = [
     .target(
         name: "ServiceRuntime",
         dependencies: [
-            "BuildInfo", "Configuration", "Domain", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "NameResolution",
+            "BuildInfo", "Configuration", "Domain", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer",
+            "NameResolution",
             "NetworkIO", "Observability", "PostgresStorage", "Protobuf", "RuntimeMetrics",
             "ServiceContracts", "ServiceIdentity", "ServiceTransport", "TraceExport", "AccessTokens", "SessionIssuance",
             "Crypto",
         ],
         path: "Shared/Composition/ServiceRuntime"),
     .testTarget(
-        name: "ServiceRuntimeTests", dependencies: ["ServiceRuntime", "Observability"], path: "Tests/ServiceRuntimeTests"),
+        name: "ServiceRuntimeTests", dependencies: ["ServiceRuntime", "Observability"],
+        path: "Tests/ServiceRuntimeTests"),
     .target(
         name: "ChallengeServiceCore",
-        dependencies: ["Configuration", "Crypto", "Domain", "GRPC", "Observability", "ServiceContracts", "ServiceIdentity"],
+        dependencies: [
+            "Configuration", "Crypto", "Domain", "GRPC", "Observability", "ServiceContracts", "ServiceIdentity",
+        ],
         path: "Services/ChallengeService/Core"),
     .executableTarget(
         name: "challenge-service",
@@ -304,7 +320,8 @@ let serviceTargets: [Target] = [
         name: "SessionServiceCore",
         dependencies: [
             "AccessTokens", "AccountRecovery", "AdminAccess", "Configuration", "Crypto", "Domain", "Encoding", "GRPC",
-            "JSON", "Observability", "PasswordHashing", "ServiceContracts", "ServiceIdentity", "SessionIssuance", "Webhooks",
+            "JSON", "Observability", "PasswordHashing", "ServiceContracts", "ServiceIdentity", "SessionIssuance",
+            "Webhooks",
         ],
         path: "Services/SessionService/Core",
         resources: [.copy("Resources")]),
@@ -312,7 +329,8 @@ let serviceTargets: [Target] = [
         name: "session-service",
         dependencies: [
             "AccountRecovery", "Configuration", "Crypto", "CurlTransport", "Domain", "IPAddresses", "Observability",
-            "PasswordHashing", "PostgresStorage", "ServiceContracts", "ServiceRuntime", "SessionIssuance", "SessionServiceCore",
+            "PasswordHashing", "PostgresStorage", "ServiceContracts", "ServiceRuntime", "SessionIssuance",
+            "SessionServiceCore",
             "WebhookDelivery", "Webhooks",
         ],
         path: "Services/SessionService/Main"),
@@ -325,13 +343,16 @@ let serviceTargets: [Target] = [
     .target(
         name: "GatewayCore",
         dependencies: [
-            "AccessTokens", "AccountRecovery", "AdminAccess", "BuildInfo", "Configuration", "Crypto", "Domain", "Encoding",
+            "AccessTokens", "AccountRecovery", "AdminAccess", "BuildInfo", "Configuration", "Crypto", "Domain",
+            "Encoding",
             "GRPC", "GRPCHealth",
-            "HTTPMessages", "HTTPServer", "IPAddresses", "JSON", "NameResolution", "NetworkIO", "Observability", "PasskeyPolicy",
+            "HTTPMessages", "HTTPServer", "IPAddresses", "JSON", "NameResolution", "NetworkIO", "Observability",
+            "PasskeyPolicy",
             "PasskeyProviders", "Protobuf", "RateLimiting", "RuntimeMetrics", "ServiceContracts", "ServiceTransport",
             "TraceExport", "WebAuthn",
         ],
-        path: "Services/Gateway/Core", resources: [
+        path: "Services/Gateway/Core",
+        resources: [
             .copy("Web"), .copy("openapi.json"), .copy("openapi-admin.json"), .copy("admin-page.html"),
         ]),
     .executableTarget(
@@ -340,7 +361,8 @@ let serviceTargets: [Target] = [
     .testTarget(
         name: "GatewayTests",
         dependencies: [
-            "GatewayCore", "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer", "JSON",
+            "GatewayCore", "Configuration", "Domain", "Encoding", "GRPC", "GRPCHealth", "HTTPMessages", "HTTPServer",
+            "JSON",
             "NetworkIO", "Observability", "PasskeyProviders", "Protobuf", "ServiceContracts", "WebAuthn",
         ],
         path: "Tests/GatewayTests"),
@@ -376,7 +398,8 @@ let serviceTargets: [Target] = [
 
 let clientTargets: [Target] = [
     .target(
-        name: "PasskeySessionVerifier", dependencies: ["AccessTokens", "Crypto"], path: "Clients/PasskeySessionVerifier"),
+        name: "PasskeySessionVerifier", dependencies: ["AccessTokens", "Crypto"], path: "Clients/PasskeySessionVerifier"
+    ),
     .target(
         name: "AccessTokenSigning", dependencies: ["AccessTokens", "Crypto", "Encoding", "JSON"],
         path: "Tests/Support/AccessTokenSigning"),
@@ -415,12 +438,19 @@ let allTargets =
 let layers: [(folder: String, name: String)] = [
     ("Shared/System/", "C libraries, one system-library target each"),
     ("Shared/Foundations/", "foundations: codecs, logs and metrics, configuration, limits, threads"),
-    ("Shared/Domain/",
-     "domain and protocol logic, no I/O: accounts and ports, crypto, WebAuthn and its configured policy, sessions, passwords, HTTP/1.1 parsing, service identities, admin tokens, webhook signing and destinations"),
-    ("Shared/IO/",
-     "I/O: event loops, TLS, HTTP/2, gRPC and its transport security, discovery, the HTTP server, Postgres and the repositories, libcurl"),
+    (
+        "Shared/Domain/",
+        "domain and protocol logic, no I/O: accounts and ports, crypto, WebAuthn and its configured policy, sessions, passwords, HTTP/1.1 parsing, service identities, admin tokens, webhook signing and destinations"
+    ),
+    (
+        "Shared/IO/",
+        "I/O: event loops, TLS, HTTP/2, gRPC and its transport security, discovery, the HTTP server, Postgres and the repositories, libcurl"
+    ),
     ("Shared/Composition/", "the services' contracts and their composition root"),
-    ("Services/", "services: each one's core (use cases and handlers) and executable; the gateway; the operators' tools"),
+    (
+        "Services/",
+        "services: each one's core (use cases and handlers) and executable; the gateway; the operators' tools"
+    ),
     ("Clients/", "the app client library (Foundation only) and the backend session verifier (access tokens, OpenSSL)"),
 ]
 
@@ -444,7 +474,8 @@ func checkLayers(_ targets: [Target]) {
             guard case .byNameItem(let name, _) = dependency, let below = layerOf[name] else { continue }
             if below > layer {
                 fatalError(
-                    "Package.swift: \(target.name) (\(layers[layer].name)) depends on \(name) (\(layers[below].name)), a layer above it")
+                    "Package.swift: \(target.name) (\(layers[layer].name)) depends on \(name) (\(layers[below].name)), a layer above it"
+                )
             }
         }
     }

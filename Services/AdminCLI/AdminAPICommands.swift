@@ -104,7 +104,9 @@ extension String {
 /// `passkey remove` and `audit events`. Every argument is checked before the environment is read and before any
 /// request is made.
 enum AdminAPICommands {
-    static let words: Set<String> = ["accounts", "account", "sessions", "passkey", "audit", "webhooks", "webhook", "keys"]
+    static let words: Set<String> = [
+        "accounts", "account", "sessions", "passkey", "audit", "webhooks", "webhook", "keys",
+    ]
 
     static func run(_ arguments: [String]) {
         guard arguments.count >= 2 else { finish(.usage, usage) }
@@ -166,19 +168,25 @@ enum AdminAPICommands {
     static func listAccounts(_ arguments: ArraySlice<String>) {
         let options = Options(
             arguments,
-            valued: ["--has-password", "--has-passkey", "--disabled", "--created-since", "--created-until", "--after",
-                     "--limit"],
+            valued: [
+                "--has-password", "--has-passkey", "--disabled", "--created-since", "--created-until", "--after",
+                "--limit",
+            ],
             flags: ["--json"])
         _ = options.positional(0...0, "accounts list takes no arguments")
         var query: [(String, String)] = []
-        for (option, name) in [("--has-password", "hasPassword"), ("--has-passkey", "hasPasskey"), ("--disabled", "disabled")] {
+        for (option, name) in [
+            ("--has-password", "hasPassword"), ("--has-passkey", "hasPasskey"), ("--disabled", "disabled"),
+        ] {
             guard let value = options.values[option] else { continue }
             guard value == "true" || value == "false" else { finish(.usage, "\(option) is true or false") }
             query.append((name, value))
         }
         let since = options.values["--created-since"].map { ArgumentCheck.time($0, "--created-since") }
         let until = options.values["--created-until"].map { ArgumentCheck.time($0, "--created-until") }
-        if let since, let until, since >= until { finish(.usage, "--created-since must be earlier than --created-until") }
+        if let since, let until, since >= until {
+            finish(.usage, "--created-since must be earlier than --created-until")
+        }
         if let since { query.append(("createdSince", String(since))) }
         if let until { query.append(("createdUntil", String(until))) }
         if let after = options.values["--after"] {
@@ -240,7 +248,8 @@ enum AdminAPICommands {
             options.positional(1...1, "account send-\(purpose) needs one account ID")[0], "ACCOUNT")
         let query = options.values["--email"].map { [("email", ArgumentCheck.email($0))] } ?? []
         let api = AdminAPI.fromEnvironment()
-        emit(api, api.call("POST", "/admin/v1/accounts/\(account)/\(purpose)-email", query: query), json: options.json) {
+        emit(api, api.call("POST", "/admin/v1/accounts/\(account)/\(purpose)-email", query: query), json: options.json)
+        {
             "sent a \(purpose) code to \(AdminTables.cell($0["sentTo"]))"
         }
     }
@@ -341,7 +350,9 @@ enum AdminAPICommands {
             finish(.usage, "webhook create needs --url of 1 to 2048 bytes\n\(usage)")
         }
         let types = (options.repeated["--type"] ?? []).flatMap { $0.split(separator: ",").map(String.init) }
-        guard (1...64).contains(types.count) else { finish(.usage, "webhook create needs 1 to 64 --type values (or *)") }
+        guard (1...64).contains(types.count) else {
+            finish(.usage, "webhook create needs 1 to 64 --type values (or *)")
+        }
         for type in types where type != "*" { _ = ArgumentCheck.eventType(type) }
         let description = options.values["--description"] ?? ""
         guard description.count <= 256 else { finish(.usage, "--description: at most 256 characters") }
@@ -374,7 +385,9 @@ enum AdminAPICommands {
         let api = AdminAPI.fromEnvironment()
         if verb == "delete" {
             _ = api.call("DELETE", "/admin/v1/webhooks/\(id)")
-            print(options.json ? JSONWriter.string(.object(JSONObject([("deleted", .string(id))]))) : "deleted webhook \(id)")
+            print(
+                options.json
+                    ? JSONWriter.string(.object(JSONObject([("deleted", .string(id))]))) : "deleted webhook \(id)")
         } else {
             emit(api, api.call("POST", "/admin/v1/webhooks/\(id)/enable"), json: options.json) { document in
                 document["changed"]?.boolValue == true ? "enabled webhook \(id)" : "webhook \(id) was already enabled"
@@ -401,7 +414,10 @@ enum AdminAPICommands {
         let options = Options(arguments, valued: [], flags: ["--json"])
         let id = options.positional(1...1, "keys retire needs one key ID")[0]
         guard (1...128).contains(id.utf8.count),
-            id.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_".unicodeScalars.contains($0)) })
+            id.unicodeScalars.allSatisfy({
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_".unicodeScalars.contains($0))
+            })
         else { finish(.usage, "KEY must be a key ID as keys list prints it") }
         let api = AdminAPI.fromEnvironment()
         emit(api, api.call("POST", "/admin/v1/signing-keys/\(id)/retire"), json: options.json) { document in

@@ -79,7 +79,7 @@ enum DoctorCommand {
                 var response: HTTPResponse
                 do {
                     response = try client.perform(request)
-                } catch where error.code == .certificateRejected && verifiesPeer {
+                } catch  where error.code == .certificateRejected && verifiesPeer {
                     certificate.rejection = error.description
                     verifiesPeer = false
                     request.verifiesPeer = false
@@ -126,7 +126,8 @@ struct DoctorTarget {
         }
         host = String(parts[0])
         if parts.count == 2 {
-            guard (1...5).contains(parts[1].count), parts[1].allSatisfy({ ("0"..."9").contains($0) }), let port = Int(parts[1]),
+            guard (1...5).contains(parts[1].count), parts[1].allSatisfy({ ("0"..."9").contains($0) }),
+                let port = Int(parts[1]),
                 (1...65_535).contains(port)
             else { throw Invalid(reason: "the port must be 1 to 65535") }
             self.port = port

@@ -20,7 +20,9 @@ let configuration = PostgresConfiguration(url: url, poolSize: 1, applicationName
 let pool = PostgresPool(configuration: configuration)
 do {
     let applied = try await PostgresStorage(pool: pool).migrate()
-    print(applied.isEmpty ? "schema is current" : "applied migrations \(applied.map(String.init).joined(separator: ", "))")
+    print(
+        applied.isEmpty ? "schema is current" : "applied migrations \(applied.map(String.init).joined(separator: ", "))"
+    )
 } catch let error as PostgresError where error.code == .connectionFailed {
     fail("DATABASE_URL: \(error.message)")
 } catch {

@@ -8,7 +8,8 @@ import XCTest
 /// The token format: what issuers write and what every verifier refuses before a signature is even checked.
 final class AccessTokenFormatTests: XCTestCase {
     static let claims = AccessTokenClaims(
-        issuer: "https://auth.example.com", subject: "acc", audience: "https://auth.example.com", clientID: "example.com",
+        issuer: "https://auth.example.com", subject: "acc", audience: "https://auth.example.com",
+        clientID: "example.com",
         expiresAt: 1_000_600, issuedAt: 1_000_000, tokenID: "jti-1", sessionID: "sid-1", authenticatedAt: 999_000,
         methods: ["pop", "user"])
 
@@ -36,7 +37,8 @@ final class AccessTokenFormatTests: XCTestCase {
         XCTAssertEqual(payload["amr"], ["pop", "user"])
         XCTAssertEqual(payload["exp"], 1_000_600)
         let parsed = try AccessTokenFormat.parse(
-            AccessTokenFormat.assemble(signingInput: input, signature: Array(repeating: 1, count: 64)), allowing: [.es256])
+            AccessTokenFormat.assemble(signingInput: input, signature: Array(repeating: 1, count: 64)),
+            allowing: [.es256])
         XCTAssertEqual(parsed.claims, Self.claims)
         XCTAssertEqual(parsed.keyID, "k1")
         XCTAssertEqual(parsed.signingInput, input)
@@ -59,7 +61,9 @@ final class AccessTokenFormatTests: XCTestCase {
             (#"["alg"]"#, .malformed),
         ]
         for (header, code) in cases {
-            XCTAssertThrowsError(try AccessTokenFormat.parse(token(header: header, payload: payload), allowing: [.es256])) {
+            XCTAssertThrowsError(
+                try AccessTokenFormat.parse(token(header: header, payload: payload), allowing: [.es256])
+            ) {
                 XCTAssertEqual(($0 as? AccessTokenError)?.code, code, header)
             }
         }
@@ -91,20 +95,26 @@ final class AccessTokenFormatTests: XCTestCase {
             var object = try! JSONReader.parse(Array(payload.utf8)).objectValue!
             object[claim] = nil
             let without = String(decoding: JSONValue.object(object).serialized(), as: UTF8.self)
-            XCTAssertThrowsError(try AccessTokenFormat.parse(token(header: header, payload: without), allowing: [.es256])) {
+            XCTAssertThrowsError(
+                try AccessTokenFormat.parse(token(header: header, payload: without), allowing: [.es256])
+            ) {
                 XCTAssertEqual(($0 as? AccessTokenError)?.code, .missingClaim, claim)
             }
             object[claim] = ["exp", "iat", "auth_time"].contains(claim) ? "soon" : 42
             let mistyped = String(decoding: JSONValue.object(object).serialized(), as: UTF8.self)
-            XCTAssertThrowsError(try AccessTokenFormat.parse(token(header: header, payload: mistyped), allowing: [.es256]))
+            XCTAssertThrowsError(
+                try AccessTokenFormat.parse(token(header: header, payload: mistyped), allowing: [.es256]))
         }
     }
 
     func testClaimChecksAllowTheLeewayAndNoMore() throws {
-        func check(_ claims: AccessTokenClaims, now: Int64, issuer: String = "https://auth.example.com",
-                   audience: String = "https://auth.example.com") -> AccessTokenError.Code? {
+        func check(
+            _ claims: AccessTokenClaims, now: Int64, issuer: String = "https://auth.example.com",
+            audience: String = "https://auth.example.com"
+        ) -> AccessTokenError.Code? {
             do {
-                try AccessTokenFormat.check(claims, expecting: .init(issuer: issuer, audience: audience, now: now, leeway: 30))
+                try AccessTokenFormat.check(
+                    claims, expecting: .init(issuer: issuer, audience: audience, now: now, leeway: 30))
                 return nil
             } catch { return error.code }
         }
@@ -125,10 +135,13 @@ final class AccessTokenFormatTests: XCTestCase {
     }
 
     func testJSONWebKeysRoundTripAndSkipKeysOfOtherKinds() throws {
-        let key = try XCTUnwrap(JSONWebKey(keyID: "k", algorithm: .es256, x: Array(repeating: 1, count: 32), y: Array(repeating: 2, count: 32)))
+        let key = try XCTUnwrap(
+            JSONWebKey(
+                keyID: "k", algorithm: .es256, x: Array(repeating: 1, count: 32), y: Array(repeating: 2, count: 32)))
         let set = JSONWebKey.keySet([key]).serialized()
         XCTAssertEqual(JSONWebKey.keys(inKeySet: set), [key])
-        let mixed = Array(#"{"keys":[{"kty":"RSA","kid":"r","n":"AQ","e":"AQAB"},{"kty":"oct","kid":"s","k":"c2VjcmV0"},"# .utf8)
+        let mixed =
+            Array(#"{"keys":[{"kty":"RSA","kid":"r","n":"AQ","e":"AQAB"},{"kty":"oct","kid":"s","k":"c2VjcmV0"},"#.utf8)
             + Array(String(decoding: key.json.serialized(), as: UTF8.self).utf8) + Array("]}".utf8)
         XCTAssertEqual(JSONWebKey.keys(inKeySet: mixed), [key], "RSA and symmetric keys are skipped")
         XCTAssertNil(JSONWebKey(keyID: "k", algorithm: .es256, x: [1], y: [2]))

@@ -12,10 +12,13 @@ final class SigningAndRefreshTests: XCTestCase {
     let encryption = KeyEncryptionKey(bytes: Array(repeating: 7, count: 32))!
     let start = Date(timeIntervalSince1970: 1_800_000_000)
 
-    func session(expiresIn lifetime: TimeInterval = 86_400, method: AuthenticationMethod = .passkey) -> AuthenticationSession {
+    func session(expiresIn lifetime: TimeInterval = 86_400, method: AuthenticationMethod = .passkey)
+        -> AuthenticationSession
+    {
         AuthenticationSession(
             id: SessionID.timeOrdered(at: start), accountID: .random(), tokenDigest: Array(repeating: 0, count: 32),
-            authenticationMethod: method, createdAt: start, expiresAt: start.addingTimeInterval(lifetime), revokedAt: nil)
+            authenticationMethod: method, createdAt: start, expiresAt: start.addingTimeInterval(lifetime),
+            revokedAt: nil)
     }
 
     func signer(_ keys: [StoredSigningKey], lifetime: TimeInterval = 600) throws -> AccessTokenSigner {
@@ -71,7 +74,8 @@ final class SigningAndRefreshTests: XCTestCase {
         XCTAssertEqual(schedule.signingKey(among: [old, new], at: start.addingTimeInterval(310))?.keyID, new.keyID)
         XCTAssertFalse(schedule.mayRetire(old.keyID, among: [old, new], at: start.addingTimeInterval(309)))
         XCTAssertTrue(schedule.mayRetire(old.keyID, among: [old, new], at: start.addingTimeInterval(310)))
-        XCTAssertTrue(schedule.mayRetire(new.keyID, among: [old, new], at: start.addingTimeInterval(310)),
+        XCTAssertTrue(
+            schedule.mayRetire(new.keyID, among: [old, new], at: start.addingTimeInterval(310)),
             "a rotation taken back: the older key, still active, signs again")
         XCTAssertFalse(schedule.mayRetire(old.keyID, among: [old], at: start.addingTimeInterval(310)), "the only key")
 
@@ -83,7 +87,8 @@ final class SigningAndRefreshTests: XCTestCase {
             publicKey: old.publicKey, sealedPrivateKey: old.sealedPrivateKey, createdAt: old.createdAt,
             activatesAt: old.activatesAt, retiredAt: retiredAt)
         let ring = try signer([retired, new])
-        XCTAssertNoThrow(try ring.verify(token, now: start.addingTimeInterval(650)), "published until its tokens expire")
+        XCTAssertNoThrow(
+            try ring.verify(token, now: start.addingTimeInterval(650)), "published until its tokens expire")
         XCTAssertEqual(ring.ring.published(at: retiredAt.addingTimeInterval(600 + 60)).map(\.keyID), [new.keyID])
         XCTAssertThrowsError(try ring.verify(token, now: retiredAt.addingTimeInterval(661))) {
             XCTAssertTrue([.unknownKey, .expired].contains(($0 as? AccessTokenError)?.code))
@@ -109,7 +114,8 @@ final class SigningAndRefreshTests: XCTestCase {
         let lost = KeyEncryptionKey(bytes: Array(repeating: 9, count: 32))!
         let old = try lost.newKey(.es256, now: start, activatingAfter: 0)
         let oldSigner = AccessTokenSigner(
-            ring: SigningKeyRing(schedule: SigningKeySchedule(accessTokenLifetime: 600, publishDelay: 300), encryption: lost),
+            ring: SigningKeyRing(
+                schedule: SigningKeySchedule(accessTokenLifetime: 600, publishDelay: 300), encryption: lost),
             settings: try signer([]).settings)
         try oldSigner.ring.load([old])
         let (token, _) = try await oldSigner.sign(session(), now: start)
@@ -139,7 +145,10 @@ final class SigningAndRefreshTests: XCTestCase {
         XCTAssertEqual(RefreshTokens.parse(token), presented)
         XCTAssertEqual(presented.generation, 7)
         XCTAssertEqual(presented.sessionID, id)
-        for bad in ["", "prt_", String(token.dropFirst()), "xrt_" + token.dropFirst(4), token + "A", token.replacingOccurrences(of: "_", with: "=")] {
+        for bad in [
+            "", "prt_", String(token.dropFirst()), "xrt_" + token.dropFirst(4), token + "A",
+            token.replacingOccurrences(of: "_", with: "="),
+        ] {
             XCTAssertNil(RefreshTokens.parse(bad), bad)
         }
         let (next, _) = RefreshTokens.issue(for: id, generation: 8, random: SecureRandom())
@@ -157,15 +166,18 @@ final class SigningAndRefreshTests: XCTestCase {
         var row = session()
         row.id = id
         row.refreshDigest = current.digest
-        func state(replacedToken: RefreshTokens.Presented?, rotatedAt: Date = Date(timeIntervalSince1970: 1_800_000_100),
-                   disabled: Bool = false, revoked: Bool = false, refreshedAt: Date? = nil) -> RefreshState {
+        func state(
+            replacedToken: RefreshTokens.Presented?, rotatedAt: Date = Date(timeIntervalSince1970: 1_800_000_100),
+            disabled: Bool = false, revoked: Bool = false, refreshedAt: Date? = nil
+        ) -> RefreshState {
             var session = row
             if revoked { session.revokedAt = start }
             return RefreshState(
                 session: session, generation: 3, refreshedAt: refreshedAt ?? rotatedAt, accountDisabled: disabled,
                 displayName: "A",
                 replaced: replacedToken.map {
-                    ReplacedRefreshToken(generation: $0.generation, digest: $0.digest, rotatedAt: rotatedAt, successorSealed: [])
+                    ReplacedRefreshToken(
+                        generation: $0.generation, digest: $0.digest, rotatedAt: rotatedAt, successorSealed: [])
                 })
         }
         let now = Date(timeIntervalSince1970: 1_800_000_105)
@@ -202,7 +214,8 @@ final class SigningAndRefreshTests: XCTestCase {
         XCTAssertEqual(RefreshTokens.parse(issued.refreshToken ?? "")?.digest, pending.session.refreshDigest)
         XCTAssertTrue(AccessTokenFormat.looksLikeJWT(issued.token))
 
-        let recovery = try await issuer.issue(issuer.newSession(accountID: .random(), method: .recovery), displayName: "A")
+        let recovery = try await issuer.issue(
+            issuer.newSession(accountID: .random(), method: .recovery), displayName: "A")
         XCTAssertNil(recovery.refreshToken)
         XCTAssertNotNil(SessionTokens.parse(recovery.token), "an opaque token")
 

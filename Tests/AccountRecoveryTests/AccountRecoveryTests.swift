@@ -112,13 +112,15 @@ final class OneTimeCodeTests: XCTestCase {
             accountID: AccountID(UUID()), emailID: UUID(), address: "ada@example.com", verified: true,
             displayName: "Ada")
         var message = try OneTimeCodes.delivery(
-            for: target, purpose: .recovery, random: SecureRandom(), keys: Self.keys, now: Date()).message
+            for: target, purpose: .recovery, random: SecureRandom(), keys: Self.keys, now: Date()
+        ).message
         message.id = UUID()
         XCTAssertEqual(OneTimeCodes.open(message, keys: Self.keys), .unreadable)
         message.code = nil
         XCTAssertEqual(OneTimeCodes.open(message, keys: Self.keys), OneTimeCodes.Opened.none)
         message.code = .clear("01234567")
-        XCTAssertEqual(OneTimeCodes.open(message, keys: Self.keys), .code("01234567"), "a message queued before sealing")
+        XCTAssertEqual(
+            OneTimeCodes.open(message, keys: Self.keys), .code("01234567"), "a message queued before sealing")
     }
 }
 

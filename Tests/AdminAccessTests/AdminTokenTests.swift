@@ -26,7 +26,8 @@ final class AdminTokenTests: XCTestCase {
         let body = String(token.dropFirst(6))
         let bad: [String] = [
             "", "pkadm_", String(token.dropLast()), token + "A", "xxadm_" + body, "PKADM_" + body,
-            "pkadm_ABABABABABABABAB" + String(token.dropFirst(22)), String(token.prefix(22)) + "-" + String(token.dropFirst(23)),
+            "pkadm_ABABABABABABABAB" + String(token.dropFirst(22)),
+            String(token.prefix(22)) + "-" + String(token.dropFirst(23)),
             String(token.dropLast()) + "=", String(token.dropLast()) + "é",
         ]
         for bad in bad {

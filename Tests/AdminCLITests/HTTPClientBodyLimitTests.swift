@@ -42,7 +42,8 @@ final class HTTPClientBodyLimitTests: XCTestCase {
     func testALongerBodyFailsTheRequestByDefault() {
         for chunked in [false, true] {
             do {
-                let response = try get(String(repeating: "x", count: 5000), limit: 1000, keepsStart: false, chunked: chunked)
+                let response = try get(
+                    String(repeating: "x", count: 5000), limit: 1000, keepsStart: false, chunked: chunked)
                 XCTFail("answered \(response.status) with \(response.body.count) bytes")
             } catch {
                 XCTAssertEqual(error.code, .responseTooLarge, "chunked: \(chunked)")

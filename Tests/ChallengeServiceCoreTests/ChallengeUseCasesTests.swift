@@ -4,9 +4,9 @@ import Domain
 import Foundation
 import InMemoryStorage
 import Observability
+import Synchronization
 import UseCaseTestSupport
 import XCTest
-import Synchronization
 
 /// `ChallengeUseCases` without processes: what each start stores and returns, every refusal, the sweep, and stores
 /// that fail, against in-memory ports with a fixed clock and recorded random draws.

@@ -8,9 +8,11 @@ import XCTest
 /// it, `PASSKEY_RELATED_ORIGINS`, and the start-up checks of the origins (`OriginChecks`).
 final class AndroidAppAndOriginCheckTests: XCTestCase {
     // Fingerprints with their origins, worked out independently (Python's hashlib and base64).
-    static let upload = "DA:2C:9B:75:75:77:6E:B9:33:77:88:2E:ED:31:59:FD:61:4F:82:6A:69:97:C0:2E:12:80:0F:50:8E:27:CB:FC"
+    static let upload =
+        "DA:2C:9B:75:75:77:6E:B9:33:77:88:2E:ED:31:59:FD:61:4F:82:6A:69:97:C0:2E:12:80:0F:50:8E:27:CB:FC"
     static let uploadOrigin = "android:apk-key-hash:2iybdXV3brkzd4gu7TFZ_WFPgmppl8AuEoAPUI4ny_w"
-    static let signing = "3B:8A:2D:7C:07:F4:13:6D:BA:40:C7:B0:C5:C5:39:15:A8:1A:98:37:AC:BF:CB:5D:09:CD:FF:4D:51:C0:C3:A2"
+    static let signing =
+        "3B:8A:2D:7C:07:F4:13:6D:BA:40:C7:B0:C5:C5:39:15:A8:1A:98:37:AC:BF:CB:5D:09:CD:FF:4D:51:C0:C3:A2"
     static let signingOrigin = "android:apk-key-hash:O4otfAf0E226QMewxcU5FagamDesv8tdCc3_TVHAw6I"
     static let other = "3E:81:16:DB:E5:38:30:21:60:DA:7E:1B:1C:91:78:B7:50:CF:53:0F:B8:CB:84:DF:17:55:9F:F8:E2:6A:B5:09"
     static let otherOrigin = "android:apk-key-hash:PoEW2-U4MCFg2n4bHJF4t1DPUw-4y4TfF1Wf-OJqtQk"
@@ -26,7 +28,8 @@ final class AndroidAppAndOriginCheckTests: XCTestCase {
             let error = error as? ConfigurationError
             XCTAssertEqual(error?.variable, "PASSKEY_ANDROID_APPS", file: file, line: line)
             for part in parts {
-                XCTAssertTrue(error?.problem.contains(part) == true, "\(part) in \(error?.problem ?? "")", file: file, line: line)
+                XCTAssertTrue(
+                    error?.problem.contains(part) == true, "\(part) in \(error?.problem ?? "")", file: file, line: line)
             }
         }
     }
@@ -68,7 +71,8 @@ final class AndroidAppAndOriginCheckTests: XCTestCase {
         }
         XCTAssertNil(AndroidApp.origin(fingerprint: "AB:CD"))
         XCTAssertNil(AndroidApp.fingerprint(origin: "android:apk-key-hash:short"))
-        XCTAssertNil(AndroidApp.fingerprint(origin: Self.uploadOrigin + "="), "padded base64url is not the origin's form")
+        XCTAssertNil(
+            AndroidApp.fingerprint(origin: Self.uploadOrigin + "="), "padded base64url is not the origin's form")
         XCTAssertNil(AndroidApp.fingerprint(origin: "https://example.com"))
     }
 
@@ -84,8 +88,10 @@ final class AndroidAppAndOriginCheckTests: XCTestCase {
         assertRefused("com.example.app:AB:CD", mentioning: ["com.example.app", fingerprintForm, "got AB:CD"])
         assertRefused("com.example.app:\(thirtyOne)", mentioning: [fingerprintForm])
         assertRefused("com.example.app:\(Self.upload):00", mentioning: [fingerprintForm])
-        assertRefused("com.example.app:\(Self.upload.replacingOccurrences(of: "DA", with: "GZ"))", mentioning: [fingerprintForm])
-        assertRefused("com.example.app:\(Self.upload.replacingOccurrences(of: ":", with: ""))", mentioning: [fingerprintForm])
+        assertRefused(
+            "com.example.app:\(Self.upload.replacingOccurrences(of: "DA", with: "GZ"))", mentioning: [fingerprintForm])
+        assertRefused(
+            "com.example.app:\(Self.upload.replacingOccurrences(of: ":", with: ""))", mentioning: [fingerprintForm])
         assertRefused("com.example.app:\(Self.upload)|", mentioning: [fingerprintForm, "got nothing"])
         assertRefused("com.example.app:\(Self.uploadOrigin)", mentioning: [fingerprintForm])
         // Bounded: 16 certificates an app.
@@ -109,7 +115,8 @@ final class AndroidAppAndOriginCheckTests: XCTestCase {
         XCTAssertEqual(gateway.androidApps, verification.androidApps)
         XCTAssertEqual(verification.origins, ["https://example.com"], "PASSKEY_ORIGINS as listed")
         XCTAssertEqual(
-            verification.allowedOrigins, ["https://example.com", "https://example.net", Self.uploadOrigin, Self.signingOrigin],
+            verification.allowedOrigins,
+            ["https://example.com", "https://example.net", Self.uploadOrigin, Self.signingOrigin],
             "verification accepts the related origins and every app's origins without their being listed")
         XCTAssertEqual(gateway.webAuthnOrigins, ["https://example.com", "https://example.net"])
         // Listed as well changes nothing: each origin once.
@@ -118,11 +125,15 @@ final class AndroidAppAndOriginCheckTests: XCTestCase {
         XCTAssertEqual(
             try VerificationServiceConfiguration(environment: listed).allowedOrigins,
             ["https://example.com", Self.uploadOrigin, "https://example.net", Self.signingOrigin])
-        XCTAssertEqual(try GatewayConfiguration(environment: listed).webAuthnOrigins, ["https://example.com", "https://example.net"])
+        XCTAssertEqual(
+            try GatewayConfiguration(environment: listed).webAuthnOrigins,
+            ["https://example.com", "https://example.net"])
     }
 
     func testARelatedOriginMustBeAWebOrigin() {
-        for value in ["example.net", "ftp://example.net", "http://example.net", "https://example.net/path", Self.uploadOrigin] {
+        for value in [
+            "example.net", "ftp://example.net", "http://example.net", "https://example.net/path", Self.uploadOrigin,
+        ] {
             for read in [
                 { _ = try GatewayConfiguration(environment: ["PASSKEY_RELATED_ORIGINS": value]) },
                 { _ = try VerificationServiceConfiguration(environment: ["PASSKEY_RELATED_ORIGINS": value]) },
@@ -163,7 +174,9 @@ final class AndroidAppAndOriginCheckTests: XCTestCase {
         ] {
             let error = check(rpID: rpID, origins: [origin])
             XCTAssertEqual(error?.variable, "PASSKEY_ORIGINS", "\(origin) for \(rpID)")
-            XCTAssertTrue(error?.problem.hasPrefix("\(origin) is neither PASSKEY_RP_ID (\(rpID))") == true, "\(error?.problem ?? "")")
+            XCTAssertTrue(
+                error?.problem.hasPrefix("\(origin) is neither PASSKEY_RP_ID (\(rpID))") == true,
+                "\(error?.problem ?? "")")
             XCTAssertTrue(error?.problem.contains("PASSKEY_RELATED_ORIGINS") == true)
             XCTAssertNil(
                 check(rpID: rpID, origins: [origin], related: [origin]), "\(origin) for \(rpID), listed as related")
@@ -176,7 +189,8 @@ final class AndroidAppAndOriginCheckTests: XCTestCase {
 
     func testAnAppOriginNoConfiguredAppAccountsForIsRefusedNamingBoth() throws {
         let app = AndroidApp(packageName: "com.example.app", sha256Fingerprints: [Self.upload, Self.signing])
-        let error = try XCTUnwrap(check(rpID: "example.com", origins: ["https://example.com", Self.otherOrigin], apps: [app]))
+        let error = try XCTUnwrap(
+            check(rpID: "example.com", origins: ["https://example.com", Self.otherOrigin], apps: [app]))
         XCTAssertEqual(error.variable, "PASSKEY_ORIGINS")
         XCTAssertTrue(error.problem.hasPrefix("\(Self.otherOrigin) (the certificate \(Self.other))"), error.problem)
         XCTAssertTrue(error.problem.contains("com.example.app: \(Self.upload)|\(Self.signing)"), error.problem)
@@ -218,11 +232,13 @@ final class AndroidAppAndOriginCheckTests: XCTestCase {
             XCTAssertTrue(warning.contains(configuration.gatewayListen.description), warning)
         }
         for listen in ["127.0.0.1:8080", "127.0.0.2:8080", "[::1]:8080", "localhost:8080"] {
-            XCTAssertNil(try GatewayConfiguration(environment: ["GATEWAY_LISTEN": listen]).relyingPartyIDWarning, listen)
+            XCTAssertNil(
+                try GatewayConfiguration(environment: ["GATEWAY_LISTEN": listen]).relyingPartyIDWarning, listen)
         }
         XCTAssertNil(
             try GatewayConfiguration(environment: [
-                "GATEWAY_LISTEN": "0.0.0.0:8080", "PASSKEY_RP_ID": "example.com", "PASSKEY_ORIGINS": "https://example.com",
+                "GATEWAY_LISTEN": "0.0.0.0:8080", "PASSKEY_RP_ID": "example.com",
+                "PASSKEY_ORIGINS": "https://example.com",
             ]).relyingPartyIDWarning)
     }
 }

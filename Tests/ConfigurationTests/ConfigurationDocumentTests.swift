@@ -37,8 +37,10 @@ final class ConfigurationDocumentTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(read.count, 26)
         XCTAssertEqual(
             reads.readers["DATABASE_URL"],
-            ["challenge-service", "verification-service", "session-service", "passkey-migrate", "passkey-import",
-             "passkey-admin"])
+            [
+                "challenge-service", "verification-service", "session-service", "passkey-migrate", "passkey-import",
+                "passkey-admin",
+            ])
         XCTAssertEqual(reads.readers["PASSKEY_DATA_DIR"], ["passkey-import"])
         XCTAssertEqual(reads.readers["PASSKEY_WEBHOOK_TIMEOUT"], ["session-service"])
         XCTAssertEqual(

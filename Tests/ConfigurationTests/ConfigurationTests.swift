@@ -53,7 +53,8 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(configuration.passkeyRateLimitPerAddress?.burst, 600)
         XCTAssertEqual(configuration.gatewayListen, ServiceAddress(host: "127.0.0.1", port: 8080))
         XCTAssertEqual(
-            configuration.verificationServiceAddresses, [ServiceTarget(address: ServiceAddress(host: "127.0.0.1", port: 50052))])
+            configuration.verificationServiceAddresses,
+            [ServiceTarget(address: ServiceAddress(host: "127.0.0.1", port: 50052))])
         XCTAssertEqual(configuration.serviceDiscoveryInterval, 1)
         XCTAssertNil(verification.process.databaseURL)
         XCTAssertThrowsError(try verification.process.requireDatabaseURL()) {
@@ -68,8 +69,10 @@ final class ConfigurationTests: XCTestCase {
     func testTheGatewayFindsTheServicesWhereTheyListen() throws {
         let environment = ["SESSION_SERVICE_LISTEN": "127.0.0.1:6003", "CHALLENGE_SERVICE_ADDRESSES": "10.0.0.1:7001"]
         let gateway = try GatewayConfiguration(environment: environment)
-        XCTAssertEqual(gateway.sessionServiceAddresses, [ServiceTarget(address: ServiceAddress(host: "127.0.0.1", port: 6003))])
-        XCTAssertEqual(gateway.challengeServiceAddresses, [ServiceTarget(address: ServiceAddress(host: "10.0.0.1", port: 7001))])
+        XCTAssertEqual(
+            gateway.sessionServiceAddresses, [ServiceTarget(address: ServiceAddress(host: "127.0.0.1", port: 6003))])
+        XCTAssertEqual(
+            gateway.challengeServiceAddresses, [ServiceTarget(address: ServiceAddress(host: "10.0.0.1", port: 7001))])
         XCTAssertEqual(try SessionServiceConfiguration(environment: environment).process.listen.port, 6003)
     }
 
@@ -87,13 +90,15 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(Processes.readers(of: "PASSKEY_CHALLENGE_LIFETIME"), ["challenge-service"])
         XCTAssertEqual(Processes.readers(of: "PASSKEY_TRUSTED_PROXIES"), ["gateway"])
         // session-service reads the origins for the tokens' default issuer.
-        XCTAssertEqual(Processes.readers(of: "PASSKEY_ORIGINS"), ["gateway", "verification-service", "session-service"])
+        XCTAssertEqual(
+            Processes.readers(of: "PASSKEY_ORIGINS"), ["gateway", "verification-service", "session-service"])
         XCTAssertEqual(
             Processes.readers(of: "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE"), ["verification-service", "session-service"])
         XCTAssertEqual(Processes.readers(of: "PASSKEY_CORS_ORIGINS"), ["gateway"])
         XCTAssertEqual(Processes.readers(of: "PASSKEY_ALGORITHMS"), ["gateway", "verification-service"])
         XCTAssertEqual(Processes.readers(of: "PASSKEY_BACKUP_ELIGIBILITY_CHANGE"), ["verification-service"])
-        XCTAssertEqual(Processes.readers(of: "DATABASE_URL"), ["challenge-service", "verification-service", "session-service"])
+        XCTAssertEqual(
+            Processes.readers(of: "DATABASE_URL"), ["challenge-service", "verification-service", "session-service"])
         XCTAssertEqual(
             Processes.readers(of: "PASSKEY_SWEEP_INTERVAL"), ["challenge-service", "session-service"])
 
@@ -187,9 +192,10 @@ final class ConfigurationTests: XCTestCase {
                 }
                 XCTAssertThrowsError(try read(environment), "\(process): \(variable)=\(value)") {
                     let error = $0 as? ConfigurationError
-                    let named = [
-                        "GATEWAY_TLS_KEY": "GATEWAY_TLS_CERTIFICATE", "SMTP_PASSWORD": "SMTP_USERNAME",
-                    ][variable] ?? variable
+                    let named =
+                        [
+                            "GATEWAY_TLS_KEY": "GATEWAY_TLS_CERTIFICATE", "SMTP_PASSWORD": "SMTP_USERNAME",
+                        ][variable] ?? variable
                     XCTAssertEqual(error?.variable, named, "\(process): \(variable)=\(value)")
                 }
             }
@@ -203,7 +209,8 @@ final class ConfigurationTests: XCTestCase {
                 XCTAssertEqual(error?.variable, "PASSKEY_RP_ID")
                 XCTAssertEqual(
                     error?.problem,
-                    "\(suffix) is a public suffix (Public Suffix List), and browsers make no passkey for one: use your own domain under it")
+                    "\(suffix) is a public suffix (Public Suffix List), and browsers make no passkey for one: use your own domain under it"
+                )
             }
         }
         for id in ["example.com", "example.co.uk", "me.github.io", "localhost", "intranet", "login.corp.example"] {
@@ -304,17 +311,20 @@ final class ConfigurationTests: XCTestCase {
                     address: ServiceAddress(host: "v.test", port: 7000),
                     nameServer: ServiceAddress(host: "127.0.0.1", port: 5353)),
                 ServiceTarget(
-                    address: ServiceAddress(host: "v6.test", port: 7001), nameServer: ServiceAddress(host: "::1", port: 53)),
+                    address: ServiceAddress(host: "v6.test", port: 7001),
+                    nameServer: ServiceAddress(host: "::1", port: 53)),
                 ServiceTarget(
                     address: ServiceAddress(host: "v.test", port: 7002),
                     nameServer: ServiceAddress(host: "10.0.0.10", port: 53)),
             ])
         XCTAssertEqual(configuration.serviceDiscoveryInterval, 0.25)
-        XCTAssertEqual(configuration.verificationServiceAddresses.map(\.isNumeric), [false, false, false, false, false])
+        XCTAssertEqual(
+            configuration.verificationServiceAddresses.map(\.isNumeric), [false, false, false, false, false])
         XCTAssertTrue(ServiceTarget(parsing: "[fd00::1]:80")!.isNumeric)
         XCTAssertTrue(ServiceTarget(parsing: "10.1.2.3:80")!.isNumeric)
         XCTAssertFalse(ServiceTarget(parsing: "10.1.2.256:80")!.isNumeric)
-        XCTAssertEqual(ServiceTarget(parsing: "dns://127.0.0.1:5353/v.test:7000")?.description, "dns://127.0.0.1:5353/v.test:7000")
+        XCTAssertEqual(
+            ServiceTarget(parsing: "dns://127.0.0.1:5353/v.test:7000")?.description, "dns://127.0.0.1:5353/v.test:7000")
     }
 }
 
@@ -335,7 +345,8 @@ final class SessionTokenConfigurationTests: XCTestCase {
         }
         let android = try SessionTokenConfiguration(
             EnvironmentReader([
-                "PASSKEY_ORIGINS": "android:apk-key-hash:" + String(repeating: "A", count: 43) + ",https://auth.example.com"
+                "PASSKEY_ORIGINS": "android:apk-key-hash:" + String(repeating: "A", count: 43)
+                    + ",https://auth.example.com"
             ]))
         XCTAssertEqual(android.issuer, "https://auth.example.com", "the first web origin")
     }
@@ -356,13 +367,15 @@ final class SessionTokenConfigurationTests: XCTestCase {
                 EnvironmentReader(["PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE": file.path]))
             XCTAssertEqual(try configuration.requireKeyEncryptionKey(), bytes, text)
         }
-        for (index, text) in ["", "00ff", String(repeating: "zz", count: 32), Data(bytes.prefix(16)).base64EncodedString()]
-            .enumerated()
-        {
+        for (index, text) in [
+            "", "00ff", String(repeating: "zz", count: 32), Data(bytes.prefix(16)).base64EncodedString(),
+        ]
+        .enumerated() {
             let file = directory.appendingPathComponent("bad\(index)")
             try text.write(to: file, atomically: true, encoding: .utf8)
             XCTAssertThrowsError(
-                try SessionTokenConfiguration(EnvironmentReader(["PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE": file.path])), text
+                try SessionTokenConfiguration(EnvironmentReader(["PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE": file.path])),
+                text
             ) { XCTAssertEqual(($0 as? ConfigurationError)?.variable, "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE") }
         }
     }

@@ -48,8 +48,10 @@ final class KeyRingFileTests: XCTestCase {
         let tooMany = (0...SessionTokenConfiguration.keyRingCapacity).map { index in
             hex((0..<32).map { UInt8(($0 + index * 32) & 0xff) ^ UInt8(index) })
         }
-        for text in ["# only a comment\n", "\(key)\n\(key)\n", "\(key)\nnot a key\n", "\(key)\n\(other)00\n",
-                     tooMany.joined(separator: "\n")] {
+        for text in [
+            "# only a comment\n", "\(key)\n\(key)\n", "\(key)\nnot a key\n", "\(key)\n\(other)00\n",
+            tooMany.joined(separator: "\n"),
+        ] {
             XCTAssertThrowsError(try configuration(text), text) {
                 XCTAssertEqual(($0 as? ConfigurationError)?.variable, "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE")
             }

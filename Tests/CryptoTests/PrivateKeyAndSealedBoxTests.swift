@@ -39,7 +39,8 @@ final class PrivateKeyAndSealedBoxTests: XCTestCase {
             XCTAssertNil(SealedBox.open(changed, key: key, additionalData: Array("kid-1".utf8)), "byte \(index)")
         }
         XCTAssertNil(SealedBox.open(Array(box.prefix(20)), key: key))
-        XCTAssertNotEqual(try SealedBox.seal([1], key: key), try SealedBox.seal([1], key: key), "a fresh nonce each time")
+        XCTAssertNotEqual(
+            try SealedBox.seal([1], key: key), try SealedBox.seal([1], key: key), "a fresh nonce each time")
         XCTAssertThrowsError(try SealedBox.seal([1], key: [1, 2, 3]))
     }
 }

@@ -55,7 +55,8 @@ final class SecretKeyRingTests: XCTestCase {
         XCTAssertNil(SecretKeyRing(keys: [second])!.open(sealed, for: .outboxCode, context: [1, 2, 3]), "key gone")
         var changed = sealed.box
         changed[changed.count / 2] ^= 1
-        XCTAssertNil(rotated.open(SealedSecret(keyID: sealed.keyID, box: changed), for: .outboxCode, context: [1, 2, 3]))
+        XCTAssertNil(
+            rotated.open(SealedSecret(keyID: sealed.keyID, box: changed), for: .outboxCode, context: [1, 2, 3]))
         // The ring key itself never seals: the box does not open under it directly.
         XCTAssertNil(SealedBox.open(sealed.box, key: first))
         XCTAssertEqual(try rotated.seal([9], for: .outboxCode, context: []).keyID, rotated.currentKeyID)

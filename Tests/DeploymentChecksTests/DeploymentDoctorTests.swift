@@ -223,9 +223,12 @@ final class DeploymentDoctorTests: XCTestCase {
                 problems(findings(host: id, expectation: local)).contains(
                     "relying-party relying_party_not_registrable failure"), id)
         }
-        let suffix = findings(host: "github.io", expectation: DeploymentExpectation(relyingPartyID: "github.io", origins: []))
+        let suffix = findings(
+            host: "github.io", expectation: DeploymentExpectation(relyingPartyID: "github.io", origins: []))
         XCTAssertTrue(
-            suffix.contains { $0.problem.hasPrefix("the relying party ID github.io is a public suffix (Public Suffix List)") })
+            suffix.contains {
+                $0.problem.hasPrefix("the relying party ID github.io is a public suffix (Public Suffix List)")
+            })
         for id in ["me.github.io", "example.co.uk"] {
             XCTAssertFalse(
                 problems(findings(host: id, expectation: DeploymentExpectation(relyingPartyID: id, origins: [])))

@@ -21,11 +21,15 @@ final class SignInMethodsTests: XCTestCase {
     }
 
     func testThePasswordGoesOnlyOnceAPasskeyHasSignedIn() {
-        XCTAssertNoThrow(try SignInMethods(hasPassword: true, passkeyCount: 1, passkeySignedIn: true).checkPasswordRemoval())
+        XCTAssertNoThrow(
+            try SignInMethods(hasPassword: true, passkeyCount: 1, passkeySignedIn: true).checkPasswordRemoval())
         for (methods, code, reason) in [
             (SignInMethods(hasPassword: false, passkeyCount: 1, passkeySignedIn: true), DomainError.Code.notFound, nil),
             (SignInMethods(hasPassword: true, passkeyCount: 0), .lastSignInMethod, PasswordRemovalRefusal.noPasskey),
-            (SignInMethods(hasPassword: true, passkeyCount: 2), .lastSignInMethod, PasswordRemovalRefusal.passkeySignInRequired),
+            (
+                SignInMethods(hasPassword: true, passkeyCount: 2), .lastSignInMethod,
+                PasswordRemovalRefusal.passkeySignInRequired
+            ),
         ] as [(SignInMethods, DomainError.Code, String?)] {
             XCTAssertThrowsError(try methods.checkPasswordRemoval()) { error in
                 XCTAssertEqual((error as? DomainError)?.code, code)

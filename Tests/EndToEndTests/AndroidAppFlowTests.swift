@@ -102,7 +102,8 @@ final class AndroidAppFlowTests: XCTestCase {
     /// Signs up from the app; returns the authenticator and the session's access token.
     func signUp(_ stack: Stack) async throws -> (SoftwareAuthenticator, token: String, accountID: String) {
         let email = "android-\(UUID().uuidString.prefix(8))@example.com"
-        let start = try await post(stack, "/v1/passkeys/account-registrations", #"{"email":"\#(email)","displayName":"Ada"}"#)
+        let start = try await post(
+            stack, "/v1/passkeys/account-registrations", #"{"email":"\#(email)","displayName":"Ada"}"#)
         XCTAssertEqual(start.status, 200, "\(start.json)")
         let options = try XCTUnwrap(start.json["publicKey"] as? [String: Any])
         let user = try XCTUnwrap(options["user"] as? [String: Any])
@@ -111,7 +112,8 @@ final class AndroidAppFlowTests: XCTestCase {
         let registrationID = try XCTUnwrap(start.json["registrationID"] as? String)
         let finish = try await post(
             stack, "/v1/passkeys/account-registrations/finish",
-            #"{"registrationID":"\#(registrationID)","credential":\#(try registrationResponseJSON(authenticator, options: options))}"#)
+            #"{"registrationID":"\#(registrationID)","credential":\#(try registrationResponseJSON(authenticator, options: options))}"#
+        )
         XCTAssertEqual(finish.status, 201, "\(finish.json)")
         return (
             authenticator, try XCTUnwrap(finish.json["accessToken"] as? String),
@@ -151,7 +153,8 @@ final class AndroidAppFlowTests: XCTestCase {
         let challengeID = try XCTUnwrap(start.json["challengeID"] as? String)
         let signedIn = try await post(
             stack, "/v1/passkeys/authentications/finish",
-            #"{"challengeID":"\#(challengeID)","credential":\#(try authenticationResponseJSON(authenticator, options: options))}"#)
+            #"{"challengeID":"\#(challengeID)","credential":\#(try authenticationResponseJSON(authenticator, options: options))}"#
+        )
         XCTAssertEqual(signedIn.status, 200, "\(signedIn.json)")
         XCTAssertEqual(signedIn.json["accountID"] as? String, accountID)
         let session = try XCTUnwrap(signedIn.json["accessToken"] as? String)
@@ -173,12 +176,15 @@ final class AndroidAppFlowTests: XCTestCase {
 
     func testAnotherCertificatesOriginIsRefusedAtRegistrationAndSignIn() async throws {
         let stack = try await Self.shared.get()
-        let start = try await post(stack, "/v1/passkeys/account-registrations", #"{"email":"stranger-\#(UUID().uuidString.prefix(8))@example.com","displayName":"Eve"}"#)
+        let start = try await post(
+            stack, "/v1/passkeys/account-registrations",
+            #"{"email":"stranger-\#(UUID().uuidString.prefix(8))@example.com","displayName":"Eve"}"#)
         let options = try XCTUnwrap(start.json["publicKey"] as? [String: Any])
         let registrationID = try XCTUnwrap(start.json["registrationID"] as? String)
         let refused = try await post(
             stack, "/v1/passkeys/account-registrations/finish",
-            #"{"registrationID":"\#(registrationID)","credential":\#(try registrationResponseJSON(SoftwareAuthenticator(), options: options, origin: Self.strangerOrigin))}"#)
+            #"{"registrationID":"\#(registrationID)","credential":\#(try registrationResponseJSON(SoftwareAuthenticator(), options: options, origin: Self.strangerOrigin))}"#
+        )
         XCTAssertEqual(refused.status, 400, "\(refused.json)")
         XCTAssertEqual(refused.json["code"] as? String, "verification_failed")
         XCTAssertEqual(refused.json["reason"] as? String, "origin_mismatch")
@@ -189,7 +195,8 @@ final class AndroidAppFlowTests: XCTestCase {
         let challengeID = try XCTUnwrap(begin.json["challengeID"] as? String)
         let stranger = try await post(
             stack, "/v1/passkeys/authentications/finish",
-            #"{"challengeID":"\#(challengeID)","credential":\#(try authenticationResponseJSON(authenticator, options: signIn, origin: Self.strangerOrigin))}"#)
+            #"{"challengeID":"\#(challengeID)","credential":\#(try authenticationResponseJSON(authenticator, options: signIn, origin: Self.strangerOrigin))}"#
+        )
         XCTAssertEqual(stranger.status, 401, "\(stranger.json)")
         XCTAssertEqual(stranger.json["reason"] as? String, "origin_mismatch")
     }
@@ -212,7 +219,10 @@ final class AndroidAppFlowTests: XCTestCase {
         let cases: [([String: String], [String])] = [
             (
                 ["PASSKEY_ORIGINS": "http://localhost:8080,\(Self.strangerOrigin)"],
-                [Self.strangerOrigin, Array(repeating: "CD", count: 32).joined(separator: ":"), "com.example.app: \(Self.fingerprint)"]
+                [
+                    Self.strangerOrigin, Array(repeating: "CD", count: 32).joined(separator: ":"),
+                    "com.example.app: \(Self.fingerprint)",
+                ]
             ),
             (
                 ["PASSKEY_ORIGINS": "http://localhost:8080,https://shop.example.net"],
@@ -223,7 +233,8 @@ final class AndroidAppFlowTests: XCTestCase {
         for (changes, named) in cases {
             for executable in ["gateway", "verification-service"] {
                 let process = try start(stack, executable, changes)
-                XCTAssertTrue(waitUntil(timeout: 20) { !process.isRunning }, "\(executable) kept running with \(changes)")
+                XCTAssertTrue(
+                    waitUntil(timeout: 20) { !process.isRunning }, "\(executable) kept running with \(changes)")
                 XCTAssertEqual(process.terminate(), 2, "\(executable) \(changes): \(process.log)")
                 for value in named {
                     XCTAssertTrue(process.log.contains(value), "\(executable) names \(value): \(process.log)")
@@ -240,7 +251,8 @@ final class AndroidAppFlowTests: XCTestCase {
                 ])
             XCTAssertTrue(
                 waitUntil(timeout: 20) {
-                    process.log.contains("service.started") || process.log.contains("gateway.started") || !process.isRunning
+                    process.log.contains("service.started") || process.log.contains("gateway.started")
+                        || !process.isRunning
                 }, "\(executable) did not start")
             XCTAssertTrue(process.isRunning, "\(executable): \(process.log)")
             XCTAssertEqual(process.terminate(), 0, "\(executable): \(process.log)")
@@ -257,7 +269,8 @@ final class AndroidAppFlowTests: XCTestCase {
         let line = try XCTUnwrap(
             gateway.log.split(separator: "\n").first { $0.contains("gateway.relying_party_id_localhost") }, gateway.log)
         XCTAssertTrue(line.contains("level=warning"), String(line))
-        XCTAssertTrue(line.contains("PASSKEY_RP_ID is localhost while the gateway listens on 0.0.0.0:\(port)"), String(line))
+        XCTAssertTrue(
+            line.contains("PASSKEY_RP_ID is localhost while the gateway listens on 0.0.0.0:\(port)"), String(line))
         let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/readyz")!)
         let readiness = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let warnings = try XCTUnwrap(readiness["warnings"] as? [String], "\(readiness)")

@@ -18,7 +18,9 @@ final class BackupEligibilityFlowTests: XCTestCase {
         rejecting.stop()
     }
 
-    static let registeredWithoutBackup: AuthenticatorData.Flags = [.userPresent, .userVerified, .attestedCredentialData]
+    static let registeredWithoutBackup: AuthenticatorData.Flags = [
+        .userPresent, .userVerified, .attestedCredentialData,
+    ]
     static let synced: AuthenticatorData.Flags = [.userPresent, .userVerified, .backupEligible, .backedUp]
 
     /// An account made with a passkey whose BE and BS are 0, like KeePassXC before 2.7.12 made them.
@@ -82,7 +84,8 @@ final class BackupEligibilityFlowTests: XCTestCase {
         for shared in [Self.standard, Self.rejecting] {
             let flows = Flows(try await shared.get())
             var (authenticator, _) = try await keePassXCAccount(flows)
-            let refused = try await flows.signInWithPasskey(&authenticator, flags: [.userPresent, .userVerified, .backedUp])
+            let refused = try await flows.signInWithPasskey(
+                &authenticator, flags: [.userPresent, .userVerified, .backedUp])
             XCTAssertEqual(refused.status, 401, refused.description)
             XCTAssertEqual(refused.reason, .backupStateInvalid)
         }

@@ -1,8 +1,8 @@
 import Foundation
 import PasskeyClient
+import Postgres
 import Synchronization
 import XCTest
-import Postgres
 
 /// A flood of start requests against the real executables: the replica-wide limits refuse what is over them, and
 /// the sweep keeps each ceremony table below what the admitted rate and the rows' lifetimes allow.

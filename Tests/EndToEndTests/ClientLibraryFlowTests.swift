@@ -1,11 +1,11 @@
 import Foundation
 import PasskeyClient
+import Postgres
 import PostgresTestSupport
 import SoftwareAuthenticator
 import Synchronization
-import XCTest
-import Postgres
 import WebAuthn
+import XCTest
 
 /// Every flow an app runs, through the PasskeyClient library against the real stack and the way an app would: one
 /// client per device, which keeps its session's token (the tests never handle one), and the software

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import PostgresTestSupport
+import Synchronization
 
 /// One of the stack's executables, started as a real process with its output in a log file.
 ///
@@ -27,7 +27,9 @@ final class ManagedProcess: @unchecked Sendable {
     func start() throws {
         let path = builtExecutable(executable).path
         let log = open(logURL.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard log >= 0 else { throw StackError(message: "cannot open \(logURL.path): \(String(cString: strerror(errno)))") }
+        guard log >= 0 else {
+            throw StackError(message: "cannot open \(logURL.path): \(String(cString: strerror(errno)))")
+        }
         defer { close(log) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)

@@ -49,7 +49,8 @@ final class MetadataBLOBFlowTests: XCTestCase {
     func register(_ flows: Flows, _ client: PasskeyAPIClient, _ model: AAGUID) async throws -> Outcome<NoContent> {
         let start = await flows.beginRegistration(client)
         XCTAssertEqual(start.status, 200, start.description)
-        return await flows.finishRegistration(client, start: try start.get(), authenticator: SoftwareAuthenticator(aaguid: model))
+        return await flows.finishRegistration(
+            client, start: try start.get(), authenticator: SoftwareAuthenticator(aaguid: model))
     }
 
     func testCompromisedModelsAreRefusedAndAFailedReloadKeepsTheLastGoodBLOB() async throws {
@@ -74,9 +75,16 @@ final class MetadataBLOBFlowTests: XCTestCase {
 
         // Bad BLOBs on reload: each is logged with its reason, and the last good one stays in force.
         for (bytes, reason) in [
-            (maker.blob(payload: payload(number: 2, revokedStatus: "FIDO_CERTIFIED"), signer: SigningKey(algorithm: .rs256)), "badly signed"),
+            (
+                maker.blob(
+                    payload: payload(number: 2, revokedStatus: "FIDO_CERTIFIED"), signer: SigningKey(algorithm: .rs256)),
+                "badly signed"
+            ),
             (maker.blob(payload: payload(number: 2, revokedStatus: "FIDO_CERTIFIED"), signed: false), "unsigned"),
-            (maker.blob(payload: payload(number: 2, revokedStatus: "FIDO_CERTIFIED", nextUpdate: day(-2 * 86_400))), "expired"),
+            (
+                maker.blob(payload: payload(number: 2, revokedStatus: "FIDO_CERTIFIED", nextUpdate: day(-2 * 86_400))),
+                "expired"
+            ),
             (Array("{not a jws".utf8), "malformed"),
             (maker.blob(payload: payload(number: 0, revokedStatus: "FIDO_CERTIFIED")), "no 0 is older than 1"),
         ] {
@@ -109,9 +117,15 @@ final class MetadataBLOBFlowTests: XCTestCase {
         let good = maker.blob(payload: payload(number: 1))
         let cases: [(blob: [UInt8]?, root: URL?, variable: String, reason: String)] = [
             (maker.blob(payload: payload(number: 1), signed: false), rootURL, "PASSKEY_MDS_BLOB", "unsigned"),
-            (maker.blob(payload: payload(number: 1), signer: SigningKey(algorithm: .rs256)), rootURL, "PASSKEY_MDS_BLOB", "badly signed"),
+            (
+                maker.blob(payload: payload(number: 1), signer: SigningKey(algorithm: .rs256)), rootURL,
+                "PASSKEY_MDS_BLOB", "badly signed"
+            ),
             (good, otherRoot, "PASSKEY_MDS_BLOB", "badly signed"),
-            (maker.blob(payload: payload(number: 1, nextUpdate: day(-2 * 86_400))), rootURL, "PASSKEY_MDS_BLOB", "expired"),
+            (
+                maker.blob(payload: payload(number: 1, nextUpdate: day(-2 * 86_400))), rootURL, "PASSKEY_MDS_BLOB",
+                "expired"
+            ),
             (Array("a.b.c".utf8), rootURL, "PASSKEY_MDS_BLOB", "malformed"),
             (nil, rootURL, "PASSKEY_MDS_BLOB", "cannot read"),
             (good, notPEM, "PASSKEY_MDS_ROOT", "the root file holds no PEM certificate"),

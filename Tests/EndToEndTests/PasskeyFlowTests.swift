@@ -1,10 +1,10 @@
 import Foundation
 import PasskeyClient
+import Postgres
 import PostgresTestSupport
 import SoftwareAuthenticator
 import WebAuthn
 import XCTest
-import Postgres
 
 final class PasskeyFlowTests: XCTestCase {
     static let shared = SharedStack()

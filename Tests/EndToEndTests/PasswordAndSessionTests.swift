@@ -1,8 +1,8 @@
 import Foundation
 import PasskeyClient
+import Postgres
 import PostgresTestSupport
 import XCTest
-import Postgres
 
 final class PasswordAndSessionTests: XCTestCase {
     static let shared = SharedStack()

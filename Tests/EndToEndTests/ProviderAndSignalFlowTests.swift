@@ -1,12 +1,13 @@
 import Encoding
 import Foundation
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 import PasskeyClient
 import SoftwareAuthenticator
 import WebAuthn
 import XCTest
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// Against the real executables: passkeys named after their providers and the icons served, the sign-in failure
 /// the Signal API acts on (`unknown_credential`) and the ones it must not, the display name change, and the enroll
@@ -22,13 +23,17 @@ final class ProviderAndSignalFlowTests: XCTestCase {
         AAGUID(bytes: Array(withUnsafeBytes(of: UUID(uuidString: text)!.uuid) { Array($0) }))
     }
 
-    func raw(_ stack: Stack, _ path: String, headers: [String: String] = [:]) async throws -> (Int, [String: String], Data) {
+    func raw(_ stack: Stack, _ path: String, headers: [String: String] = [:]) async throws -> (
+        Int, [String: String], Data
+    ) {
         var request = URLRequest(url: URL(string: path, relativeTo: stack.gatewayURL)!)
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let (data, response) = try await URLSession.shared.data(for: request)
         let http = response as! HTTPURLResponse
         var fields: [String: String] = [:]
-        for (name, value) in http.allHeaderFields { fields[String(describing: name).lowercased()] = String(describing: value) }
+        for (name, value) in http.allHeaderFields {
+            fields[String(describing: name).lowercased()] = String(describing: value)
+        }
         return (http.statusCode, fields, data)
     }
 
@@ -64,8 +69,9 @@ final class ProviderAndSignalFlowTests: XCTestCase {
         for path in [googlePasskey.providerIconLight, googlePasskey.providerIconDark] {
             let path = try XCTUnwrap(path)
             let icon = try await flows.outcome(
-                PasskeyProviderIconOperation(aaguid: Self.google, variant: path.hasSuffix("/dark") ? .dark : .light))
-                .get()
+                PasskeyProviderIconOperation(aaguid: Self.google, variant: path.hasSuffix("/dark") ? .dark : .light)
+            )
+            .get()
             XCTAssertEqual(icon.contentType, "image/svg+xml")
             XCTAssertTrue(String(decoding: icon.data, as: UTF8.self).contains("<svg"))
             let (status, headers, body) = try await raw(stack, path)
@@ -76,7 +82,8 @@ final class ProviderAndSignalFlowTests: XCTestCase {
         }
         // A renamed passkey keeps its provider.
         let renamed = try await flows.outcome(
-            PasskeyRenameOperation(credentialID: googlePasskey.credentialID, name: "Work phone"), with: client).get()
+            PasskeyRenameOperation(credentialID: googlePasskey.credentialID, name: "Work phone"), with: client
+        ).get()
         XCTAssertEqual(renamed.name, "Work phone")
         XCTAssertEqual(renamed.providerName, "Google Password Manager")
     }
@@ -214,7 +221,8 @@ final class ProviderAndSignalFlowTests: XCTestCase {
 
     func testConfiguredPagesAndABadValueStopsTheGatewayNamingIt() async throws {
         let stack = try await Stack(environment: [
-            "PASSKEY_ENROLL_PAGE": "https://accounts.example.com/passkeys/new", "PASSKEY_MANAGE_PAGE": "/settings/passkeys",
+            "PASSKEY_ENROLL_PAGE": "https://accounts.example.com/passkeys/new",
+            "PASSKEY_MANAGE_PAGE": "/settings/passkeys",
         ])
         addTeardownBlock { await stack.tearDown() }
         let endpoints = try await Flows(stack).outcome(PasskeyEndpointsOperation()).get()
@@ -222,14 +230,17 @@ final class ProviderAndSignalFlowTests: XCTestCase {
         XCTAssertEqual(endpoints.manage?.absoluteString, Stack.origin + "/settings/passkeys")
 
         for (variable, value) in [
-            ("PASSKEY_ENROLL_PAGE", "http://accounts.example.com/passkeys"), ("PASSKEY_MANAGE_PAGE", "//evil.example/x"),
+            ("PASSKEY_ENROLL_PAGE", "http://accounts.example.com/passkeys"),
+            ("PASSKEY_MANAGE_PAGE", "//evil.example/x"),
             ("PASSKEY_MANAGE_PAGE", "settings"),
         ] {
             var environment = stack.environment
             environment[variable] = value
-            let gateway = ManagedProcess(executable: "gateway", environment: environment, logDirectory: stack.logDirectory)
+            let gateway = ManagedProcess(
+                executable: "gateway", environment: environment, logDirectory: stack.logDirectory)
             try gateway.start()
-            XCTAssertTrue(waitUntil(timeout: 10) { !gateway.isRunning }, "\(variable)=\(value) did not stop the gateway")
+            XCTAssertTrue(
+                waitUntil(timeout: 10) { !gateway.isRunning }, "\(variable)=\(value) did not stop the gateway")
             XCTAssertEqual(gateway.terminate(), 2, "\(variable)=\(value): \(gateway.log)")
             XCTAssertTrue(gateway.log.contains(variable), gateway.log)
         }

@@ -18,7 +18,8 @@ final class RecoveryFlowTests: XCTestCase {
 
         // Another device, with nothing but the email and a code.
         let device = flows.client()
-        let recovery = try await device.execute(RecoveryFinishOperation(email: user.email, proof: .recoveryCode(codes[0])))
+        let recovery = try await device.execute(
+            RecoveryFinishOperation(email: user.email, proof: .recoveryCode(codes[0])))
         XCTAssertEqual(recovery.authenticationMethod, .recovery)
         XCTAssertEqual(recovery.accountID, user.accountID)
         for operation: any PasskeyAPIOperation in [

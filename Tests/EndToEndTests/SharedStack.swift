@@ -22,10 +22,12 @@ final class SharedStack: Sendable {
 
     /// Stops the stack, if one was started. Blocks: for `class func tearDown()`.
     func stop() {
-        guard let task = state.withLock({ current -> Task<Stack, any Error>? in
-            defer { current = nil }
-            return current
-        }) else { return }
+        guard
+            let task = state.withLock({ current -> Task<Stack, any Error>? in
+                defer { current = nil }
+                return current
+            })
+        else { return }
         let done = DispatchSemaphore(value: 0)
         Task.detached {
             if let stack = try? await task.value { await stack.tearDown() }

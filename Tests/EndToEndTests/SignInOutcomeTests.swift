@@ -54,7 +54,8 @@ final class SignInOutcomeTests: XCTestCase {
                 BEGIN RAISE EXCEPTION 'sessions are refused'; END $$
                 """)
             _ = try await stack.sql(
-                "CREATE TRIGGER refuse_session BEFORE INSERT ON authentication_sessions FOR EACH ROW EXECUTE FUNCTION refuse_session()")
+                "CREATE TRIGGER refuse_session BEFORE INSERT ON authentication_sessions FOR EACH ROW EXECUTE FUNCTION refuse_session()"
+            )
             let start = try await flows.beginAuthentication()
             let assertion = authenticator.makeAssertion(
                 challenge: [UInt8](start.challenge), rpID: Stack.relyingPartyID, origin: Stack.origin)
@@ -111,7 +112,8 @@ final class SignInOutcomeTests: XCTestCase {
             try await stack.sql("SELECT count(*) AS n FROM authentication_sessions").first!.decode(Int.self, "n"),
             sessionsBefore, "no session for a removed passkey")
         for replica in stack.verification {
-            XCTAssertTrue(replica.log.contains("reason=unknown_credential"), "a replica never refused it:\n\(replica.log)")
+            XCTAssertTrue(
+                replica.log.contains("reason=unknown_credential"), "a replica never refused it:\n\(replica.log)")
         }
     }
 

@@ -42,7 +42,9 @@ final class Stack: @unchecked Sendable {
         challengePort = freePort()
         sessionPort = freePort()
         verificationPorts = (0..<verificationReplicas).map { _ in freePort() }
-        metricsPorts = ["challenge-service": freePort(), "session-service": freePort(), "verification-service": freePort()]
+        metricsPorts = [
+            "challenge-service": freePort(), "session-service": freePort(), "verification-service": freePort(),
+        ]
 
         let certificates = try TestCertificates.shared()
         // The key-encryption key that seals the access-token signing keys: 32 random bytes, hex.

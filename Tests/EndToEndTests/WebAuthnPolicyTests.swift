@@ -66,7 +66,8 @@ final class WebAuthnPolicyTests: XCTestCase {
 
     /// A registration whose client data the test writes (a topOrigin, a padded challenge).
     func finish(
-        _ flows: Flows, _ client: PasskeyAPIClient, start: PasskeyRegistrationStart, authenticator: SoftwareAuthenticator,
+        _ flows: Flows, _ client: PasskeyAPIClient, start: PasskeyRegistrationStart,
+        authenticator: SoftwareAuthenticator,
         clientData: [UInt8], flags: AuthenticatorData.Flags = [.userPresent, .userVerified, .attestedCredentialData]
     ) async -> Outcome<NoContent> {
         let authData = authenticator.authenticatorData(rpID: start.relyingPartyID, flags: flags, signCount: 0)
@@ -88,7 +89,8 @@ final class WebAuthnPolicyTests: XCTestCase {
     ) async throws -> Outcome<NoContent> {
         let start = await flows.beginRegistration(client, mode: mode)
         XCTAssertEqual(start.status, 200, start.description)
-        return await flows.finishRegistration(client, start: try start.get(), authenticator: authenticator, flags: flags)
+        return await flows.finishRegistration(
+            client, start: try start.get(), authenticator: authenticator, flags: flags)
     }
 
     /// A passkey account whose passkey is `authenticator`'s, and a signed-in client from a first sign-in.
@@ -152,7 +154,8 @@ final class WebAuthnPolicyTests: XCTestCase {
         let configured = Flows(try await Self.configured.get())
         // EdDSA: offered by default, not by the configured list.
         let user = try await standard.passwordUser()
-        await assertEqual(try await register(standard, user.client, SoftwareAuthenticator(algorithm: .edDSA)).status, 204)
+        await assertEqual(
+            try await register(standard, user.client, SoftwareAuthenticator(algorithm: .edDSA)).status, 204)
         let restricted = try await configured.passwordUser()
         let eddsa = try await register(configured, restricted.client, SoftwareAuthenticator(algorithm: .edDSA))
         XCTAssertEqual(eddsa.status, 400, eddsa.description)
@@ -191,7 +194,8 @@ final class WebAuthnPolicyTests: XCTestCase {
         // a conditional registration without UP or UV registers.
         let upgrading = try await standard.passwordUser()
         let conditionalStart = try await raw(
-            try await Self.standard.get(), "POST", "/v1/passkeys/registrations", token: try await token(upgrading.client),
+            try await Self.standard.get(), "POST", "/v1/passkeys/registrations",
+            token: try await token(upgrading.client),
             body: #"{"mode":"conditional"}"#)
         let conditionalSelection = (conditionalStart.json["publicKey"] as? [String: Any])?["authenticatorSelection"]
         XCTAssertEqual((conditionalSelection as? [String: Any])?["userVerification"] as? String, "preferred")
@@ -299,7 +303,8 @@ final class WebAuthnPolicyTests: XCTestCase {
             environment["CHALLENGE_SERVICE_LISTEN"] = "127.0.0.1:\(freePort())"
             environment["SESSION_SERVICE_LISTEN"] = "127.0.0.1:\(freePort())"
             environment["GRPC_PLAINTEXT"] = "true"
-            let process = ManagedProcess(executable: executable, environment: environment, logDirectory: stack.logDirectory)
+            let process = ManagedProcess(
+                executable: executable, environment: environment, logDirectory: stack.logDirectory)
             try process.start()
             return process
         }
@@ -310,7 +315,8 @@ final class WebAuthnPolicyTests: XCTestCase {
         ] {
             for executable in ["gateway", "verification-service"] {
                 let process = try start(executable, variable, value)
-                XCTAssertTrue(waitUntil(timeout: 20) { !process.isRunning }, "\(executable) kept running with \(variable)")
+                XCTAssertTrue(
+                    waitUntil(timeout: 20) { !process.isRunning }, "\(executable) kept running with \(variable)")
                 XCTAssertEqual(process.terminate(), 2, "\(executable) \(variable)=\(value): \(process.log)")
                 XCTAssertTrue(process.log.contains(variable), "\(executable): \(process.log)")
             }

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import WebAuthn
 
 /// libFuzzer entry point: the FIDO metadata BLOB reader. The same bytes go through the whole check (compact JWS,

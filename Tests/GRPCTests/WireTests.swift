@@ -116,7 +116,8 @@ final class WireTests: XCTestCase {
         XCTAssertEqual(decoded, metadata)
         XCTAssertEqual(decoded.bytes("x-key-bin"), [0, 1, 2, 250, 251, 252, 253])
         // Received -bin values may be padded; undecodable ones are dropped.
-        XCTAssertEqual(Metadata(headers: [("x-b-bin", "AAEC+vv8/Q==")]).bytes("x-b-bin"), [0, 1, 2, 250, 251, 252, 253])
+        XCTAssertEqual(
+            Metadata(headers: [("x-b-bin", "AAEC+vv8/Q==")]).bytes("x-b-bin"), [0, 1, 2, 250, 251, 252, 253])
         XCTAssertNil(Metadata(headers: [("x-b-bin", "A")]).bytes("x-b-bin"))
         XCTAssertNil(Metadata(headers: [("x-b-bin", "**")]).bytes("x-b-bin"))
     }

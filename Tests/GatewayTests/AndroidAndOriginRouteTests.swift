@@ -15,8 +15,10 @@ import XCTest
 /// JSON Android's Credential Manager returns as it is, the origin checks at start and the warning about an RP ID left
 /// at `localhost`.
 final class AndroidAndOriginRouteTests: XCTestCase {
-    static let upload = "DA:2C:9B:75:75:77:6E:B9:33:77:88:2E:ED:31:59:FD:61:4F:82:6A:69:97:C0:2E:12:80:0F:50:8E:27:CB:FC"
-    static let signing = "3B:8A:2D:7C:07:F4:13:6D:BA:40:C7:B0:C5:C5:39:15:A8:1A:98:37:AC:BF:CB:5D:09:CD:FF:4D:51:C0:C3:A2"
+    static let upload =
+        "DA:2C:9B:75:75:77:6E:B9:33:77:88:2E:ED:31:59:FD:61:4F:82:6A:69:97:C0:2E:12:80:0F:50:8E:27:CB:FC"
+    static let signing =
+        "3B:8A:2D:7C:07:F4:13:6D:BA:40:C7:B0:C5:C5:39:15:A8:1A:98:37:AC:BF:CB:5D:09:CD:FF:4D:51:C0:C3:A2"
     static let other = "3E:81:16:DB:E5:38:30:21:60:DA:7E:1B:1C:91:78:B7:50:CF:53:0F:B8:CB:84:DF:17:55:9F:F8:E2:6A:B5:09"
     static let challengeID = "3f2a1c9e-5b7d-4c1e-9a3b-6d8e0f1a2b3c"
 
@@ -57,7 +59,7 @@ final class AndroidAndOriginRouteTests: XCTestCase {
     func testAssetLinksGrantEachAppBothRelationsWithAllItsCertificates() async throws {
         let application = try makeApplication([
             "PASSKEY_ANDROID_APPS":
-                "com.example.app:\(Self.upload)|\(Self.signing),org.other.app:\(Self.other),com.example.app:\(Self.upload.lowercased())",
+                "com.example.app:\(Self.upload)|\(Self.signing),org.other.app:\(Self.other),com.example.app:\(Self.upload.lowercased())"
         ])
         let response = await application.respond(to: request("GET", "/.well-known/assetlinks.json"))
         XCTAssertEqual(response.status, 200)
@@ -88,7 +90,8 @@ final class AndroidAndOriginRouteTests: XCTestCase {
     func testTheRelatedOriginsAreServedWithTheWebOrigins() async throws {
         let application = try makeApplication([
             "PASSKEY_RP_ID": "example.com",
-            "PASSKEY_ORIGINS": "https://example.com,android:apk-key-hash:\(String(repeating: "A", count: 43)),https://example.net",
+            "PASSKEY_ORIGINS":
+                "https://example.com,android:apk-key-hash:\(String(repeating: "A", count: 43)),https://example.net",
             "PASSKEY_RELATED_ORIGINS": "https://example.net,https://shop.example.org",
         ])
         let response = await application.respond(to: request("GET", "/.well-known/webauthn"))
@@ -108,7 +111,8 @@ final class AndroidAndOriginRouteTests: XCTestCase {
         let warnings = try XCTUnwrap(body["warnings"]?.arrayValue)
         XCTAssertEqual(warnings.count, 1)
         XCTAssertTrue(
-            warnings.first?.stringValue?.hasPrefix("PASSKEY_RP_ID is localhost while the gateway listens on 0.0.0.0:8080")
+            warnings.first?.stringValue?.hasPrefix(
+                "PASSKEY_RP_ID is localhost while the gateway listens on 0.0.0.0:8080")
                 == true, "\(warnings)")
         backends.setServing(false)
         let unavailable = await exposed.respond(to: request("GET", "/readyz"))
@@ -118,7 +122,10 @@ final class AndroidAndOriginRouteTests: XCTestCase {
 
         for environment in [
             [:], ["GATEWAY_LISTEN": "[::1]:8080"],
-            ["GATEWAY_LISTEN": "0.0.0.0:8080", "PASSKEY_RP_ID": "example.com", "PASSKEY_ORIGINS": "https://example.com"],
+            [
+                "GATEWAY_LISTEN": "0.0.0.0:8080", "PASSKEY_RP_ID": "example.com",
+                "PASSKEY_ORIGINS": "https://example.com",
+            ],
         ] {
             let quiet = await (try makeApplication(environment)).respond(to: request("GET", "/readyz"))
             XCTAssertEqual(quiet.status, 200)
@@ -131,7 +138,8 @@ final class AndroidAndOriginRouteTests: XCTestCase {
         func gateway(_ environment: [String: String], sink: MemoryLogSink = MemoryLogSink()) throws -> Gateway {
             try Gateway(
                 configuration: try GatewayConfiguration(environment: environment),
-                logger: Logger(service: "gateway", sink: sink), listenAddress: SocketAddress(host: "127.0.0.1", port: 0),
+                logger: Logger(service: "gateway", sink: sink),
+                listenAddress: SocketAddress(host: "127.0.0.1", port: 0),
                 backends: FakeBackends())
         }
         let warned = MemoryLogSink()
@@ -144,19 +152,28 @@ final class AndroidAndOriginRouteTests: XCTestCase {
         XCTAssertFalse(quiet.lines.contains { $0.contains("relying_party_id_localhost") })
 
         for (environment, named) in [
-            (["PASSKEY_RP_ID": "example.com", "PASSKEY_ORIGINS": "https://example.net"], ["https://example.net", "example.com"]),
+            (
+                ["PASSKEY_RP_ID": "example.com", "PASSKEY_ORIGINS": "https://example.net"],
+                ["https://example.net", "example.com"]
+            ),
             (
                 [
-                    "PASSKEY_ORIGINS": "http://localhost:8080,android:apk-key-hash:PoEW2-U4MCFg2n4bHJF4t1DPUw-4y4TfF1Wf-OJqtQk",
+                    "PASSKEY_ORIGINS":
+                        "http://localhost:8080,android:apk-key-hash:PoEW2-U4MCFg2n4bHJF4t1DPUw-4y4TfF1Wf-OJqtQk",
                     "PASSKEY_ANDROID_APPS": "com.example.app:\(Self.upload)",
                 ],
-                ["android:apk-key-hash:PoEW2-U4MCFg2n4bHJF4t1DPUw-4y4TfF1Wf-OJqtQk", Self.other, "com.example.app: \(Self.upload)"]
+                [
+                    "android:apk-key-hash:PoEW2-U4MCFg2n4bHJF4t1DPUw-4y4TfF1Wf-OJqtQk", Self.other,
+                    "com.example.app: \(Self.upload)",
+                ]
             ),
         ] {
             XCTAssertThrowsError(try gateway(environment)) { error in
                 let error = error as? ConfigurationError
                 XCTAssertEqual(error?.variable, "PASSKEY_ORIGINS")
-                for value in named { XCTAssertTrue(error?.problem.contains(value) == true, "\(value) in \(error?.problem ?? "")") }
+                for value in named {
+                    XCTAssertTrue(error?.problem.contains(value) == true, "\(value) in \(error?.problem ?? "")")
+                }
             }
         }
     }
@@ -227,7 +244,9 @@ final class AndroidAndOriginRouteTests: XCTestCase {
         let created = await application.respond(
             to: request(
                 "POST", "/v1/passkeys/account-registrations/finish",
-                json: #"{"registrationID":"7b1e4d2a-0c9f-4e8b-b6a5-3c2d1e0f9a8b","email":"ada@example.com","credential":\#(response)}"#))
+                json:
+                    #"{"registrationID":"7b1e4d2a-0c9f-4e8b-b6a5-3c2d1e0f9a8b","email":"ada@example.com","credential":\#(response)}"#
+            ))
         XCTAssertEqual(created.status, 201, String(decoding: created.body, as: UTF8.self))
         let account = try XCTUnwrap(
             try backends.request(
@@ -277,10 +296,20 @@ final class AndroidAndOriginRouteTests: XCTestCase {
             authenticatorData: authenticatorData)
         for (broken, field) in [
             (good.replacingOccurrences(of: #""type":"public-key""#, with: #""type":"password""#), "credential.type"),
-            (good.replacingOccurrences(of: #""attestationObject":"#, with: #""attestationObjekt":"#), "attestationObject"),
-            (good.replacingOccurrences(of: #""transports":["internal","hybrid"]"#, with: #""transports":"internal""#), "transports"),
+            (
+                good.replacingOccurrences(of: #""attestationObject":"#, with: #""attestationObjekt":"#),
+                "attestationObject"
+            ),
+            (
+                good.replacingOccurrences(
+                    of: #""transports":["internal","hybrid"]"#, with: #""transports":"internal""#), "transports"
+            ),
             (good.replacingOccurrences(of: #""rk":true"#, with: #""rk":"true""#), "credProps.rk"),
-            (good.replacingOccurrences(of: #""authenticatorAttachment":"platform""#, with: #""authenticatorAttachment":1"#), "authenticatorAttachment"),
+            (
+                good.replacingOccurrences(
+                    of: #""authenticatorAttachment":"platform""#, with: #""authenticatorAttachment":1"#),
+                "authenticatorAttachment"
+            ),
         ] {
             signedIn()
             let refused = await application.respond(
@@ -292,6 +321,7 @@ final class AndroidAndOriginRouteTests: XCTestCase {
             let detail = try json(refused)["detail"]?.stringValue ?? ""
             XCTAssertTrue(detail.contains(field), "\(field): \(detail)")
         }
-        XCTAssertFalse(backends.paths.contains(VerificationServiceMethods.finishRegistration.path), "no service was asked")
+        XCTAssertFalse(
+            backends.paths.contains(VerificationServiceMethods.finishRegistration.path), "no service was asked")
     }
 }

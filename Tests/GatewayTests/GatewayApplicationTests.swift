@@ -412,7 +412,8 @@ final class GatewayApplicationTests: XCTestCase {
         XCTAssertEqual(try json(refused)["code"], "forbidden")
         XCTAssertEqual(
             try json(refused)["detail"], "conditional registration needs a password sign-in from the last five minutes")
-        XCTAssertEqual(try backends.request(ChallengeServiceMethods.beginRegistration).sessionAuthenticationMethod, .passkey)
+        XCTAssertEqual(
+            try backends.request(ChallengeServiceMethods.beginRegistration).sessionAuthenticationMethod, .passkey)
         signedIn(method: .passkey)
         begin.mode = .modal
         backends.answer(ChallengeServiceMethods.beginRegistration, begin)
@@ -503,7 +504,8 @@ final class GatewayApplicationTests: XCTestCase {
         XCTAssertEqual(started.status, 200)
         XCTAssertEqual(try json(started)["publicKey"]?["rpId"], "localhost")
         XCTAssertEqual(
-            try json(started)["publicKey"]?["timeout"], 120_000, "challenge-service decides the timeout; the gateway passes it on")
+            try json(started)["publicKey"]?["timeout"], 120_000,
+            "challenge-service decides the timeout; the gateway passes it on")
         let empty = await application.respond(to: post("/v1/passkeys/authentications", nil))
         XCTAssertEqual(empty.status, 200)
 
@@ -549,7 +551,8 @@ final class GatewayApplicationTests: XCTestCase {
         XCTAssertEqual(try json(signedIn)["tokenType"], "Bearer")
         XCTAssertEqual(try json(signedIn)["accessToken"], .string(issuedSession.accessToken))
         XCTAssertEqual(try json(signedIn)["accountID"], .string(issuedSession.accountID))
-        XCTAssertEqual(Array(backends.paths.dropFirst(callsBefore)), [VerificationServiceMethods.finishAuthentication.path])
+        XCTAssertEqual(
+            Array(backends.paths.dropFirst(callsBefore)), [VerificationServiceMethods.finishAuthentication.path])
         let sent = try backends.request(
             VerificationServiceMethods.finishAuthentication, as: FinishAuthenticationRequest.self)
         XCTAssertEqual(sent.credential?.userHandle, [7])

@@ -4,11 +4,11 @@ import GRPC
 import GRPCHealth
 import GatewayCore
 import Glibc
+import HTTPServer
 import JSON
 import NetworkIO
 import Observability
 import XCTest
-import HTTPServer
 
 /// The gateway on a real port, in-process, with no service running behind it.
 final class GatewayServerTests: XCTestCase {

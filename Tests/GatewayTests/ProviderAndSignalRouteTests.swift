@@ -23,13 +23,16 @@ final class ProviderAndSignalRouteTests: XCTestCase {
             logger: Logger(service: "gateway", minimumLevel: .info, sink: MemoryLogSink()), metrics: MetricsRegistry())
     }
 
-    func request(_ method: String, _ path: String, body: JSONValue? = nil, token: String? = nil, headers: [(String, String)] = [])
+    func request(
+        _ method: String, _ path: String, body: JSONValue? = nil, token: String? = nil, headers: [(String, String)] = []
+    )
         -> HTTPRequest
     {
         var fields = HTTPHeaders([("host", "localhost")] + headers)
         if body != nil { fields.add("content-type", "application/json") }
         if let token { fields.add("authorization", "Bearer \(token)") }
-        return HTTPRequest(method: method, path: path, headers: fields, body: body?.serialized() ?? [], remoteAddress: "127.0.0.1")
+        return HTTPRequest(
+            method: method, path: path, headers: fields, body: body?.serialized() ?? [], remoteAddress: "127.0.0.1")
     }
 
     func signedIn(_ method: AuthenticationMethod = .passkey) {
@@ -110,7 +113,9 @@ final class ProviderAndSignalRouteTests: XCTestCase {
     // MARK: - The passkey listing
 
     func testTheListingNamesKnownProvidersWithIconPathsAndLeavesOthersNull() async throws {
-        let application = try makeApplication(["PASSKEY_RP_ID": "example.com", "PASSKEY_ORIGINS": "https://example.com"])
+        let application = try makeApplication([
+            "PASSKEY_RP_ID": "example.com", "PASSKEY_ORIGINS": "https://example.com",
+        ])
         signedIn()
         var google = PasskeyCredentialInfo()
         google.credentialID = [1, 2, 3]
@@ -138,7 +143,8 @@ final class ProviderAndSignalRouteTests: XCTestCase {
         XCTAssertEqual(passkeys[1]["providerIconLight"], .null)
         XCTAssertEqual(passkeys[1]["providerIconDark"], .null)
         // The icon paths it gives are served.
-        for path in [passkeys[0]["providerIconLight"], passkeys[0]["providerIconDark"]].compactMap({ $0?.stringValue }) {
+        for path in [passkeys[0]["providerIconLight"], passkeys[0]["providerIconDark"]].compactMap({ $0?.stringValue })
+        {
             let icon = await application.respond(to: request("GET", path))
             XCTAssertEqual(icon.status, 200, path)
         }
@@ -221,8 +227,10 @@ final class ProviderAndSignalRouteTests: XCTestCase {
             "authenticatorData": "AQID", "signature": "AQID", "userHandle": "AQID",
         ]
         let cases: [(DomainError, String?)] = [
-            (DomainError(.invalidCredentials, "the passkey is not registered", reason: "unknown_credential"),
-             "unknown_credential"),
+            (
+                DomainError(.invalidCredentials, "the passkey is not registered", reason: "unknown_credential"),
+                "unknown_credential"
+            ),
             (DomainError(.invalidCredentials, "bad", reason: "signature_invalid"), "signature_invalid"),
             (DomainError(.invalidCredentials, "concurrent"), nil),
         ]
@@ -245,7 +253,9 @@ final class ProviderAndSignalRouteTests: XCTestCase {
         XCTAssertEqual(root.status, 200)
         let endpoints = try JSONReader.parse(
             await application.respond(to: request("GET", "/.well-known/passkey-endpoints")).body)
-        XCTAssertEqual(endpoints, ["enroll": "https://example.com/passkeys/enroll", "manage": "https://example.com/passkeys/manage"])
+        XCTAssertEqual(
+            endpoints,
+            ["enroll": "https://example.com/passkeys/enroll", "manage": "https://example.com/passkeys/manage"])
         for path in ["/passkeys/enroll", "/passkeys/manage"] {
             let page = await application.respond(to: request("GET", path))
             XCTAssertEqual(page.status, 200, path)
@@ -263,13 +273,17 @@ final class ProviderAndSignalRouteTests: XCTestCase {
 
     func testConfiguredPagesAreWhatTheDocumentSays() async throws {
         let application = try makeApplication([
-            "PASSKEY_ORIGINS": "https://example.com", "PASSKEY_ENROLL_PAGE": "https://accounts.example.com/passkeys/add",
+            "PASSKEY_ORIGINS": "https://example.com",
+            "PASSKEY_ENROLL_PAGE": "https://accounts.example.com/passkeys/add",
             "PASSKEY_MANAGE_PAGE": "/settings/security#passkeys",
         ])
         let endpoints = try JSONReader.parse(
             await application.respond(to: request("GET", "/.well-known/passkey-endpoints")).body)
         XCTAssertEqual(
             endpoints,
-            ["enroll": "https://accounts.example.com/passkeys/add", "manage": "https://example.com/settings/security#passkeys"])
+            [
+                "enroll": "https://accounts.example.com/passkeys/add",
+                "manage": "https://example.com/settings/security#passkeys",
+            ])
     }
 }

@@ -49,7 +49,8 @@ final class ReauthenticationRouteTests: XCTestCase {
         ("POST", "/v1/passkeys/registrations", [:]), ("POST", "/v1/passkeys/registrations", ["mode": "modal"]),
         ("DELETE", "/v1/passkeys/AQID", nil), ("DELETE", "/v1/account/password", nil),
         ("POST", "/v1/account/password", ["password": "a new passphrase"]),
-        ("POST", "/v1/account/recovery-codes", [:]), ("DELETE", "/v1/sessions/3f2a1c9e-0000-4000-8000-000000000000", nil),
+        ("POST", "/v1/account/recovery-codes", [:]),
+        ("DELETE", "/v1/sessions/3f2a1c9e-0000-4000-8000-000000000000", nil),
         ("POST", "/v1/account/email/verification", [:]), ("POST", "/v1/account/email/verify", ["code": "01234567"]),
     ]
 
@@ -71,7 +72,9 @@ final class ReauthenticationRouteTests: XCTestCase {
         for (createdAgo, reauthenticatedAgo) in [(Int64(599), nil), (86_000, Int64(30))] as [(Int64, Int64?)] {
             signedIn(createdAgo: createdAgo, reauthenticatedAgo: reauthenticatedAgo)
             let response = await application.respond(to: request("DELETE", "/v1/account/password"))
-            XCTAssertEqual(response.status, 204, "signed in \(createdAgo) s ago, reauthenticated \(String(describing: reauthenticatedAgo))")
+            XCTAssertEqual(
+                response.status, 204,
+                "signed in \(createdAgo) s ago, reauthenticated \(String(describing: reauthenticatedAgo))")
         }
         XCTAssertTrue(backends.paths.contains(SessionServiceMethods.removePassword.path))
     }
@@ -120,7 +123,9 @@ final class ReauthenticationRouteTests: XCTestCase {
         XCTAssertEqual(assertion.reauthenticateAccountID, "0191e4f2-0000-7000-8000-0000000000aa")
 
         let tooLong = await application.respond(
-            to: request("POST", "/v1/session/reauthentication/password", ["password": .string(String(repeating: "x", count: 1025))]))
+            to: request(
+                "POST", "/v1/session/reauthentication/password",
+                ["password": .string(String(repeating: "x", count: 1025))]))
         XCTAssertEqual(tooLong.status, 400)
     }
 }

@@ -19,8 +19,11 @@ extension FieldRuleTests {
         var strings = Strings(state: 17)
         let alphabet: [Unicode.Scalar] =
             Array("0189AHJKMNPTVZahjzIiLlOoUu- _".unicodeScalars) + ["\u{DF}", "\u{131}", "\u{FF21}", "\t"]
-        var samples = ["ABCD-EFGH-JKMN-PQRS", "abcd efgh jkmn pqrs", "ABCDEFGHJKMNPQRS", "ABCD-EFGH-JKMN-PQR", "UUUU-0000-0000-0000",
-            "ooooIIIIllll0000", "ß000-0000-0000-000", String(repeating: "-", count: 48) + "0000000000000000"]
+        var samples = [
+            "ABCD-EFGH-JKMN-PQRS", "abcd efgh jkmn pqrs", "ABCDEFGHJKMNPQRS", "ABCD-EFGH-JKMN-PQR",
+            "UUUU-0000-0000-0000",
+            "ooooIIIIllll0000", "ß000-0000-0000-000", String(repeating: "-", count: 48) + "0000000000000000",
+        ]
         for _ in 0..<5000 { samples.append(strings.string(from: alphabet, lengths: 12...24)) }
         for text in samples {
             XCTAssertEqual(schema.accepts(text), FieldRules.isRecoveryCode(text), "\(text.debugDescription)")

@@ -25,8 +25,10 @@ final class RecoveryRouteTests: XCTestCase {
             logger: Logger(service: "gateway", sink: MemoryLogSink()), metrics: MetricsRegistry(), settings: settings)
     }
 
-    func request(_ method: String, _ path: String, _ body: JSONValue? = nil, from address: String = "192.0.2.1",
-                 token: String? = "t") -> HTTPRequest {
+    func request(
+        _ method: String, _ path: String, _ body: JSONValue? = nil, from address: String = "192.0.2.1",
+        token: String? = "t"
+    ) -> HTTPRequest {
         var headers = HTTPHeaders([("host", "localhost"), ("x-forwarded-for", address)])
         if body != nil { headers.add("content-type", "application/json") }
         if let token { headers.add("authorization", "Bearer \(token)") }
@@ -54,7 +56,8 @@ final class RecoveryRouteTests: XCTestCase {
         ("GET", "/v1/session", nil), ("DELETE", "/v1/session", nil), ("GET", "/v1/sessions", nil),
         ("DELETE", "/v1/sessions/3f2a1c9e-0000-4000-8000-000000000000", nil), ("GET", "/v1/account", nil),
         ("PATCH", "/v1/account", ["displayName": "n"]),
-        ("GET", "/v1/passkeys", nil), ("PATCH", "/v1/passkeys/AQID", ["name": "n"]), ("DELETE", "/v1/passkeys/AQID", nil),
+        ("GET", "/v1/passkeys", nil), ("PATCH", "/v1/passkeys/AQID", ["name": "n"]),
+        ("DELETE", "/v1/passkeys/AQID", nil),
         ("POST", "/v1/passkeys/registrations", [:]), ("POST", "/v1/passkeys/registrations/finish", registration),
         ("POST", "/v1/account/email/verification", [:]), ("POST", "/v1/account/email/verify", ["code": "01234567"]),
         ("POST", "/v1/account/recovery-codes", [:]), ("POST", "/v1/recovery/passkeys/finish", registration),
@@ -77,18 +80,22 @@ final class RecoveryRouteTests: XCTestCase {
             "DELETE /v1/session",
         ]
         XCTAssertEqual(
-            Set(Self.bearerRoutes.map { "\($0.0) \($0.1.replacingOccurrences(of: "AQID", with: "{credentialID}"))" }
-                .map { $0.replacingOccurrences(of: "3f2a1c9e-0000-4000-8000-000000000000", with: "{sessionID}") }),
-            Set(GatewayApplication.routeNames.filter { name in
-                !name.contains("well-known") && ![
-                    "POST /v1/accounts/password", "POST /v1/sessions/password", "POST /v1/passkeys/account-registrations",
-                    "POST /v1/passkeys/account-registrations/finish", "POST /v1/passkeys/authentications",
-                    "POST /v1/passkeys/authentications/finish", "POST /v1/recovery", "POST /v1/recovery/finish",
-                    "POST /v1/session/refresh",
-                    "GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.json",
-                    "GET /v1/passkey-providers/{aaguid}/icons/{variant}",
-                ].contains(name)
-            }), "every bearer route is checked here")
+            Set(
+                Self.bearerRoutes.map { "\($0.0) \($0.1.replacingOccurrences(of: "AQID", with: "{credentialID}"))" }
+                    .map { $0.replacingOccurrences(of: "3f2a1c9e-0000-4000-8000-000000000000", with: "{sessionID}") }),
+            Set(
+                GatewayApplication.routeNames.filter { name in
+                    !name.contains("well-known")
+                        && ![
+                            "POST /v1/accounts/password", "POST /v1/sessions/password",
+                            "POST /v1/passkeys/account-registrations",
+                            "POST /v1/passkeys/account-registrations/finish", "POST /v1/passkeys/authentications",
+                            "POST /v1/passkeys/authentications/finish", "POST /v1/recovery", "POST /v1/recovery/finish",
+                            "POST /v1/session/refresh",
+                            "GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.json",
+                            "GET /v1/passkey-providers/{aaguid}/icons/{variant}",
+                        ].contains(name)
+                }), "every bearer route is checked here")
         for method: AuthenticationMethod? in [.recovery, nil] {
             signedIn(method)
             for (verb, path, body) in Self.bearerRoutes {
@@ -144,8 +151,9 @@ final class RecoveryRouteTests: XCTestCase {
         XCTAssertEqual(backends.paths.count, 10, "a refused start calls no service")
         // Finishes count in the same bucket.
         let finish = await application.respond(
-            to: request("POST", "/v1/recovery/finish", ["email": "nobody@example.com", "code": "01234567"],
-                        from: "198.51.100.99", token: nil))
+            to: request(
+                "POST", "/v1/recovery/finish", ["email": "nobody@example.com", "code": "01234567"],
+                from: "198.51.100.99", token: nil))
         XCTAssertEqual(finish.status, 429)
         XCTAssertNotNil(finish.headers["retry-after"])
     }
@@ -155,8 +163,9 @@ final class RecoveryRouteTests: XCTestCase {
         for body: JSONValue in [
             ["email": "a@example.com"], ["email": "a@example.com", "code": "1234567"],
             ["email": "a@example.com", "code": "01234567", "recoveryCode": "ABCD-EFGH-JKMN-PQRS"],
-            ["email": "a@example.com", "recoveryCode": "ABCD-EFGH-JKMN-PQRU"], ["email": "no address", "code": "01234567"],
-            ["email": "a@example.com", "code": 1234567],
+            ["email": "a@example.com", "recoveryCode": "ABCD-EFGH-JKMN-PQRU"],
+            ["email": "no address", "code": "01234567"],
+            ["email": "a@example.com", "code": 1_234_567],
         ] {
             let response = await application.respond(
                 to: request("POST", "/v1/recovery/finish", body, from: "203.0.113.7", token: nil))

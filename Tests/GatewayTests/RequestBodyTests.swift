@@ -1,9 +1,9 @@
+import Domain
 import Encoding
 import GatewayCore
 import JSON
 import ServiceContracts
 import XCTest
-import Domain
 
 final class RequestBodyTests: XCTestCase {
     let credentialID: [UInt8] = [1, 2, 3, 4, 250, 251]

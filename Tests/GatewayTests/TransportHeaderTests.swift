@@ -27,12 +27,15 @@ final class TransportHeaderTests: XCTestCase {
     }
 
     func testHSTSOnlyWhenTheGatewayTerminatesTLS() async throws {
-        let tls = try application(["GATEWAY_TLS_CERTIFICATE": "/etc/tls/cert.pem", "GATEWAY_TLS_KEY": "/etc/tls/key.pem"])
+        let tls = try application([
+            "GATEWAY_TLS_CERTIFICATE": "/etc/tls/cert.pem", "GATEWAY_TLS_KEY": "/etc/tls/key.pem",
+        ])
         let secured = await tls.respond(to: request(from: "192.0.2.1"))
         XCTAssertEqual(secured.headers["strict-transport-security"], "max-age=31536000")
-        let notFound = await tls.respond(to: HTTPRequest(
-            method: "GET", path: "/nowhere", headers: HTTPHeaders([("host", "localhost")]), body: [],
-            remoteAddress: "192.0.2.1"))
+        let notFound = await tls.respond(
+            to: HTTPRequest(
+                method: "GET", path: "/nowhere", headers: HTTPHeaders([("host", "localhost")]), body: [],
+                remoteAddress: "192.0.2.1"))
         XCTAssertEqual(notFound.headers["strict-transport-security"], "max-age=31536000", "on every answer")
         let plain = await try application([:]).respond(to: request(from: "192.0.2.1"))
         XCTAssertNil(plain.headers["strict-transport-security"], "behind a proxy, the proxy sets it")

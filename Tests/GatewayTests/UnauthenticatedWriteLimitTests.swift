@@ -1,12 +1,12 @@
 import Configuration
+import Domain
+import GRPC
 import GatewayCore
 import HTTPMessages
 import JSON
 import Observability
 import ServiceContracts
-import GRPC
 import XCTest
-import Domain
 
 /// The limits on routes that write a row for anyone who asks: ceremony starts and sign-ups, per client address and
 /// per replica, and requests whose client went away.
@@ -121,7 +121,8 @@ final class UnauthenticatedWriteLimitTests: XCTestCase {
         answerEveryStart()
         let signIn = "/v1/passkeys/authentications"
         // Ten addresses of one /64, each new, take the block's ten starts between them.
-        let block = ["2001:db8:1:2::1", "2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:DB8:1:2:0:0:0:9"]
+        let block =
+            ["2001:db8:1:2::1", "2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:DB8:1:2:0:0:0:9"]
             + (1...7).map { "2001:db8:1:2:\(String($0 * 4099, radix: 16))::\($0)" }
         for address in block {
             let status = await application.respond(to: post(signIn, from: address)).status
@@ -155,7 +156,8 @@ final class UnauthenticatedWriteLimitTests: XCTestCase {
 
         XCTAssertEqual(try GatewayConfiguration(environment: [:]).rateLimitIPv6PrefixLength, 64)
         XCTAssertEqual(
-            try GatewayConfiguration(environment: ["PASSKEY_RATE_LIMIT_IPV6_PREFIX": "56"]).rateLimitIPv6PrefixLength, 56)
+            try GatewayConfiguration(environment: ["PASSKEY_RATE_LIMIT_IPV6_PREFIX": "56"]).rateLimitIPv6PrefixLength,
+            56)
         for bad in ["47", "65", "128", "0", "/64", "sixty-four"] {
             XCTAssertThrowsError(try GatewayConfiguration(environment: ["PASSKEY_RATE_LIMIT_IPV6_PREFIX": bad]), bad) {
                 XCTAssertEqual(($0 as? ConfigurationError)?.variable, "PASSKEY_RATE_LIMIT_IPV6_PREFIX")

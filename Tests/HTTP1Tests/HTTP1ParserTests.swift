@@ -21,7 +21,8 @@ final class HTTP1ParserTests: XCTestCase {
         events.compactMap { if case .request(let request) = $0 { request } else { nil } }
     }
 
-    let post = "POST /v1/sessions/password?x=1 HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+    let post =
+        "POST /v1/sessions/password?x=1 HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
         + "Content-Length: 17\r\n\r\n{\"email\":\"a@b.c\"}"
 
     func testPostWithContentLengthWholeAndByteAtATime() throws {
@@ -38,15 +39,18 @@ final class HTTP1ParserTests: XCTestCase {
     }
 
     func testPipelinedRequestsAndKeepAliveRules() throws {
-        let text = "GET /a HTTP/1.1\r\nHost: x\r\n\r\n" + "GET /b HTTP/1.0\r\n\r\n"
-            + "GET /c HTTP/1.0\r\nConnection: keep-alive\r\n\r\n" + "GET /d HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        let text =
+            "GET /a HTTP/1.1\r\nHost: x\r\n\r\n" + "GET /b HTTP/1.0\r\n\r\n"
+            + "GET /c HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+            + "GET /d HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
         let parsed = requests(try parseAll(text))
         XCTAssertEqual(parsed.map(\.target), ["/a", "/b", "/c", "/d"])
         XCTAssertEqual(parsed.map(\.keepAlive), [true, false, true, false])
     }
 
     func testChunkedBodyWholeAndByteAtATime() throws {
-        let text = "POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let text =
+            "POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
             + "5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\nTrailer: yes\r\n\r\n"
         for byteAtATime in [false, true] {
             let parsed = requests(try parseAll(text, byteAtATime: byteAtATime))
@@ -170,7 +174,8 @@ final class HTTP1ParserTests: XCTestCase {
             "HTTP/1.1 201 Created\r\ncontent-type: application/json\r\nx-evil: aInjected: 1\r\ncontent-length: 2\r\n"
                 + "connection: close\r\n\r\n{}")
         XCTAssertEqual(
-            String(decoding: HTTP1ResponseSerializer.serialize(HTTPResponse(status: 204), keepAlive: true), as: UTF8.self),
+            String(
+                decoding: HTTP1ResponseSerializer.serialize(HTTPResponse(status: 204), keepAlive: true), as: UTF8.self),
             "HTTP/1.1 204 No Content\r\n\r\n")
     }
 }

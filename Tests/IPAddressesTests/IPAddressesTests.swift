@@ -68,7 +68,9 @@ final class IPAddressesTests: XCTestCase {
         XCTAssertTrue(one.contains(IPAddress(parsing: "0:0::1")!))
         XCTAssertFalse(one.contains(IPAddress(parsing: "::2")!))
         XCTAssertTrue(IPNetwork(parsing: "0.0.0.0/0")!.contains(IPAddress(parsing: "203.0.113.9")!))
-        for bad in ["10.0.0.0/33", "::/129", "10.0.0.0/8/8", "10.0.0.0/x", "10.0.0.0/-1", "10.0.0.0/", "host.example/8", "/8"] {
+        for bad in [
+            "10.0.0.0/33", "::/129", "10.0.0.0/8/8", "10.0.0.0/x", "10.0.0.0/-1", "10.0.0.0/", "host.example/8", "/8",
+        ] {
             XCTAssertNil(IPNetwork(parsing: bad), bad)
         }
     }

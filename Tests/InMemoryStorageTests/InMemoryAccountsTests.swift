@@ -1,9 +1,9 @@
 import Domain
 import Foundation
 import InMemoryStorage
+import Synchronization
 import UseCaseTestSupport
 import XCTest
-import Synchronization
 
 /// The in-memory store keeps the rules `PostgresStorageTests` check on the Postgres repositories, so use-case tests
 /// against it mean what they would against the database.

@@ -26,8 +26,10 @@ final class UUIDTextTests: XCTestCase {
         var seen = Set([previous])
         for step in 1...500 {
             // Half a millisecond in, so the binary fraction cannot round down into the millisecond before.
-            let next = UUID.timeOrderedV7(at: Date(timeIntervalSince1970: (1_764_633_600_123 + Double(step) + 0.5) / 1000))
-                .lowercaseText
+            let next = UUID.timeOrderedV7(
+                at: Date(timeIntervalSince1970: (1_764_633_600_123 + Double(step) + 0.5) / 1000)
+            )
+            .lowercaseText
             XCTAssertLessThan(previous, next, "a later millisecond sorts later")
             seen.insert(next)
             previous = next
@@ -41,7 +43,8 @@ final class UUIDTextTests: XCTestCase {
             let id = UUID()
             XCTAssertEqual(id.lowercaseText, id.uuidString.lowercased())
         }
-        let fixed = UUID(uuid: (0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF))
+        let fixed = UUID(
+            uuid: (0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF))
         XCTAssertEqual(fixed.lowercaseText, "00010203-0405-0607-0809-aabbccddeeff")
     }
 
@@ -78,7 +81,8 @@ final class UUIDTextTests: XCTestCase {
 final class DecimalTextTests: XCTestCase {
     func testZeroPaddedDigits() {
         let cases: [(Int64, Int, String)] = [
-            (0, 1, "0"), (7, 2, "07"), (2026, 4, "2026"), (123_456, 6, "123456"), (42, 6, "000042"), (12345, 2, "12345"),
+            (0, 1, "0"), (7, 2, "07"), (2026, 4, "2026"), (123_456, 6, "123456"), (42, 6, "000042"),
+            (12345, 2, "12345"),
             (-3, 4, "-0003"), (Int64.max, 1, "9223372036854775807"), (Int64.min, 1, "-9223372036854775808"),
         ]
         for (value, width, expected) in cases {
@@ -105,7 +109,8 @@ final class DecimalParsingAndTimestampTests: XCTestCase {
         XCTAssertEqual(TimestampText.string(unixMicroseconds: micros, fractionDigits: 3), "2026-11-29T20:34:19.214Z")
         XCTAssertEqual(TimestampText.string(unixMicroseconds: micros, fractionDigits: 6), "2026-11-29T20:34:19.214987Z")
         XCTAssertEqual(TimestampText.string(unixMicroseconds: -1, fractionDigits: 6), "1969-12-31T23:59:59.999999Z")
-        XCTAssertEqual(TimestampText.string(unixMicroseconds: 951_782_400_000_000, fractionDigits: 0), "2000-02-29T00:00:00Z")
+        XCTAssertEqual(
+            TimestampText.string(unixMicroseconds: 951_782_400_000_000, fractionDigits: 0), "2000-02-29T00:00:00Z")
         XCTAssertEqual(TimestampText.daysFromCivil(year: 2000, month: 2, day: 29), 11_016)
         XCTAssertEqual(TimestampText.daysFromCivil(year: 1969, month: 12, day: 31), -1)
     }

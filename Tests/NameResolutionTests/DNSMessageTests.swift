@@ -11,16 +11,18 @@ final class DNSMessageTests: XCTestCase {
             [20] + Array("verification-service".utf8) + [8] + Array("passkeys".utf8) + [3] + Array("svc".utf8) + [0]
         XCTAssertEqual(Array(query[0..<12]), [0xBE, 0xEF, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 1])
         XCTAssertEqual(Array(query[12..<(12 + expectedName.count)]), expectedName)
-        XCTAssertEqual(Array(query[(12 + expectedName.count)...]), [0, 1, 0, 1, 0, 0, 41, 0x10, 0x00, 0, 0, 0, 0, 0, 0])
+        XCTAssertEqual(
+            Array(query[(12 + expectedName.count)...]), [0, 1, 0, 1, 0, 0, 41, 0x10, 0x00, 0, 0, 0, 0, 0, 0])
         let v6 = try DNSMessage.query(id: 1, name: "a.b", type: .aaaa)
         XCTAssertEqual(Array(v6[12..<22]), [1, 97, 1, 98, 0, 0, 28, 0, 1, 0])
     }
 
     func testInvalidNamesAreRefused() {
         let label63 = String(repeating: "a", count: 63)
-        for name in ["", ".", "a..b", String(repeating: "a", count: 64), "bad name", "ünicode.test", "a/b",
-            Array(repeating: label63, count: 4).joined(separator: ".")]
-        {
+        for name in [
+            "", ".", "a..b", String(repeating: "a", count: 64), "bad name", "ünicode.test", "a/b",
+            Array(repeating: label63, count: 4).joined(separator: "."),
+        ] {
             XCTAssertThrowsError(try DNSMessage.query(id: 1, name: name, type: .a), name) {
                 XCTAssertEqual(($0 as? DNSError)?.code, .invalidName, name)
             }
@@ -34,17 +36,20 @@ final class DNSMessageTests: XCTestCase {
             answers: [
                 Self.record(name: [0xC0, 12], type: 5, data: [3] + Array("alt".utf8) + [0xC0, 12]),  // a CNAME: skipped
                 Self.record(name: [0xC0, 12], type: 1, data: [10, 0, 0, 7]),
-                Self.record(name: [4] + Array("echo".utf8) + [4] + Array("test".utf8) + [0], type: 1, data: [10, 0, 0, 8]),
+                Self.record(
+                    name: [4] + Array("echo".utf8) + [4] + Array("test".utf8) + [0], type: 1, data: [10, 0, 0, 8]),
                 Self.record(name: [0xC0, 12], type: 1, recordClass: 3, data: [10, 0, 0, 9]),  // not class IN
                 Self.record(name: [0xC0, 12], type: 28, data: Array(repeating: 0xFD, count: 16)),
             ])
-        XCTAssertEqual(try DNSMessage.addresses(inResponse: response, id: 7, type: .a), [[10, 0, 0, 7], [10, 0, 0, 8]])
+        XCTAssertEqual(
+            try DNSMessage.addresses(inResponse: response, id: 7, type: .a), [[10, 0, 0, 7], [10, 0, 0, 8]])
         XCTAssertEqual(
             try DNSMessage.addresses(inResponse: response, id: 7, type: .aaaa), [Array(repeating: 0xFD, count: 16)])
     }
 
     func testResponseCodes() throws {
-        XCTAssertEqual(try DNSMessage.addresses(inResponse: Self.response(id: 3, rcode: 3, answers: []), id: 3, type: .a), [])
+        XCTAssertEqual(
+            try DNSMessage.addresses(inResponse: Self.response(id: 3, rcode: 3, answers: []), id: 3, type: .a), [])
         for rcode: UInt8 in [1, 2, 5] {
             XCTAssertThrowsError(
                 try DNSMessage.addresses(inResponse: Self.response(id: 3, rcode: rcode, answers: []), id: 3, type: .a)
@@ -101,7 +106,9 @@ final class DNSMessageTests: XCTestCase {
 
     /// A response to a query for echo.test (the question at offset 12, which answers may point back to).
     static func response(id: UInt16, rcode: UInt8 = 0, answers: [[UInt8]]) -> [UInt8] {
-        var bytes: [UInt8] = [UInt8(id >> 8), UInt8(id & 0xFF), 0x81, 0x80 | rcode, 0, 1, 0, UInt8(answers.count), 0, 0, 0, 0]
+        var bytes: [UInt8] = [
+            UInt8(id >> 8), UInt8(id & 0xFF), 0x81, 0x80 | rcode, 0, 1, 0, UInt8(answers.count), 0, 0, 0, 0,
+        ]
         bytes += [4] + Array("echo".utf8) + [4] + Array("test".utf8) + [0, 0, 1, 0, 1]
         for answer in answers { bytes += answer }
         return bytes

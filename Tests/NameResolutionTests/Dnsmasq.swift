@@ -11,11 +11,15 @@ final class Dnsmasq {
 
     /// Starts dnsmasq with `records` (name → addresses) and waits until it answers.
     init(records: [String: [String]]) throws {
-        let executable = ["/usr/sbin/dnsmasq", "/usr/bin/dnsmasq"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let executable = ["/usr/sbin/dnsmasq", "/usr/bin/dnsmasq"].first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
         guard let executable else {
             throw NSError(
                 domain: "dnsmasq", code: 1,
-                userInfo: [NSLocalizedDescriptionKey: "dnsmasq is not installed (./deploy/local/test installs dnsmasq-base)"])
+                userInfo: [
+                    NSLocalizedDescriptionKey: "dnsmasq is not installed (./deploy/local/test installs dnsmasq-base)"
+                ])
         }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("dnsmasq-\(UUID().uuidString)")
         try FileManager.default.createDirectory(
@@ -26,7 +30,8 @@ final class Dnsmasq {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = [
-                "--keep-in-foreground", "--no-resolv", "--no-hosts", "--local=/test/", "--no-poll", "--cache-size=0", "--local-ttl=0",
+                "--keep-in-foreground", "--no-resolv", "--no-hosts", "--local=/test/", "--no-poll", "--cache-size=0",
+                "--local-ttl=0",
                 "--listen-address=127.0.0.1", "--bind-interfaces", "--port=\(candidate)", "--user=\(NSUserName())",
                 "--pid-file=", "--hostsdir=\(directory.appendingPathComponent("hosts.d").path)",
                 "--log-facility=\(directory.appendingPathComponent("log").path)", "--log-queries",

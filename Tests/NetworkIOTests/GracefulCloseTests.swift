@@ -49,15 +49,19 @@ final class GracefulCloseTests: XCTestCase {
         let (received, end) = peer.readToEnd()
         XCTAssertEqual(end, .endOfStream, "the connection did not end with a FIN")
         XCTAssertEqual(received.count, response.count)
-        let same = received.count == response.count
-            && received.withUnsafeBytes { a in response.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }
+        let same =
+            received.count == response.count
+            && received.withUnsafeBytes { a in
+                response.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
+            }
         XCTAssertTrue(same, "the bytes that arrived differ from those sent")
         XCTAssertTrue(closed.wait(seconds: 2))
     }
 
     func testTheSocketClosesWhenThePeerEndsItsSideOrAtTheBound() throws {
         let closed = CloseRecord()
-        let listener = try startServer(response: Array("bye".utf8), closeTimeoutNanoseconds: 300_000_000, closed: closed)
+        let listener = try startServer(
+            response: Array("bye".utf8), closeTimeoutNanoseconds: 300_000_000, closed: closed)
         defer { listener.close() }
 
         // A peer that reads the end and closes at once: the server's socket closes right after.
@@ -141,7 +145,11 @@ private final class RespondAndClose: ChannelHandler {
 
 /// A plain blocking client socket.
 private final class BlockingPeer {
-    enum End: Equatable { case endOfStream, reset(Int32), timedOut }
+    enum End: Equatable {
+        case endOfStream
+        case reset(Int32)
+        case timedOut
+    }
 
     let fd: Int32
 

@@ -1,6 +1,7 @@
-@testable import NetworkIO
 import Synchronization
 import XCTest
+
+@testable import NetworkIO
 
 final class NetworkIOTests: XCTestCase {
     func testSocketAddressParsing() {

@@ -64,7 +64,8 @@ final class SpanTests: XCTestCase {
 
     func testAContinuedTraceKeepsTheCallersIDAndParent() throws {
         let recorder = ListRecorder()
-        let parent = try XCTUnwrap(TraceContext.parse(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"))
+        let parent = try XCTUnwrap(
+            TraceContext.parse(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"))
         let span = Tracer(recorder: recorder, sampleRatio: 0).startSpan("rpc", kind: .server, continuing: parent)
         XCTAssertEqual(span.context.traceID, parent.traceID)
         XCTAssertEqual(span.parentSpanID, parent.spanID)
@@ -110,7 +111,8 @@ final class SpanTests: XCTestCase {
 final class OTLPTraceEncodingTests: XCTestCase {
     func testEncodesTheSpanFieldsOTLPDefines() throws {
         let recorder = ListRecorder()
-        let parent = try XCTUnwrap(TraceContext.parse(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"))
+        let parent = try XCTUnwrap(
+            TraceContext.parse(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"))
         let span = Tracer(recorder: recorder, sampleRatio: 1).startSpan("rpc", kind: .server, continuing: parent)
         span.set("flag", .bool(false))
         span.set("zero", .int(0))

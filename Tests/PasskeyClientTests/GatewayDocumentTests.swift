@@ -6,8 +6,8 @@ import HTTPMessages
 import JSON
 import PasskeyClient
 import ServiceContracts
-import XCTest
 import WebAuthn
+import XCTest
 
 /// The documents the gateway's own code writes, read by the library: the response documents of every route and
 /// the problem of every error.
@@ -38,7 +38,8 @@ final class GatewayDocumentTests: XCTestCase {
         registration.excludeCredentials = [excluded]
         registration.mode = .conditional
         registration.timeoutMilliseconds = 300_000
-        let start = try decode(PasskeyRegistrationStartOperation(), ResponseDocuments.registrationStart(registration, options: .standard))
+        let start = try decode(
+            PasskeyRegistrationStartOperation(), ResponseDocuments.registrationStart(registration, options: .standard))
         XCTAssertEqual(start.challengeID, "c-1")
         XCTAssertEqual(start.challenge, Data(repeating: 7, count: 32))
         XCTAssertEqual(start.userID, Data([1, 2, 3]))
@@ -58,7 +59,8 @@ final class GatewayDocumentTests: XCTestCase {
         account.relyingPartyID = "example.com"
         account.userHandle = [4, 5]
         let accountStart = try decode(
-            PasskeyAccountCreationStartOperation(), ResponseDocuments.accountRegistrationStart(account, options: .standard))
+            PasskeyAccountCreationStartOperation(),
+            ResponseDocuments.accountRegistrationStart(account, options: .standard))
         XCTAssertEqual(
             accountStart.options,
             PasskeyAccountCreationOptions(
@@ -72,7 +74,8 @@ final class GatewayDocumentTests: XCTestCase {
         authentication.relyingPartyID = "example.com"
         authentication.timeoutMilliseconds = 300_000
         let signIn = try decode(
-            PasskeyAuthenticationStartOperation(), ResponseDocuments.authenticationStart(authentication, options: .standard))
+            PasskeyAuthenticationStartOperation(),
+            ResponseDocuments.authenticationStart(authentication, options: .standard))
         XCTAssertEqual(
             signIn.options, PasskeyAuthenticationOptions(relyingPartyID: "example.com", challenge: Data([8, 8])))
         XCTAssertEqual(signIn.publicKey.allowCredentials, [])
@@ -154,9 +157,11 @@ final class GatewayDocumentTests: XCTestCase {
         let passkeyList = try decode(
             PasskeyListOperation(),
             ResponseDocuments.passkeys(credentials, relyingPartyID: "example.com", userHandle: [1, 2, 3]) { _ in
-                [("providerName", "Google Password Manager"),
-                 ("providerIconLight", "/v1/passkey-providers/ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4/icons/light"),
-                 ("providerIconDark", .null)]
+                [
+                    ("providerName", "Google Password Manager"),
+                    ("providerIconLight", "/v1/passkey-providers/ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4/icons/light"),
+                    ("providerIconDark", .null),
+                ]
             })
         XCTAssertEqual(passkeyList.rpID, "example.com")
         XCTAssertEqual(passkeyList.userHandle, Data([1, 2, 3]))
@@ -171,7 +176,9 @@ final class GatewayDocumentTests: XCTestCase {
         XCTAssertEqual(
             try decode(PasskeyRenameOperation(credentialID: Data(), name: ""), ResponseDocuments.passkey(used)).name,
             "iPhone")
-        XCTAssertNil(try decode(PasskeyRenameOperation(credentialID: Data(), name: ""), ResponseDocuments.passkey(used)).providerName)
+        XCTAssertNil(
+            try decode(PasskeyRenameOperation(credentialID: Data(), name: ""), ResponseDocuments.passkey(used))
+                .providerName)
     }
 
     func testTheWellKnownDocumentsDecode() throws {

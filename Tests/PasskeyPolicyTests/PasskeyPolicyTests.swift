@@ -30,7 +30,8 @@ final class PasskeyPolicyTests: XCTestCase {
             let set = try PasskeyPolicy(configuration(["PASSKEY_REGISTRATION_USER_VERIFICATION": value]))
             XCTAssertEqual(set.options.registrationUserVerification(for: .conditional).rawValue, value)
         }
-        XCTAssertFalse(policy.options.algorithms.contains(COSEAlgorithm.rs1.rawValue), "RS1 is never offered by default")
+        XCTAssertFalse(
+            policy.options.algorithms.contains(COSEAlgorithm.rs1.rawValue), "RS1 is never offered by default")
         XCTAssertEqual(Set(policy.options.algorithms), Set(COSEAlgorithm.defaultAllowed))
         XCTAssertNil(policy.allowedAAGUIDs)
         XCTAssertEqual(policy.deniedAAGUIDs, [])

@@ -4,7 +4,9 @@ import PasskeyProviders
 import XCTest
 
 final class PasskeyProviderCatalogTests: XCTestCase {
-    private let svg = "data:image/svg+xml;base64," + Base64URL.encodeStandard(Array("<svg xmlns=\"http://www.w3.org/2000/svg\"/>".utf8))
+    private let svg =
+        "data:image/svg+xml;base64,"
+        + Base64URL.encodeStandard(Array("<svg xmlns=\"http://www.w3.org/2000/svg\"/>".utf8))
 
     private func catalog(_ json: String) throws -> PasskeyProviderCatalog {
         try PasskeyProviderCatalog(json: Array(json.utf8))
@@ -57,9 +59,11 @@ final class PasskeyProviderCatalogTests: XCTestCase {
         XCTAssertTrue(refusal(#"{"12345678-1234-1234-1234-123456789abc": {}}"#)?.contains("needs a name") == true)
         XCTAssertNotNil(refusal(#"{"12345678-1234-1234-1234-123456789abc": {"name": " padded "}}"#))
         XCTAssertNotNil(refusal(#"{"12345678-1234-1234-1234-123456789abc": {"name": "a\u0007b"}}"#))
-        XCTAssertNotNil(refusal(#"{"12345678-1234-1234-1234-123456789abc": {"name": "\#(String(repeating: "n", count: 129))"}}"#))
+        XCTAssertNotNil(
+            refusal(#"{"12345678-1234-1234-1234-123456789abc": {"name": "\#(String(repeating: "n", count: 129))"}}"#))
         XCTAssertTrue(
-            refusal(#"{"12345678-1234-1234-1234-123456789abc": {"name": "x", "url": "y"}}"#)?.contains("unknown member") == true)
+            refusal(#"{"12345678-1234-1234-1234-123456789abc": {"name": "x", "url": "y"}}"#)?.contains("unknown member")
+                == true)
         for icon in [
             "https://example.com/icon.svg", "data:text/html;base64,PHNjcmlwdD4=", "data:image/svg+xml,<svg/>",
             "data:image/svg+xml;base64,!!!", "data:image/svg+xml;base64,",
@@ -71,9 +75,12 @@ final class PasskeyProviderCatalogTests: XCTestCase {
     }
 
     func testLimitsOnSizeAndCount() {
-        let big = "data:image/png;base64," + Base64URL.encodeStandard([UInt8](repeating: 7, count: ProviderIcon.maximumBytes + 1))
+        let big =
+            "data:image/png;base64,"
+            + Base64URL.encodeStandard([UInt8](repeating: 7, count: ProviderIcon.maximumBytes + 1))
         XCTAssertNil(ProviderIcon(dataURI: big), "an icon over 64 KiB")
-        let fits = "data:image/png;base64," + Base64URL.encodeStandard([UInt8](repeating: 7, count: ProviderIcon.maximumBytes))
+        let fits =
+            "data:image/png;base64," + Base64URL.encodeStandard([UInt8](repeating: 7, count: ProviderIcon.maximumBytes))
         XCTAssertEqual(ProviderIcon(dataURI: fits)?.bytes.count, ProviderIcon.maximumBytes)
         let tooMany = (0...PasskeyProviderCatalog.maximumEntries).map { index in
             let hex = String(format: "%012x", index)

@@ -1,8 +1,9 @@
 import Foundation
 import PasskeyProviders
-@testable import SoftwareAuthenticator
 import WebAuthn
 import XCTest
+
+@testable import SoftwareAuthenticator
 
 /// The provider matrix (`ProviderPersona.all`) in process: every persona is named by the shipped AAGUID list, its
 /// registration and two sign-ins verify with its own flags, attestation, key and counter, and `docs/webauthn.md`'s
@@ -134,7 +135,8 @@ final class ProviderMatrixTests: XCTestCase {
                 challenge: challenge, rpID: Self.rpID, origin: Self.origin,
                 flags: persona.registrationFlags.union(.attestedCredentialData), attestation: attestation)
             XCTAssertThrowsError(
-                try RegistrationVerifier().verify(response: registration, expectation: expectation, now: Date()), refusal
+                try RegistrationVerifier().verify(response: registration, expectation: expectation, now: Date()),
+                refusal
             ) { XCTAssertTrue(String(describing: $0).contains(refusal), "\($0)") }
         }
         let accepted = authenticator.makeRegistration(

@@ -3,8 +3,8 @@ import AccessTokens
 import Foundation
 import JSON
 import PasskeySessionVerifier
-import Synchronization
 import StubHTTPServer
+import Synchronization
 import XCTest
 
 #if canImport(Glibc)

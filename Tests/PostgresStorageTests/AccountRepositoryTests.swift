@@ -1,9 +1,9 @@
 import Domain
 import Foundation
+import Postgres
+import PostgresStorage
 import PostgresTestSupport
 import XCTest
-import PostgresStorage
-import Postgres
 
 final class AccountRepositoryTests: StorageTestCase {
     func testPasswordAccountRoundTripsEveryColumn() async throws {
@@ -19,7 +19,8 @@ final class AccountRepositoryTests: StorageTestCase {
         await assertEqual(try await storage.passwordCredentials.credential(of: account.id), password)
         await assertEqual(
             try await storage.passwordCredentials.signInRecord(normalizedEmail: "ada@example.com"),
-            PasswordSignInRecord(accountID: account.id, displayName: "Ada Lovelace", passwordHash: password.passwordHash))
+            PasswordSignInRecord(
+                accountID: account.id, displayName: "Ada Lovelace", passwordHash: password.passwordHash))
         await assertNil(try await storage.passwordCredentials.signInRecord(normalizedEmail: "nobody@example.com"))
         await assertNil(try await storage.accounts.account(id: .random()))
 

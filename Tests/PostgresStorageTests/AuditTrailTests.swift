@@ -68,7 +68,9 @@ final class AuditTrailTests: StorageTestCase {
         var unused = makePasskey(for: account)
         unused.lastUsedAt = nil
         try await storage.passkeyCredentials.add(unused)
-        await assertDomainError(.lastSignInMethod) { try await self.storage.passwordCredentials.removePassword(of: account.id) }
+        await assertDomainError(.lastSignInMethod) {
+            try await self.storage.passwordCredentials.removePassword(of: account.id)
+        }
         // A session that is not there, a password sign-in with a stale hash, a passkey that is not there.
         let missing = makeSession(for: account)
         let revoked = try await storage.sessions.revoke(id: missing.id, of: account.id, at: Date())
@@ -77,7 +79,8 @@ final class AuditTrailTests: StorageTestCase {
             makeSession(for: account), verifiedHash: "$argon2id$stale", replacement: nil, at: Date())
         XCTAssertFalse(stale)
         await assertDomainError(.notFound) {
-            try await self.storage.passkeyCredentials.remove(credentialID: CredentialID(self.randomBytes(16))!, of: account.id)
+            try await self.storage.passkeyCredentials.remove(
+                credentialID: CredentialID(self.randomBytes(16))!, of: account.id)
         }
         await assertEqual(try await types(of: account), ["audit.account.created", "audit.passkey.registered"])
     }
@@ -102,8 +105,9 @@ final class AuditTrailTests: StorageTestCase {
         // A use that raises the clone warning stores that too, in the same statement.
         let warning = PasskeyUsage(signCount: 5, backedUp: true, cloneWarning: true, usedAt: microsecondDate())
         let warned = try await storage.passkeySignIns.completeSignIn(
-            record(passkey, session: makeSession(for: account, method: .passkey), challenge: try await issuedChallenge(),
-                   usage: warning))
+            record(
+                passkey, session: makeSession(for: account, method: .passkey), challenge: try await issuedChallenge(),
+                usage: warning))
         XCTAssertEqual(warned, .signedIn(displayName: account.displayName))
         let latest = try await types(of: account).suffix(2)
         XCTAssertEqual(Set(latest), ["audit.passkey.clone_warning", "audit.sign_in.succeeded"])
@@ -127,7 +131,8 @@ final class AuditTrailTests: StorageTestCase {
             AuditEventQuery(accountID: account.id, types: ["audit.account.renamed"], limit: 3))
         XCTAssertEqual(renames.count, 3)
         let rest = try await storage.auditEvents.events(
-            AuditEventQuery(accountID: account.id, types: ["audit.account.renamed"], before: renames.last?.id, limit: 3))
+            AuditEventQuery(accountID: account.id, types: ["audit.account.renamed"], before: renames.last?.id, limit: 3)
+        )
         XCTAssertEqual(rest.count, 2)
         XCTAssertTrue(Set(renames.map(\.id)).isDisjoint(with: rest.map(\.id)))
         let future = try await storage.auditEvents.events(
@@ -142,8 +147,10 @@ final class AuditTrailTests: StorageTestCase {
         let account = try await storedPasswordAccount()
         _ = try await storage.accounts.rename(id: account.id, to: "Ada B.")
         try await pool.query(
-            "UPDATE audit_events SET occurred_at = now() - interval '400 days' WHERE account_id = \(account.id.rawValue) AND type = 'audit.account.created'")
-        let deleted = try await storage.auditEvents.deleteEnded(before: Date().addingTimeInterval(-365 * 86_400), limit: 100)
+            "UPDATE audit_events SET occurred_at = now() - interval '400 days' WHERE account_id = \(account.id.rawValue) AND type = 'audit.account.created'"
+        )
+        let deleted = try await storage.auditEvents.deleteEnded(
+            before: Date().addingTimeInterval(-365 * 86_400), limit: 100)
         XCTAssertGreaterThanOrEqual(deleted, 1)
         await assertEqual(try await types(of: account), ["audit.account.renamed"])
     }

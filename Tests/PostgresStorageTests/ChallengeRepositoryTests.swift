@@ -1,8 +1,8 @@
 import Domain
 import Foundation
+import PostgresStorage
 import PostgresTestSupport
 import XCTest
-import PostgresStorage
 
 final class ChallengeRepositoryTests: StorageTestCase {
     func registrationChallenge(for account: Account, mode: RegistrationMode = .modal, expiresIn: TimeInterval = 300)
@@ -18,7 +18,8 @@ final class ChallengeRepositoryTests: StorageTestCase {
     func authenticationChallenge(expiresIn: TimeInterval = 300) -> AuthenticationChallenge {
         let now = microsecondDate()
         return AuthenticationChallenge(
-            id: .random(), challenge: randomBytes(48), createdAt: microsecondDate(now.addingTimeInterval(min(0, expiresIn) - 1)),
+            id: .random(), challenge: randomBytes(48),
+            createdAt: microsecondDate(now.addingTimeInterval(min(0, expiresIn) - 1)),
             expiresAt: microsecondDate(now.addingTimeInterval(expiresIn)), consumedAt: nil)
     }
 
@@ -26,8 +27,9 @@ final class ChallengeRepositoryTests: StorageTestCase {
         let account = try await storedPasswordAccount()
         let challenge = registrationChallenge(for: account, mode: .conditional)
         try await storage.registrationChallenges.add(challenge)
-        guard case .consumed(let consumed) = try await storage.registrationChallenges.consume(
-            id: challenge.id, accountID: account.id)
+        guard
+            case .consumed(let consumed) = try await storage.registrationChallenges.consume(
+                id: challenge.id, accountID: account.id)
         else { return XCTFail("unavailable") }
         XCTAssertNotNil(consumed.consumedAt)
         var expected = challenge
@@ -42,11 +44,14 @@ final class ChallengeRepositoryTests: StorageTestCase {
         let other = try await storedPasswordAccount(email: "other@example.com")
         let challenge = registrationChallenge(for: owner)
         try await storage.registrationChallenges.add(challenge)
-        await assertEqual(try await storage.registrationChallenges.consume(id: challenge.id, accountID: other.id), .unavailable)
-        await assertEqual(try await storage.registrationChallenges.consume(id: .random(), accountID: owner.id), .unavailable)
+        await assertEqual(
+            try await storage.registrationChallenges.consume(id: challenge.id, accountID: other.id), .unavailable)
+        await assertEqual(
+            try await storage.registrationChallenges.consume(id: .random(), accountID: owner.id), .unavailable)
         let expired = registrationChallenge(for: owner, expiresIn: -1)
         try await storage.registrationChallenges.add(expired)
-        await assertEqual(try await storage.registrationChallenges.consume(id: expired.id, accountID: owner.id), .unavailable)
+        await assertEqual(
+            try await storage.registrationChallenges.consume(id: expired.id, accountID: owner.id), .unavailable)
         // The foreign attempt did not use the challenge up for its owner.
         guard case .consumed = try await storage.registrationChallenges.consume(id: challenge.id, accountID: owner.id)
         else { return XCTFail("the owner's challenge was spent by another account's attempt") }

@@ -19,12 +19,14 @@ final class MigrationTests: DatabaseTestCase {
         XCTAssertEqual(
             tables,
             [
-                "account_emails", "accounts", "admin_tokens", "audit_events", "authentication_sessions", "email_codes", "email_outbox",
+                "account_emails", "accounts", "admin_tokens", "audit_events", "authentication_sessions", "email_codes",
+                "email_outbox",
                 "failed_guesses",
                 "passkey_account_registrations",
                 "passkey_authentication_challenges", "passkey_credentials", "passkey_registration_challenges",
                 "password_credentials", "recovery_attempt_decoys", "recovery_codes", "schema_migrations",
-                "session_refresh_tokens", "session_signing_keys", "sign_in_method_changes", "sign_in_method_totals", "webhook_deliveries", "webhook_endpoints",
+                "session_refresh_tokens", "session_signing_keys", "sign_in_method_changes", "sign_in_method_totals",
+                "webhook_deliveries", "webhook_endpoints",
             ])
         let recorded = try await pool.query("SELECT version FROM schema_migrations ORDER BY version")
             .map { try $0.decode(Int.self, "version") }
@@ -38,9 +40,10 @@ final class MigrationTests: DatabaseTestCase {
             ["passkey_account_registrations", "passkey_authentication_challenges", "passkey_registration_challenges"])
         // They churn completely: vacuumed at fixed small thresholds, rarely analyzed (migration 0010).
         for table in unlogged {
-            let options = try await pool.query(
-                "SELECT array_to_string(reloptions, ',') AS options FROM pg_class WHERE relname = \(table)"
-            ).first?.decode(String.self, "options") ?? ""
+            let options =
+                try await pool.query(
+                    "SELECT array_to_string(reloptions, ',') AS options FROM pg_class WHERE relname = \(table)"
+                ).first?.decode(String.self, "options") ?? ""
             XCTAssertTrue(options.contains("autovacuum_vacuum_scale_factor=0"), "\(table): \(options)")
             XCTAssertTrue(options.contains("autovacuum_vacuum_threshold=2000"), "\(table): \(options)")
             XCTAssertTrue(options.contains("autovacuum_analyze_threshold=500000"), "\(table): \(options)")

@@ -1,8 +1,8 @@
 import Domain
 import Foundation
+import PostgresStorage
 import PostgresTestSupport
 import XCTest
-import PostgresStorage
 
 final class PasskeyCredentialRepositoryTests: StorageTestCase {
     func testPasskeyRoundTripsEveryColumn() async throws {
@@ -58,7 +58,8 @@ final class PasskeyCredentialRepositoryTests: StorageTestCase {
         try await storage.accountRegistrations.add(registration)
         _ = try await storage.accountRegistrations.consume(id: registration.id)
         let first = makePasskey(for: account)
-        try await storage.accounts.createPasskeyAccount(account, email: nil, credential: first, completing: registration.id)
+        try await storage.accounts.createPasskeyAccount(
+            account, email: nil, credential: first, completing: registration.id)
         let second = makePasskey(for: account, name: "second")
         try await storage.passkeyCredentials.add(second)
 
@@ -85,7 +86,8 @@ final class PasskeyCredentialRepositoryTests: StorageTestCase {
         try await storage.accountRegistrations.add(registration)
         _ = try await storage.accountRegistrations.consume(id: registration.id)
         let first = makePasskey(for: account)
-        try await storage.accounts.createPasskeyAccount(account, email: nil, credential: first, completing: registration.id)
+        try await storage.accounts.createPasskeyAccount(
+            account, email: nil, credential: first, completing: registration.id)
         let second = makePasskey(for: account)
         try await storage.passkeyCredentials.add(second)
         let repository = storage.passkeyCredentials
@@ -125,7 +127,8 @@ final class SessionRepositoryTests: StorageTestCase {
         XCTAssertEqual(stored?.revokedAt, revokedAt)
         XCTAssertEqual(stored?.isLive(at: Date()), false)
         await assertEqual(try await storage.sessions.liveSessions(of: account.id, at: Date()), [other])
-        await assertEqual(try await storage.sessions.liveSessions(of: account.id, at: Date().addingTimeInterval(7200)), [])
+        await assertEqual(
+            try await storage.sessions.liveSessions(of: account.id, at: Date().addingTimeInterval(7200)), [])
     }
 
     func testADuplicateSessionIDIsRejected() async throws {

@@ -70,7 +70,8 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
         let clean = PasskeyUsage(signCount: 43, backedUp: false, cloneWarning: false, usedAt: microsecondDate())
         await assertEqual(
             try await storage.passkeySignIns.completeSignIn(
-                record(stored, session: makeSession(for: account), challenge: try await issuedChallenge(), usage: clean)),
+                record(stored, session: makeSession(for: account), challenge: try await issuedChallenge(), usage: clean)
+            ),
             .signedIn(displayName: account.displayName))
         await assertEqual(try await storedPasskeyRow(passkey)?.cloneWarning, true)
     }
@@ -80,14 +81,26 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
         let usage = PasskeyUsage(signCount: 50, backedUp: true, cloneWarning: false, usedAt: microsecondDate())
         let challenge = try await issuedChallenge()
         let cases: [(String, PasskeySignInRecord)] = [
-            ("stale sign count, durable",
-             record(passkey, session: makeSession(for: account), challenge: challenge, usage: usage, expectedSignCount: 40)),
-            ("stale sign count, unchanged",
-             record(passkey, session: makeSession(for: account), challenge: challenge, expectedSignCount: 40)),
-            ("stale backup state, durable",
-             record(passkey, session: makeSession(for: account), challenge: challenge, usage: usage, expectedBackedUp: false)),
-            ("stale backup state, unchanged",
-             record(passkey, session: makeSession(for: account), challenge: challenge, expectedBackedUp: false)),
+            (
+                "stale sign count, durable",
+                record(
+                    passkey, session: makeSession(for: account), challenge: challenge, usage: usage,
+                    expectedSignCount: 40)
+            ),
+            (
+                "stale sign count, unchanged",
+                record(passkey, session: makeSession(for: account), challenge: challenge, expectedSignCount: 40)
+            ),
+            (
+                "stale backup state, durable",
+                record(
+                    passkey, session: makeSession(for: account), challenge: challenge, usage: usage,
+                    expectedBackedUp: false)
+            ),
+            (
+                "stale backup state, unchanged",
+                record(passkey, session: makeSession(for: account), challenge: challenge, expectedBackedUp: false)
+            ),
         ]
         for (name, record) in cases {
             await assertEqual(try await storage.passkeySignIns.completeSignIn(record), .passkeyChanged, name)
@@ -115,11 +128,14 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
 
     func testABackupEligibilityThatChangesIsStoredWithItsAuditEventInTheSignInsStatement() async throws {
         // BE appearing (KeePassXC after registration) and going away, each with the flags before and after.
-        for (before, after) in [((false, false), (true, true)), ((true, true), (false, false)), ((false, false), (true, false))] {
+        for (before, after) in [
+            ((false, false), (true, true)), ((true, true), (false, false)), ((false, false), (true, false)),
+        ] {
             let (account, passkey) = try await storedPasskey(backupEligible: before.0, backedUp: before.1)
             let session = makeSession(for: account, method: .passkey)
             let usedAt = microsecondDate()
-            let usage = PasskeyUsage(signCount: 0, backedUp: after.1, backupEligible: after.0, cloneWarning: false, usedAt: usedAt)
+            let usage = PasskeyUsage(
+                signCount: 0, backedUp: after.1, backupEligible: after.0, cloneWarning: false, usedAt: usedAt)
             let context = AuditContext(requestID: "req-be", clientAddress: "198.51.100.7")
             let outcome = try await AuditContext.$current.withValue(context) {
                 try await storage.passkeySignIns.completeSignIn(
@@ -152,7 +168,9 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
         let backedUp = PasskeyUsage(signCount: 0, backedUp: true, cloneWarning: false, usedAt: microsecondDate())
         await assertEqual(
             try await storage.passkeySignIns.completeSignIn(
-                record(passkey, session: makeSession(for: account), challenge: try await issuedChallenge(), usage: backedUp)),
+                record(
+                    passkey, session: makeSession(for: account), challenge: try await issuedChallenge(), usage: backedUp
+                )),
             .signedIn(displayName: account.displayName))
         var stored = try await unwrapAsync(try await storedPasskeyRow(passkey))
         XCTAssertTrue(stored.backedUp)
@@ -176,8 +194,9 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
             signCount: 0, backedUp: true, backupEligible: true, cloneWarning: false, usedAt: microsecondDate())
         let challenge = try await issuedChallenge()
         for record in [
-            record(passkey, session: makeSession(for: account), challenge: challenge, usage: usage,
-                   expectedBackedUp: false, expectedBackupEligible: false),
+            record(
+                passkey, session: makeSession(for: account), challenge: challenge, usage: usage,
+                expectedBackedUp: false, expectedBackupEligible: false),
             record(passkey, session: makeSession(for: account), challenge: challenge, expectedBackupEligible: false),
         ] {
             await assertEqual(try await storage.passkeySignIns.completeSignIn(record), .passkeyChanged)
@@ -275,10 +294,12 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
         let usage = PasskeyUsage(signCount: 42, backedUp: true, cloneWarning: true, usedAt: microsecondDate())
         let challenge = try await issuedChallenge()
         do {
-            _ = try await storage.passkeySignIns.completeSignIn(record(passkey, session: clash, challenge: challenge, usage: usage))
+            _ = try await storage.passkeySignIns.completeSignIn(
+                record(passkey, session: clash, challenge: challenge, usage: usage))
             XCTFail("a session with a duplicate ID was stored")
         } catch {}
-        await assertEqual(try await storedPasskeyRow(passkey), passkey, "sign count, backup state and clone flag unchanged")
+        await assertEqual(
+            try await storedPasskeyRow(passkey), passkey, "sign count, backup state and clone flag unchanged")
         await assertFalse(try await isConsumed(challenge))
 
         // And when the database refuses the insert for any other reason.
@@ -288,10 +309,12 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
             BEGIN RAISE EXCEPTION 'sessions are refused'; END $$
             """)
         try await pool.query(
-            "CREATE TRIGGER refuse_session BEFORE INSERT ON authentication_sessions FOR EACH ROW EXECUTE FUNCTION refuse_session()")
+            "CREATE TRIGGER refuse_session BEFORE INSERT ON authentication_sessions FOR EACH ROW EXECUTE FUNCTION refuse_session()"
+        )
         do {
             _ = try await storage.passkeySignIns.completeSignIn(
-                record(passkey, session: makeSession(for: account, method: .passkey), challenge: challenge, usage: usage))
+                record(
+                    passkey, session: makeSession(for: account, method: .passkey), challenge: challenge, usage: usage))
             XCTFail("the trigger did not refuse the session")
         } catch {}
         await assertEqual(try await storedPasskeyRow(passkey), passkey)
@@ -309,7 +332,8 @@ final class PasskeySignInRepositoryTests: StorageTestCase {
         // Another sign-in moves the sign count and holds the row while this one's statement runs; it commits after.
         let credentialID = PostgresBytes(passkey.credentialID.bytes)
         try await pool.transaction { connection in
-            try connection.execute("UPDATE passkey_credentials SET sign_count = 45 WHERE credential_id = \(credentialID)")
+            try connection.execute(
+                "UPDATE passkey_credentials SET sign_count = 45 WHERE credential_id = \(credentialID)")
             Task {
                 do {
                     let result = try await signIns.completeSignIn(contender)

@@ -32,7 +32,8 @@ final class RecoveryRepositoryTests: StorageTestCase {
                 createdAt: now, expiresAt: now.addingTimeInterval(lifetime)),
             message: OutboxMessage(
                 id: UUID(), recipient: target.address, template: .recoveryCode,
-                code: .sealed(keyID: "0123456789abcdef", box: randomBytes(36)), expiresAt: now.addingTimeInterval(lifetime),
+                code: .sealed(keyID: "0123456789abcdef", box: randomBytes(36)),
+                expiresAt: now.addingTimeInterval(lifetime),
                 createdAt: now))
     }
 
@@ -124,20 +125,25 @@ final class RecoveryRepositoryTests: StorageTestCase {
         let target = try await target()
         let stored = try await storage.accounts.account(id: target.accountID)
         let account = try XCTUnwrap(stored)
-        try await storage.recovery.replaceRecoveryCodes(of: account.id, digests: (0..<10).map { _ in randomBytes(32) }, at: Date())
+        try await storage.recovery.replaceRecoveryCodes(
+            of: account.id, digests: (0..<10).map { _ in randomBytes(32) }, at: Date())
         let old = try await storage.recovery.unusedRecoveryCodes(of: account.id)
-        try await storage.recovery.replaceRecoveryCodes(of: account.id, digests: (0..<10).map { _ in randomBytes(32) }, at: Date())
+        try await storage.recovery.replaceRecoveryCodes(
+            of: account.id, digests: (0..<10).map { _ in randomBytes(32) }, at: Date())
         let new = try await storage.recovery.unusedRecoveryCodes(of: account.id)
         XCTAssertEqual(new.count, 10)
         XCTAssertTrue(Set(old).isDisjoint(with: new))
         let stale = try await storage.recovery.startRecoverySession(
-            makeSession(for: account, method: .recovery), consuming: .recoveryCode(old[0].id), revokingOtherSessions: true)
+            makeSession(for: account, method: .recovery), consuming: .recoveryCode(old[0].id),
+            revokingOtherSessions: true)
         XCTAssertNil(stale)
         let used = try await storage.recovery.startRecoverySession(
-            makeSession(for: account, method: .recovery), consuming: .recoveryCode(new[0].id), revokingOtherSessions: true)
+            makeSession(for: account, method: .recovery), consuming: .recoveryCode(new[0].id),
+            revokingOtherSessions: true)
         XCTAssertEqual(used, 0)
         let again = try await storage.recovery.startRecoverySession(
-            makeSession(for: account, method: .recovery), consuming: .recoveryCode(new[0].id), revokingOtherSessions: true)
+            makeSession(for: account, method: .recovery), consuming: .recoveryCode(new[0].id),
+            revokingOtherSessions: true)
         XCTAssertNil(again)
         let summary = try await storage.accounts.summary(id: account.id)
         XCTAssertEqual(summary?.recoveryCodesRemaining, 9)
@@ -162,7 +168,8 @@ final class RecoveryRepositoryTests: StorageTestCase {
         XCTAssertEqual(ids.count, 30)
         XCTAssertEqual(Set(ids).count, 30, "no message handed out twice")
         let unsent = try await pool.query(
-            "SELECT count(*) AS n FROM email_outbox WHERE sent_at IS NULL OR code IS NOT NULL OR sealed_code IS NOT NULL")
+            "SELECT count(*) AS n FROM email_outbox WHERE sent_at IS NULL OR code IS NOT NULL OR sealed_code IS NOT NULL"
+        )
         XCTAssertEqual(try unsent.first?.decode(Int.self, "n"), 0, "sent, and the codes cleared")
 
         try await storage.recovery.issue(delivery(for: target))
@@ -181,13 +188,15 @@ final class RecoveryRepositoryTests: StorageTestCase {
         // A message whose code expired unsent is given up without being handed out.
         try await storage.recovery.issue(delivery(for: target))
         _ = try await pool.query(
-            "UPDATE email_outbox SET created_at = now() - interval '1 hour', expires_at = now() - interval '1 minute' WHERE sent_at IS NULL AND failed_at IS NULL")
+            "UPDATE email_outbox SET created_at = now() - interval '1 hour', expires_at = now() - interval '1 minute' WHERE sent_at IS NULL AND failed_at IS NULL"
+        )
         let expiredTaken = try await outbox.deliverNext { _ in
             XCTFail("an expired message is not sent")
             return .delivered
         }
         XCTAssertTrue(expiredTaken)
-        let failed = try await pool.query("SELECT count(*) AS n FROM email_outbox WHERE failed_at IS NOT NULL AND code IS NULL")
+        let failed = try await pool.query(
+            "SELECT count(*) AS n FROM email_outbox WHERE failed_at IS NOT NULL AND code IS NULL")
         XCTAssertEqual(try failed.first?.decode(Int.self, "n"), 2)
     }
 }

@@ -83,7 +83,8 @@ final class SecretsAtRestRepositoryTests: StorageTestCase {
         var clear = try OneTimeCodesForTests.delivery(for: target, keys: keys)
         clear.message.code = .clear("01234567")
         await assertDomainError(.unavailable) { try await self.storage.recovery.issue(clear) }
-        let rows = try await pool.query("SELECT (SELECT count(*) FROM email_outbox) + (SELECT count(*) FROM email_codes) AS n")
+        let rows = try await pool.query(
+            "SELECT (SELECT count(*) FROM email_outbox) + (SELECT count(*) FROM email_codes) AS n")
         XCTAssertEqual(try rows.first?.decode(Int.self, "n"), 0, "neither the message nor its code")
         do {
             _ = try await pool.query(
@@ -155,11 +156,13 @@ enum OneTimeCodesForTests {
         let code = "01234567"
         let (keyID, digest) = keys.authenticationCode(salt + Array(code.utf8), for: .codeDigest)
         let messageID = UUID()
-        let sealed = try keys.seal(Array(code.utf8), for: .outboxCode, context: Array(messageID.uuidString.lowercased().utf8))
+        let sealed = try keys.seal(
+            Array(code.utf8), for: .outboxCode, context: Array(messageID.uuidString.lowercased().utf8))
         return EmailCodeDelivery(
             code: EmailCode(
                 id: UUID(), accountID: target.accountID, emailID: target.emailID, purpose: .recovery, salt: salt,
-                codeDigest: digest, digestKeyID: keyID, attempts: 0, createdAt: now, expiresAt: now.addingTimeInterval(600)),
+                codeDigest: digest, digestKeyID: keyID, attempts: 0, createdAt: now,
+                expiresAt: now.addingTimeInterval(600)),
             message: OutboxMessage(
                 id: messageID, recipient: target.address, template: .recoveryCode,
                 code: .sealed(keyID: sealed.keyID, box: sealed.box), expiresAt: now.addingTimeInterval(600),

@@ -61,7 +61,8 @@ final class SessionRefreshRepositoryTests: StorageTestCase {
         XCTAssertFalse(again)
         await assertNotNil(try await storage.sessions.find(id: session.id)?.revokedAt)
         let rows = try await pool.query(
-            "SELECT count(*) AS n FROM audit_events WHERE type = 'audit.session.refresh_reused' AND account_id = \(session.accountID.rawValue)")
+            "SELECT count(*) AS n FROM audit_events WHERE type = 'audit.session.refresh_reused' AND account_id = \(session.accountID.rawValue)"
+        )
         XCTAssertEqual(try rows.first?.decode(Int.self, "n"), 1)
         // A session ended so cannot rotate.
         let rotated = try await refresh.rotate(

@@ -91,7 +91,8 @@ class StorageTestCase: DatabaseTestCase {
     ) -> PasskeySignInRecord {
         PasskeySignInRecord(
             challengeID: challenge.id, challenge: challenge.challenge, credentialID: passkey.credentialID,
-            expectedSignCount: expectedSignCount ?? passkey.signCount, expectedBackedUp: expectedBackedUp ?? passkey.backedUp,
+            expectedSignCount: expectedSignCount ?? passkey.signCount,
+            expectedBackedUp: expectedBackedUp ?? passkey.backedUp,
             expectedBackupEligible: expectedBackupEligible ?? passkey.backupEligible, usage: usage, session: session)
     }
 

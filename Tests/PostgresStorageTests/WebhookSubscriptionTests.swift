@@ -49,9 +49,10 @@ final class WebhookSubscriptionTests: StorageTestCase {
                 "INSERT INTO audit_events (type, actor) VALUES (\(type), 'user') RETURNING id"
             ).first?.decode(Int.self, "id")
             let calls = try triggerCalls() - before
-            let deliveries = try connection.execute(
-                "SELECT count(*)::bigint AS n FROM webhook_deliveries WHERE event_id = \(id)"
-            ).first?.decode(Int.self, "n") ?? -1
+            let deliveries =
+                try connection.execute(
+                    "SELECT count(*)::bigint AS n FROM webhook_deliveries WHERE event_id = \(id)"
+                ).first?.decode(Int.self, "n") ?? -1
             return (calls, deliveries)
         }
     }
@@ -120,7 +121,8 @@ final class WebhookSubscriptionTests: StorageTestCase {
         let writers = (0..<4).map { _ in
             Task { [pool, registration] () -> [(started: ContinuousClock.Instant, id: Int)] in
                 var stored: [(started: ContinuousClock.Instant, id: Int)] = []
-                while registration.instant.withLock({ $0.map { ContinuousClock.now < $0 + .milliseconds(500) } ?? true }) {
+                while registration.instant.withLock({ $0.map { ContinuousClock.now < $0 + .milliseconds(500) } ?? true }
+                ) {
                     let started = ContinuousClock.now
                     let id = try await pool!.query(
                         "INSERT INTO audit_events (type, actor) VALUES ('audit.sign_in.succeeded', 'user') RETURNING id"

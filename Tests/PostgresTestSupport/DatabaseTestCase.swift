@@ -9,7 +9,8 @@ open class DatabaseTestCase: XCTestCase {
     open override func setUp() async throws {
         try await super.setUp()
         guard let serverURL = TestDatabase.serverURL else {
-            XCTFail("DATABASE_URL is not set: run the tests with ./deploy/local/test, which starts a throwaway Postgres")
+            XCTFail(
+                "DATABASE_URL is not set: run the tests with ./deploy/local/test, which starts a throwaway Postgres")
             throw XCTSkip("no database")
         }
         database = try await TestDatabase(serverURL: serverURL)

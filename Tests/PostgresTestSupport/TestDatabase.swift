@@ -54,7 +54,8 @@ public func builtExecutable(_ name: String, file: String = #filePath) -> URL {
         return URL(fileURLWithPath: directory).appendingPathComponent(name)
     }
     var root = URL(fileURLWithPath: file)
-    while root.path != "/" && !FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path) {
+    while root.path != "/" && !FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path)
+    {
         root.deleteLastPathComponent()
     }
     return root.appendingPathComponent(".build/debug").appendingPathComponent(name)

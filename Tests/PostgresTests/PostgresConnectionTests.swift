@@ -57,7 +57,8 @@ final class PostgresConnectionTests: DatabaseTestCase {
             let row = try await pool.query("SELECT \(value)::bigint + 1 AS next").first
             XCTAssertEqual(try row?.decode(Int.self, "next"), value + 1)
         }
-        let prepared = try await pool.query("SELECT count(*) AS n FROM pg_prepared_statements WHERE statement LIKE \("%+ 1 AS next%")")
+        let prepared = try await pool.query(
+            "SELECT count(*) AS n FROM pg_prepared_statements WHERE statement LIKE \("%+ 1 AS next%")")
         XCTAssertEqual(try prepared.first?.decode(Int.self, "n"), 1)
         do {
             try await pool.query("SELECT * FROM no_such_table WHERE id = \(1)")
@@ -126,7 +127,8 @@ final class PostgresConnectionTests: DatabaseTestCase {
             admin.shutdown()
         }
         let pid = try await pool.query("SELECT pg_backend_pid() AS pid").first!.decode(Int32.self, "pid")
-        let terminated = try await admin.query("SELECT pg_terminate_backend(\(pid)) AS ok").first!.decode(Bool.self, "ok")
+        let terminated = try await admin.query("SELECT pg_terminate_backend(\(pid)) AS ok").first!.decode(
+            Bool.self, "ok")
         XCTAssertTrue(terminated)
         // Give the backend a moment to exit and the socket to report it.
         try await Task.sleep(for: .milliseconds(200))
@@ -165,7 +167,8 @@ final class PostgresUnreachableTests: XCTestCase {
     }
 
     func testMalformedURLIsReportedNotHung() async throws {
-        let pool = PostgresPool(configuration: PostgresConfiguration(url: "postgresql://x:y@host:notaport/db", poolSize: 1))
+        let pool = PostgresPool(
+            configuration: PostgresConfiguration(url: "postgresql://x:y@host:notaport/db", poolSize: 1))
         defer { pool.shutdown() }
         do {
             try await pool.checkConnectivity()

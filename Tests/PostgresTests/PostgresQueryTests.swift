@@ -5,7 +5,10 @@ final class PostgresQueryTests: XCTestCase {
     func testAFragmentKeepsItsBindsRenumberedAfterTheQuerysOwn() {
         let inner: PostgresQuery = "INSERT INTO t (a, b) SELECT \(7), \("x") FROM s WHERE s.c = \(Int64(9))"
         let outer: PostgresQuery = "WITH s AS (SELECT \(1) AS c), w AS (\(fragment: inner)) SELECT \(2), $ FROM s"
-        XCTAssertEqual(outer.sql, "WITH s AS (SELECT $1 AS c), w AS (INSERT INTO t (a, b) SELECT $2, $3 FROM s WHERE s.c = $4) SELECT $5, $ FROM s")
+        XCTAssertEqual(
+            outer.sql,
+            "WITH s AS (SELECT $1 AS c), w AS (INSERT INTO t (a, b) SELECT $2, $3 FROM s WHERE s.c = $4) SELECT $5, $ FROM s"
+        )
         XCTAssertEqual(outer.binds.count, 5)
         XCTAssertEqual(outer.binds[1], inner.binds[0])
         XCTAssertEqual(outer.binds[3], inner.binds[2])

@@ -21,7 +21,9 @@ final class ReadOnlyServerTests: DatabaseTestCase {
     private func setReadOnly(_ readOnly: Bool) async throws {
         let pool = admin()
         defer { pool.shutdown() }
-        let statement = readOnly ? "ALTER SYSTEM SET default_transaction_read_only = on" : "ALTER SYSTEM RESET default_transaction_read_only"
+        let statement =
+            readOnly
+            ? "ALTER SYSTEM SET default_transaction_read_only = on" : "ALTER SYSTEM RESET default_transaction_read_only"
         try await pool.transaction { connection in
             // The statements run on the worker's blocking connection, outside any transaction block.
             try connection.execute("COMMIT")
@@ -218,7 +220,10 @@ final class ReadOnlyServerTests: DatabaseTestCase {
     func testURLsThatCannotBeReadOrCouldWriteToAStandbyAreRefusedWithoutConnecting() throws {
         let refused: [(String, String)] = [
             ("postgresql://user:secret@host:notaport/db", "cannot be read"),
-            ("postgresql://user:secret@h1:5432,h2:5432,h3:5432/db?target_session_attrs=any", "target_session_attrs=any"),
+            (
+                "postgresql://user:secret@h1:5432,h2:5432,h3:5432/db?target_session_attrs=any",
+                "target_session_attrs=any"
+            ),
             ("postgresql://user:secret@h1,h2/db?target_session_attrs=standby", "target_session_attrs=standby"),
             ("postgresql://user:secret@h1,h2/db?target_session_attrs=prefer-standby", "prefer-standby"),
             ("postgresql://user:secret@h1/db?target_session_attrs=read-only", "read-only"),

@@ -11,7 +11,8 @@ final class CallerPolicyTests: XCTestCase {
         openPaths: ["/grpc.health.v1.Health/Check"])
 
     func testAllowsTheDeclaredCallerBySPIFFEIDAndByDNSName() {
-        XCTAssertEqual(policy.decide(path: "/a.Service/Public", peer: .identified("spiffe://passkey.test/gateway")), .allow)
+        XCTAssertEqual(
+            policy.decide(path: "/a.Service/Public", peer: .identified("spiffe://passkey.test/gateway")), .allow)
         XCTAssertEqual(policy.decide(path: "/a.Service/Public", peer: .identified("gateway.passkey.test")), .allow)
         XCTAssertEqual(
             policy.decide(path: "/a.Service/Internal", peer: .identified("spiffe://passkey.test/verification-service")),
@@ -19,24 +20,29 @@ final class CallerPolicyTests: XCTestCase {
     }
 
     func testRefusesAnotherServiceAnotherTrustDomainAndUndeclaredMethods() {
-        guard case .permissionDenied(let reason) = policy.decide(
-            path: "/a.Service/Internal", peer: .identified("spiffe://passkey.test/gateway"))
+        guard
+            case .permissionDenied(let reason) = policy.decide(
+                path: "/a.Service/Internal", peer: .identified("spiffe://passkey.test/gateway"))
         else { return XCTFail("the gateway may not call Internal") }
         XCTAssertTrue(reason.contains("spiffe://passkey.test/gateway"), reason)
-        guard case .permissionDenied = policy.decide(
-            path: "/a.Service/Public", peer: .identified("spiffe://other.test/gateway"))
+        guard
+            case .permissionDenied = policy.decide(
+                path: "/a.Service/Public", peer: .identified("spiffe://other.test/gateway"))
         else { return XCTFail("another trust domain's gateway is not ours") }
-        guard case .permissionDenied = policy.decide(
-            path: "/a.Service/Public", peer: .identified("spiffe://passkey.test/gateway/extra"))
+        guard
+            case .permissionDenied = policy.decide(
+                path: "/a.Service/Public", peer: .identified("spiffe://passkey.test/gateway/extra"))
         else { return XCTFail("a longer path is another identity") }
-        guard case .permissionDenied = policy.decide(
-            path: "/a.Service/Undeclared", peer: .identified("spiffe://passkey.test/gateway"))
+        guard
+            case .permissionDenied = policy.decide(
+                path: "/a.Service/Undeclared", peer: .identified("spiffe://passkey.test/gateway"))
         else { return XCTFail("a method without a rule is refused") }
     }
 
     func testRefusesPeersWithoutAVerifiedIdentityAsUnauthenticated() {
         for peer: PeerIdentification in [
-            .noCertificate, .anonymous, .untrusted(claimed: "spiffe://passkey.test/gateway", reason: "certificate has expired"),
+            .noCertificate, .anonymous,
+            .untrusted(claimed: "spiffe://passkey.test/gateway", reason: "certificate has expired"),
         ] {
             guard case .unauthenticated = policy.decide(path: "/a.Service/Public", peer: peer) else {
                 return XCTFail("\(peer) must be unauthenticated")
@@ -61,7 +67,8 @@ final class CallerPolicyTests: XCTestCase {
                 verificationFailure: nil),
             .identified("spiffe://passkey.test/gateway"))
         XCTAssertEqual(
-            PeerIdentification(uris: ["https://example.com"], dnsNames: ["gateway.passkey.test"], verificationFailure: nil),
+            PeerIdentification(
+                uris: ["https://example.com"], dnsNames: ["gateway.passkey.test"], verificationFailure: nil),
             .identified("gateway.passkey.test"))
         XCTAssertEqual(PeerIdentification(uris: [], dnsNames: [], verificationFailure: nil), .anonymous)
         XCTAssertEqual(

@@ -3,9 +3,10 @@ import Crypto
 import Domain
 import Foundation
 import Observability
-@testable import SessionServiceCore
 import Synchronization
 import XCTest
+
+@testable import SessionServiceCore
 
 /// What the outbox worker records for each delivery attempt: sent, retried after the backoff, or given up; and the
 /// code it opens from the sealed one the message keeps.
@@ -13,7 +14,9 @@ final class OutboxWorkerTests: XCTestCase {
     static let keys = SecretKeyRing(keys: [Array(repeating: 1, count: 32)])!
 
     struct NoOutbox: EmailOutboxRepository {
-        func deliverNext(_ deliver: @escaping @Sendable (OutboxMessage) -> DeliveryOutcome) async throws -> Bool { false }
+        func deliverNext(_ deliver: @escaping @Sendable (OutboxMessage) -> DeliveryOutcome) async throws -> Bool {
+            false
+        }
         func deleteEnded(before cutoff: Date, limit: Int) async throws -> Int { 0 }
         func backlog() async throws -> OutboxBacklog { OutboxBacklog(pending: 3, oldestPendingSeconds: 42) }
     }
@@ -51,7 +54,8 @@ final class OutboxWorkerTests: XCTestCase {
         let target = RecoveryTarget(
             accountID: .random(), emailID: UUID(), address: "ada@example.com", verified: true, displayName: "Ada")
         var message = try OneTimeCodes.delivery(
-            for: target, purpose: .recovery, random: SecureRandom(), keys: keys, now: Date()).message
+            for: target, purpose: .recovery, random: SecureRandom(), keys: keys, now: Date()
+        ).message
         message.attempts = attempts
         guard case .code(let code) = OneTimeCodes.open(message, keys: keys) else { throw NoCode() }
         return (message, code)
@@ -79,8 +83,9 @@ final class OutboxWorkerTests: XCTestCase {
             id: UUID(), recipient: "ada@example.com", template: .recoveryCode, code: .clear("01234567"),
             expiresAt: now.addingTimeInterval(600), createdAt: now)
         XCTAssertEqual(try worker(relay).attempt(legacy), .delivered)
-        XCTAssertTrue(String(decoding: try XCTUnwrap(relay.sent.withLock { $0.first }).data, as: UTF8.self)
-            .contains("01234567"))
+        XCTAssertTrue(
+            String(decoding: try XCTUnwrap(relay.sent.withLock { $0.first }).data, as: UTF8.self)
+                .contains("01234567"))
     }
 
     func testACodeUnderAKeyThisProcessDoesNotHoldWaitsAndOneThatDoesNotOpenIsGivenUp() throws {

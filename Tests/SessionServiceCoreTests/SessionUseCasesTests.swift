@@ -7,9 +7,9 @@ import Observability
 import PasswordHashing
 import SessionIssuance
 import SessionServiceCore
+import Synchronization
 import UseCaseTestSupport
 import XCTest
-import Synchronization
 
 /// `SessionUseCases` without processes: sign-up, password sign-in (with the hash upgrade), validation, revocation,
 /// listing and the summary, every refusal, and stores that fail, against in-memory ports with a fixed clock and a
@@ -112,7 +112,10 @@ final class SessionUseCasesTests: XCTestCase {
             ("ada@example.com", "1234567", "Ada", "seven characters"),
             ("ada@example.com", String(repeating: "é", count: 7), "Ada", "seven characters in fourteen bytes"),
             ("ada@example.com", longPassword, "Ada", "1,025 bytes"),
-            ("ada@example.com", String(repeating: "a", count: PasswordPolicy.lengths.upperBound + 1), "Ada", "257 characters"),
+            (
+                "ada@example.com", String(repeating: "a", count: PasswordPolicy.lengths.upperBound + 1), "Ada",
+                "257 characters"
+            ),
             ("ada\u{2003}lovelace@example.com", Self.password, "Ada", "an em space in the address"),
             ("ada@example.com", Self.password, "\tAda", "a tab before the name"),
         ]
@@ -154,7 +157,8 @@ final class SessionUseCasesTests: XCTestCase {
     func testSignUpAcceptsPasswordsAtTheLimits() async throws {
         // The policy's bounds, in characters: 256 four-byte characters are the hasher's 1,024 bytes.
         let accepted = [
-            "12345678", String(repeating: "é", count: 8), String(repeating: "a", count: PasswordPolicy.lengths.upperBound),
+            "12345678", String(repeating: "é", count: 8),
+            String(repeating: "a", count: PasswordPolicy.lengths.upperBound),
             String(repeating: "😀", count: PasswordPolicy.lengths.upperBound),
         ]
         for (index, password) in accepted.enumerated() {
@@ -549,14 +553,17 @@ final class AdoptionGaugesTests: XCTestCase {
     }
 
     func gauge(_ metrics: MetricsRegistry, _ method: String) -> String? {
-        metrics.exposition().split(separator: "\n").first { $0.hasPrefix("passkey_accounts{sign_in_method=\"\(method)\"}") }
-            .map { String($0.split(separator: " ").last ?? "") }
+        metrics.exposition().split(separator: "\n").first {
+            $0.hasPrefix("passkey_accounts{sign_in_method=\"\(method)\"}")
+        }
+        .map { String($0.split(separator: " ").last ?? "") }
     }
 
     func testTheGaugesFollowTheCountsAndSurviveAFailedRead() async throws {
         let counts = Counts()
         let metrics = MetricsRegistry()
-        let gauges = AdoptionGauges(counts: counts, metrics: metrics, logger: Logger(service: "test", sink: DiscardingSink()))
+        let gauges = AdoptionGauges(
+            counts: counts, metrics: metrics, logger: Logger(service: "test", sink: DiscardingSink()))
         counts.next.withLock { $0 = .success(SignInMethodCounts(passwordOnly: 7, both: 2, passkeyOnly: 1)) }
         try await gauges.refresh()
         XCTAssertEqual(gauge(metrics, "password_only"), "7")

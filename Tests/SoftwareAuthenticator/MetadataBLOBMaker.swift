@@ -31,11 +31,12 @@ public final class MetadataBLOBMaker: Sendable {
         let items = entries.map { entry in
             let reports = entry.reports.map { #"{"status":"\#($0.0)","effectiveDate":"\#($0.1)"}"# }
             let certificates = (roots[entry.aaguid] ?? []).map { "\"" + Base64URL.encodeStandard($0) + "\"" }
-            return #"{"aaguid":"\#(entry.aaguid)","statusReports":[\#(reports.joined(separator: ","))],"# +
-                #""metadataStatement":{"aaguid":"\#(entry.aaguid)","description":"Test Authenticator","# +
-                #""attestationRootCertificates":[\#(certificates.joined(separator: ","))]}}"#
+            return #"{"aaguid":"\#(entry.aaguid)","statusReports":[\#(reports.joined(separator: ","))],"#
+                + #""metadataStatement":{"aaguid":"\#(entry.aaguid)","description":"Test Authenticator","#
+                + #""attestationRootCertificates":[\#(certificates.joined(separator: ","))]}}"#
         }
-        return #"{"legalHeader":"test","no":\#(number),"nextUpdate":"\#(nextUpdate)","entries":[\#(items.joined(separator: ","))]}"#
+        return
+            #"{"legalHeader":"test","no":\#(number),"nextUpdate":"\#(nextUpdate)","entries":[\#(items.joined(separator: ","))]}"#
     }
 
     /// The BLOB: `header.payload.signature`. `alg` overrides the header's alg; `signed: false` leaves the

@@ -18,7 +18,8 @@ struct TPMStatement {
             case .bytes(let modulus)? = entries.first(where: { $0.key == CBORValue(-1) })?.value
         else { preconditionFailure("a TPM statement is made for an RSA credential key") }
         var bytes = Self.uint16(Self.rsa) + Self.uint16(Self.sha256) + Self.uint32(0x0006_0472) + Self.uint16(0)
-        bytes += Self.uint16(Self.null) + Self.uint16(Self.null) + Self.uint16(UInt16(modulus.count * 8)) + Self.uint32(0)
+        bytes +=
+            Self.uint16(Self.null) + Self.uint16(Self.null) + Self.uint16(UInt16(modulus.count * 8)) + Self.uint32(0)
         return bytes + Self.sized(modulus)
     }
 
@@ -60,11 +61,14 @@ struct TPMStatement {
         let length: [UInt8] =
             content.count < 0x80
             ? [UInt8(content.count)]
-            : content.count < 0x100 ? [0x81, UInt8(content.count)] : [0x82, UInt8(content.count >> 8), UInt8(content.count & 0xFF)]
+            : content.count < 0x100
+                ? [0x81, UInt8(content.count)] : [0x82, UInt8(content.count >> 8), UInt8(content.count & 0xFF)]
         return [tag] + length + content
     }
 
     private static func uint16(_ value: UInt16) -> [UInt8] { [UInt8(value >> 8), UInt8(value & 0xFF)] }
-    private static func uint32(_ value: UInt32) -> [UInt8] { uint16(UInt16(value >> 16)) + uint16(UInt16(value & 0xFFFF)) }
+    private static func uint32(_ value: UInt32) -> [UInt8] {
+        uint16(UInt16(value >> 16)) + uint16(UInt16(value & 0xFFFF))
+    }
     private static func sized(_ bytes: [UInt8]) -> [UInt8] { uint16(UInt16(bytes.count)) + bytes }
 }

@@ -27,7 +27,9 @@ final class Receiver: @unchecked Sendable {
         var one: Int32 = 1
         setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         listen(listener, 16)
         var bound = sockaddr_in()
@@ -39,7 +41,10 @@ final class Receiver: @unchecked Sendable {
         Thread { [self] in serve() }.start()
     }
 
-    func close() { shutdown(listener, Int32(SHUT_RDWR)); Glibc.close(listener) }
+    func close() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        Glibc.close(listener)
+    }
 
     private func serve() {
         while true {
@@ -58,7 +63,8 @@ final class Receiver: @unchecked Sendable {
                     bodyStart = range
                     let head = String(decoding: received[0..<range], as: UTF8.self).lowercased()
                     for line in head.split(separator: "\r\n") where line.hasPrefix("content-length:") {
-                        contentLength = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) ?? 0
+                        contentLength =
+                            Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) ?? 0
                     }
                 }
                 if let start = bodyStart, received.count - start >= contentLength { break }
@@ -75,7 +81,8 @@ final class Receiver: @unchecked Sendable {
 
     private func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
         guard haystack.count >= needle.count else { return nil }
-        for index in 0...(haystack.count - needle.count) where Array(haystack[index..<(index + needle.count)]) == needle {
+        for index in 0...(haystack.count - needle.count) where Array(haystack[index..<(index + needle.count)]) == needle
+        {
             return index + needle.count
         }
         return nil
@@ -142,7 +149,8 @@ final class OTLPExporterTests: XCTestCase {
         let port = receiver.port
         receiver.close()
         let started = Date()
-        let outcome = OTLPHTTPPost.send([1, 2, 3], host: "127.0.0.1", port: port, path: "/v1/traces", timeoutMilliseconds: 2000)
+        let outcome = OTLPHTTPPost.send(
+            [1, 2, 3], host: "127.0.0.1", port: port, path: "/v1/traces", timeoutMilliseconds: 2000)
         guard case .failure = outcome else { return XCTFail("a refused connection succeeded") }
         XCTAssertLessThan(Date().timeIntervalSince(started), 1)
     }
@@ -151,7 +159,8 @@ final class OTLPExporterTests: XCTestCase {
         let receiver = try Receiver(delay: 3_000_000)
         defer { receiver.close() }
         let started = Date()
-        let outcome = OTLPHTTPPost.send([1, 2, 3], host: "127.0.0.1", port: receiver.port, path: "/v1/traces", timeoutMilliseconds: 300)
+        let outcome = OTLPHTTPPost.send(
+            [1, 2, 3], host: "127.0.0.1", port: receiver.port, path: "/v1/traces", timeoutMilliseconds: 300)
         guard case .failure(let failure) = outcome else { return XCTFail("a receiver that never answered succeeded") }
         XCTAssertTrue(failure.description.contains("timeout"), failure.description)
         XCTAssertLessThan(Date().timeIntervalSince(started), 1.5)
@@ -183,7 +192,8 @@ final class OTLPExporterTests: XCTestCase {
         for _ in 0..<50 { tracer.startSpan("x", kind: .server, continuing: nil).end() }
         XCTAssertEqual(queue.count, 0)
         // A caller's sampled decision is kept even at ratio 0.
-        let parent = try XCTUnwrap(TraceContext.parse(traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"))
+        let parent = try XCTUnwrap(
+            TraceContext.parse(traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"))
         tracer.startSpan("y", kind: .server, continuing: parent).end()
         XCTAssertEqual(queue.count, 1)
     }

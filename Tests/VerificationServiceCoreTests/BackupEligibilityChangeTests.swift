@@ -37,7 +37,8 @@ final class BackupEligibilityChangeTests: XCTestCase {
             challenges: challenges, accounts: UnusedAccounts(), passkeys: passkeys, signIns: passkeys,
             sessions: SessionIssuer(random: SecureRandom(), lifetime: 3600),
             lastUse: LastUseRecorder(repository: passkeys),
-            authenticationVerifier: AuthenticationVerifier(policy: AuthenticationPolicy(backupEligibilityChange: change)),
+            authenticationVerifier: AuthenticationVerifier(
+                policy: AuthenticationPolicy(backupEligibilityChange: change)),
             relyingPartyID: Self.rpID, origins: OriginPolicy(allowedOrigins: [Self.origin]), credentials: cache,
             logger: Logger(service: "verification-service", sink: log), metrics: MetricsRegistry())
     }
@@ -63,7 +64,8 @@ final class BackupEligibilityChangeTests: XCTestCase {
         change: BackupEligibilityChangePolicy = .update
     ) async throws -> PasskeyCeremonies.SignIn {
         let (id, challenge) = try await challenges.issueAuthentication()
-        let assertion = authenticator.makeAssertion(challenge: challenge, rpID: Self.rpID, origin: Self.origin, flags: flags)
+        let assertion = authenticator.makeAssertion(
+            challenge: challenge, rpID: Self.rpID, origin: Self.origin, flags: flags)
         return try await ceremonies(change).finishAuthentication(challengeID: id, response: assertion)
     }
 
@@ -201,7 +203,8 @@ final class BackupEligibilityChangeTests: XCTestCase {
                 var authenticator = try await registered(flags: registration)
                 let before = stored(authenticator)
                 await assertRefused(reason: "backup_state_invalid") {
-                    _ = try await self.signIn(&authenticator, flags: [.userPresent, .userVerified, .backedUp], change: change)
+                    _ = try await self.signIn(
+                        &authenticator, flags: [.userPresent, .userVerified, .backedUp], change: change)
                 }
                 XCTAssertEqual(stored(authenticator), before)
                 XCTAssertEqual(sessions, [])

@@ -83,7 +83,8 @@ final class FinishAuthenticationTests: XCTestCase {
     func makeCeremonies() -> PasskeyCeremonies {
         PasskeyCeremonies(
             challenges: challenges, accounts: UnusedAccounts(), passkeys: passkeys, signIns: passkeys,
-            sessions: SessionIssuer(random: SecureRandom(), lifetime: 3600), lastUse: lastUse, relyingPartyID: Self.rpID,
+            sessions: SessionIssuer(random: SecureRandom(), lifetime: 3600), lastUse: lastUse,
+            relyingPartyID: Self.rpID,
             origins: OriginPolicy(allowedOrigins: [Self.origin]), credentials: cache,
             logger: Logger(service: "verification-service", sink: log), metrics: MetricsRegistry())
     }
@@ -111,7 +112,9 @@ final class FinishAuthenticationTests: XCTestCase {
     }
 
     var sessions: [AuthenticationSession] { passkeys.state.withLock { $0.sessions } }
-    var unconsumedChallenges: Int { passkeys.state.withLock { $0.challenges.values.filter { $0.consumedAt == nil }.count } }
+    var unconsumedChallenges: Int {
+        passkeys.state.withLock { $0.challenges.values.filter { $0.consumedAt == nil }.count }
+    }
 
     func assertThrows(
         _ code: DomainError.Code, reason: String? = nil, file: StaticString = #filePath, line: UInt = #line,
@@ -166,7 +169,8 @@ final class FinishAuthenticationTests: XCTestCase {
     func testAFailedCheckWritesNothingButSpendsTheChallenge() async throws {
         var authenticator = try await registered(zeroCounter: true)
         let (id, challenge) = try await challenges.issueAuthentication()
-        let assertion = authenticator.makeAssertion(challenge: challenge, rpID: Self.rpID, origin: "https://evil.example")
+        let assertion = authenticator.makeAssertion(
+            challenge: challenge, rpID: Self.rpID, origin: "https://evil.example")
         await assertThrows(.invalidCredentials, reason: "origin_mismatch") {
             _ = try await self.ceremonies.finishAuthentication(challengeID: id, response: assertion)
         }
@@ -197,7 +201,8 @@ final class FinishAuthenticationTests: XCTestCase {
         var authenticator = try await registered(zeroCounter: true)
         let (id, challenge) = try await challenges.issueAuthentication()
         _ = try await challenges.consumeAuthentication(challengeID: id)
-        let wrongOrigin = authenticator.makeAssertion(challenge: challenge, rpID: Self.rpID, origin: "https://evil.example")
+        let wrongOrigin = authenticator.makeAssertion(
+            challenge: challenge, rpID: Self.rpID, origin: "https://evil.example")
         await assertThrows(.challengeUnavailable) {
             _ = try await self.ceremonies.finishAuthentication(challengeID: id, response: wrongOrigin)
         }

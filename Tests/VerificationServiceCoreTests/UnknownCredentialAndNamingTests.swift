@@ -71,7 +71,8 @@ final class UnknownCredentialAndNamingTests: XCTestCase {
         XCTAssertEqual(error.code, .invalidCredentials)
         XCTAssertEqual(error.reason, "unknown_credential")
         XCTAssertEqual(PasskeyCeremonies.unknownCredentialReason, "unknown_credential")
-        XCTAssertTrue(log.lines.contains { $0.contains("audit.sign_in.failed") && $0.contains("reason=unknown_credential") })
+        XCTAssertTrue(
+            log.lines.contains { $0.contains("audit.sign_in.failed") && $0.contains("reason=unknown_credential") })
     }
 
     func testARemovedPasskeyIsUnknownEvenWhenThisReplicaCachedIt() async throws {
@@ -81,7 +82,8 @@ final class UnknownCredentialAndNamingTests: XCTestCase {
         _ = try await register(authenticator, with: ceremonies)
         let (id, challenge) = try await challenges.issueAuthentication()
         _ = try await ceremonies.finishAuthentication(
-            challengeID: id, response: authenticator.makeAssertion(challenge: challenge, rpID: Self.rpID, origin: Self.origin))
+            challengeID: id,
+            response: authenticator.makeAssertion(challenge: challenge, rpID: Self.rpID, origin: Self.origin))
         XCTAssertEqual(cache.count, 1)
         passkeys.state.withLock { $0.credentials.removeAll() }
         let error = try await failure(ceremonies, &authenticator)
@@ -94,7 +96,10 @@ final class UnknownCredentialAndNamingTests: XCTestCase {
         _ = try await register(authenticator, with: ceremonies)
         let cases: [(String, String, (inout AuthenticationResponse) -> Void)] = [
             ("a bad signature", "signature_invalid", { $0.signature[$0.signature.count / 2] ^= 0x01 }),
-            ("another account's user handle", "user_handle_mismatch", { $0.userHandle = Array(repeating: 7, count: 16) }),
+            (
+                "another account's user handle", "user_handle_mismatch",
+                { $0.userHandle = Array(repeating: 7, count: 16) }
+            ),
             ("no user handle", "user_handle_mismatch", { $0.userHandle = nil }),
             ("tampered authenticator data", "signature_invalid", { $0.authenticatorData[33] ^= 0x01 }),
         ]
@@ -120,7 +125,8 @@ final class UnknownCredentialAndNamingTests: XCTestCase {
         _ = try await challenges.consumeAuthentication(challengeID: id)
         do {
             _ = try await ceremonies.finishAuthentication(
-                challengeID: id, response: stranger.makeAssertion(challenge: challenge, rpID: Self.rpID, origin: Self.origin))
+                challengeID: id,
+                response: stranger.makeAssertion(challenge: challenge, rpID: Self.rpID, origin: Self.origin))
             XCTFail("accepted")
         } catch let error as DomainError {
             XCTAssertEqual(error.code, .challengeUnavailable)
@@ -135,7 +141,8 @@ final class UnknownCredentialAndNamingTests: XCTestCase {
             SoftwareAuthenticator(userHandle: handle.bytes, aaguid: try XCTUnwrap(AAGUID(Self.google))), with: naming)
         XCTAssertEqual(google.name, "Google Password Manager")
         let apple = try await register(
-            SoftwareAuthenticator(userHandle: handle.bytes, aaguid: try XCTUnwrap(AAGUID("fbfc3007-154e-4ecc-8c0b-6e020557d7bd"))),
+            SoftwareAuthenticator(
+                userHandle: handle.bytes, aaguid: try XCTUnwrap(AAGUID("fbfc3007-154e-4ecc-8c0b-6e020557d7bd"))),
             with: naming)
         XCTAssertEqual(apple.name, "Apple Passwords")
         let unlisted = try await register(SoftwareAuthenticator(userHandle: handle.bytes), with: naming)
@@ -146,7 +153,8 @@ final class UnknownCredentialAndNamingTests: XCTestCase {
         XCTAssertEqual(none.name, "Passkey", "the zero AAGUID names nobody")
         // Without a catalog (the default), every passkey gets the default name.
         let plain = try await register(
-            SoftwareAuthenticator(userHandle: handle.bytes, aaguid: try XCTUnwrap(AAGUID(Self.google))), with: ceremonies())
+            SoftwareAuthenticator(userHandle: handle.bytes, aaguid: try XCTUnwrap(AAGUID(Self.google))),
+            with: ceremonies())
         XCTAssertEqual(plain.name, "Passkey")
     }
 }

@@ -25,7 +25,8 @@ final class AndroidKeyAuthorizationTests: XCTestCase {
     static func tlv(_ tag: [UInt8], _ content: [UInt8]) -> [UInt8] {
         let count = content.count
         let length: [UInt8] =
-            count < 0x80 ? [UInt8(count)]
+            count < 0x80
+            ? [UInt8(count)]
             : count < 0x100 ? [0x81, UInt8(count)] : [0x82, UInt8(count >> 8), UInt8(count & 0xFF)]
         return tag + length + content
     }
@@ -49,14 +50,18 @@ final class AndroidKeyAuthorizationTests: XCTestCase {
     }
 
     func response(software: [[UInt8]], tee: [[UInt8]]) -> RegistrationResponse {
-        let clientData = SoftwareAuthenticator.clientDataJSON(type: "webauthn.create", challenge: challenge, origin: origin)
+        let clientData = SoftwareAuthenticator.clientDataJSON(
+            type: "webauthn.create", challenge: challenge, origin: origin)
         let clientDataHash = sha256(clientData)
         let authData = authenticator.authenticatorData(
             rpID: rpID, flags: [.userPresent, .userVerified, .attestedCredentialData], signCount: 0)
         let leaf = authority.issue(
             subject: [("CN", "Android Keystore Key")], subjectKey: authenticator.key, notBefore: issued,
             extensions: [
-                ("1.3.6.1.4.1.11129.2.1.17", false, keyDescription(software: software, tee: tee, challenge: clientDataHash))
+                (
+                    "1.3.6.1.4.1.11129.2.1.17", false,
+                    keyDescription(software: software, tee: tee, challenge: clientDataHash)
+                )
             ])
         let statement = CBORValue.map([
             CBORMapEntry(.text("alg"), CBORValue(-7)),
@@ -110,7 +115,8 @@ final class AndroidKeyAuthorizationTests: XCTestCase {
     func testAMissingOriginOrPurposeIsRefused() {
         assertRefused(response(software: [], tee: [Self.purpose([2])]), "carry no key origin")
         assertRefused(response(software: [], tee: [Self.origin(0)]), "carry no key purpose")
-        assertRefused(response(software: [Self.origin(0)], tee: [Self.purpose([2])]), teeOnly: true, "carry no key origin")
+        assertRefused(
+            response(software: [Self.origin(0)], tee: [Self.purpose([2])]), teeOnly: true, "carry no key origin")
     }
 
     func testWrongValuesAreRefused() {

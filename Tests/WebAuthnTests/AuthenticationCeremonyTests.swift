@@ -36,7 +36,8 @@ final class AuthenticationCeremonyTests: XCTestCase {
         file: StaticString = #filePath, line: UInt = #line
     ) {
         XCTAssertThrowsError(
-            try verify(response, expectation: expectation, credential: credential, policy: policy), file: file, line: line
+            try verify(response, expectation: expectation, credential: credential, policy: policy), file: file,
+            line: line
         ) {
             XCTAssertEqual(($0 as? WebAuthnError)?.code, code, "\($0)", file: file, line: line)
         }
@@ -164,7 +165,8 @@ final class AuthenticationCeremonyTests: XCTestCase {
     func testAnUnchangedBackupEligibilityIsNotAChangeWhateverBackupStateDoes() throws {
         for policy in [Self.update, Self.reject] {
             let backedUp = try verify(
-                assertion(flags: [.userPresent, .backupEligible, .backedUp]), credential: try stored(backupEligible: true),
+                assertion(flags: [.userPresent, .backupEligible, .backedUp]),
+                credential: try stored(backupEligible: true),
                 policy: policy)
             XCTAssertFalse(backedUp.backupEligibilityChanged)
             XCTAssertTrue(backedUp.backupEligible)

@@ -101,7 +101,8 @@ final class COSEKeyTests: XCTestCase {
         assertRejected(try replacing(rsa, 3, with: CBORValue(-7)), .unsupportedAlgorithm)
         // RS1 is a key algorithm a relying party may offer (registration refuses it unless it did).
         XCTAssertEqual(try CredentialPublicKey(coseKey: try replacing(rsa, 3, with: CBORValue(-65535))).algorithm, .rs1)
-        assertRejected(try replacing(SigningKey(algorithm: .es256).coseKey, 3, with: CBORValue(-65535)), .unsupportedAlgorithm)
+        assertRejected(
+            try replacing(SigningKey(algorithm: .es256).coseKey, 3, with: CBORValue(-65535)), .unsupportedAlgorithm)
     }
 
     func testShortRSAModulusIsRejected() {

@@ -16,7 +16,9 @@ final class EncodingTests: XCTestCase {
         for count in 0..<40 {
             let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 * 37 + 11) }
             XCTAssertEqual(Base64URL.decodeUnpadded(Base64URL.encode(bytes)), bytes)
-            XCTAssertNil(Base64URL.decodeUnpadded(Base64URL.encodeStandard(bytes).replacingOccurrences(of: "-", with: "+") + "="))
+            XCTAssertNil(
+                Base64URL.decodeUnpadded(Base64URL.encodeStandard(bytes).replacingOccurrences(of: "-", with: "+") + "=")
+            )
         }
     }
 

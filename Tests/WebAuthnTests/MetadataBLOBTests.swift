@@ -60,15 +60,21 @@ final class MetadataBLOBTests: XCTestCase {
     }
 
     func testEveryRefusingStatus() throws {
-        for status in MetadataBLOB.refusingStatuses.sorted() + ["FIDO_CERTIFIED", "NOT_FIDO_CERTIFIED", "UPDATE_AVAILABLE"] {
-            let text = MetadataBLOBMaker.payload(nextUpdate: "2025-11-01", entries: [(certified, [(status, "2025-01-01")])])
+        for status in MetadataBLOB.refusingStatuses.sorted() + [
+            "FIDO_CERTIFIED", "NOT_FIDO_CERTIFIED", "UPDATE_AVAILABLE",
+        ] {
+            let text = MetadataBLOBMaker.payload(
+                nextUpdate: "2025-11-01", entries: [(certified, [(status, "2025-01-01")])])
             let blob = try MetadataBLOB(jws: Self.rsa.blob(payload: text), roots: try roots(Self.rsa), now: now)
-            XCTAssertEqual(blob.refusedAAGUIDs[certified] != nil, MetadataBLOB.refusingStatuses.contains(status), status)
+            XCTAssertEqual(
+                blob.refusedAAGUIDs[certified] != nil, MetadataBLOB.refusingStatuses.contains(status), status)
         }
         XCTAssertEqual(
             MetadataBLOB.refusingStatuses,
-            ["REVOKED", "ATTESTATION_KEY_COMPROMISE", "USER_KEY_REMOTE_COMPROMISE", "USER_KEY_PHYSICAL_COMPROMISE",
-             "USER_VERIFICATION_BYPASS"])
+            [
+                "REVOKED", "ATTESTATION_KEY_COMPROMISE", "USER_KEY_REMOTE_COMPROMISE", "USER_KEY_PHYSICAL_COMPROMISE",
+                "USER_VERIFICATION_BYPASS",
+            ])
     }
 
     func testUnsignedBadlySignedExpiredAndMalformedBLOBsAreRefused() throws {
@@ -101,16 +107,33 @@ final class MetadataBLOBTests: XCTestCase {
             (Self.rsa.blob(payload: #"{"no":1,"entries":[]}"#), "malformed"),
             (Self.rsa.blob(payload: #"{"no":1,"nextUpdate":"01/11/2025","entries":[]}"#), "malformed"),
             (Self.rsa.blob(payload: #"{"no":1,"nextUpdate":"2025-11-01"}"#), "malformed"),
-            (Self.rsa.blob(payload: #"{"no":1,"nextUpdate":"2025-11-01","entries":[{"aaguid":"x","statusReports":[{"status":"REVOKED"}]}]}"#), "malformed"),
-            (Self.rsa.blob(payload: #"{"no":1,"nextUpdate":"2025-11-01","entries":[{"aaguid":"\#(revoked)","statusReports":[]}]}"#), "malformed"),
-            (Self.rsa.blob(payload: #"{"no":1,"nextUpdate":"2025-11-01","entries":[{"aaguid":"\#(revoked)","statusReports":[{"effectiveDate":"2025-01-01"}]}]}"#), "malformed"),
+            (
+                Self.rsa.blob(
+                    payload:
+                        #"{"no":1,"nextUpdate":"2025-11-01","entries":[{"aaguid":"x","statusReports":[{"status":"REVOKED"}]}]}"#
+                ), "malformed"
+            ),
+            (
+                Self.rsa.blob(
+                    payload:
+                        #"{"no":1,"nextUpdate":"2025-11-01","entries":[{"aaguid":"\#(revoked)","statusReports":[]}]}"#),
+                "malformed"
+            ),
+            (
+                Self.rsa.blob(
+                    payload:
+                        #"{"no":1,"nextUpdate":"2025-11-01","entries":[{"aaguid":"\#(revoked)","statusReports":[{"effectiveDate":"2025-01-01"}]}]}"#
+                ), "malformed"
+            ),
             (Array(repeating: UInt8(ascii: "A"), count: MetadataBLOB.maximumSize + 1), "the BLOB is"),
         ] {
             try assertRefused(bytes, why)
         }
         // U2F entries (key identifiers, no aaguid) are skipped, not refused.
-        let u2f = #"{"no":1,"nextUpdate":"2025-11-01","entries":[{"attestationCertificateKeyIdentifiers":["ab"],"statusReports":[{"status":"REVOKED"}]}]}"#
-        XCTAssertEqual(try MetadataBLOB(jws: Self.rsa.blob(payload: u2f), roots: try roots(Self.rsa), now: now).entries.count, 0)
+        let u2f =
+            #"{"no":1,"nextUpdate":"2025-11-01","entries":[{"attestationCertificateKeyIdentifiers":["ab"],"statusReports":[{"status":"REVOKED"}]}]}"#
+        XCTAssertEqual(
+            try MetadataBLOB(jws: Self.rsa.blob(payload: u2f), roots: try roots(Self.rsa), now: now).entries.count, 0)
         XCTAssertThrowsError(try MetadataBLOB.certificates(pem: "no certificate here"))
     }
 

@@ -37,7 +37,8 @@ final class StrictClientDataTests: XCTestCase {
     }
 
     func register(
-        _ response: RegistrationResponse, origins: OriginPolicy? = nil, algorithms: [Int] = CeremonyOptions.standard.algorithms
+        _ response: RegistrationResponse, origins: OriginPolicy? = nil,
+        algorithms: [Int] = CeremonyOptions.standard.algorithms
     ) throws -> VerifiedRegistration {
         try RegistrationVerifier(trust: AttestationTrust()).verify(
             response: response,
@@ -61,20 +62,25 @@ final class StrictClientDataTests: XCTestCase {
     }
 
     func assertCode(_ code: WebAuthnError.Code, line: UInt = #line, _ body: () throws -> Void) {
-        XCTAssertThrowsError(try body(), line: line) { XCTAssertEqual(($0 as? WebAuthnError)?.code, code, "\($0)", line: line) }
+        XCTAssertThrowsError(try body(), line: line) {
+            XCTAssertEqual(($0 as? WebAuthnError)?.code, code, "\($0)", line: line)
+        }
     }
 
     func testTheChallengeMustBeTheExactUnpaddedBase64URL() throws {
         let (exact, padded, standard) = spellings
         XCTAssertNotEqual(padded, exact)
         XCTAssertNotEqual(standard, exact)
-        XCTAssertNoThrow(try register(registration(clientData: clientData(type: "webauthn.create", challengeText: exact))))
+        XCTAssertNoThrow(
+            try register(registration(clientData: clientData(type: "webauthn.create", challengeText: exact))))
         XCTAssertNoThrow(try authenticate(clientData(type: "webauthn.get", challengeText: exact)))
         for text in [padded, standard, exact + "A", String(exact.dropLast())] {
             assertCode(.challengeMismatch) {
                 _ = try register(registration(clientData: clientData(type: "webauthn.create", challengeText: text)))
             }
-            assertCode(.challengeMismatch) { _ = try authenticate(clientData(type: "webauthn.get", challengeText: text)) }
+            assertCode(.challengeMismatch) {
+                _ = try authenticate(clientData(type: "webauthn.get", challengeText: text))
+            }
         }
     }
 
@@ -102,18 +108,22 @@ final class StrictClientDataTests: XCTestCase {
         var empty = SoftwareAuthenticator(algorithm: .es256)
         empty.credentialID = []
         let create = SoftwareAuthenticator.clientDataJSON(type: "webauthn.create", challenge: challenge, origin: origin)
-        assertCode(.malformedAuthenticatorData) { _ = try register(registration(clientData: create, authenticator: empty)) }
+        assertCode(.malformedAuthenticatorData) {
+            _ = try register(registration(clientData: create, authenticator: empty))
+        }
         // At sign-in: a response naming an empty credential ID, even against a stored credential with that ID.
         let get = SoftwareAuthenticator.clientDataJSON(type: "webauthn.get", challenge: challenge, origin: origin)
         let response = empty.assertion(
-            clientDataJSON: get, authenticatorData: empty.authenticatorData(rpID: rpID, flags: [.userPresent], signCount: 0))
+            clientDataJSON: get,
+            authenticatorData: empty.authenticatorData(rpID: rpID, flags: [.userPresent], signCount: 0))
         assertCode(.credentialIDMismatch) {
             _ = try AuthenticationVerifier().verify(
                 response: response,
                 expectation: AuthenticationExpectation(
                     challenge: challenge, relyingPartyID: rpID, origins: OriginPolicy(allowedOrigins: [origin])),
                 credential: StoredCredential(
-                    id: [], publicKey: try CredentialPublicKey(coseKey: empty.key.coseKey), userHandle: empty.userHandle,
+                    id: [], publicKey: try CredentialPublicKey(coseKey: empty.key.coseKey),
+                    userHandle: empty.userHandle,
                     signCount: 0, backupEligible: false))
         }
     }
@@ -132,7 +142,9 @@ final class StrictClientDataTests: XCTestCase {
         let create = SoftwareAuthenticator.clientDataJSON(type: "webauthn.create", challenge: challenge, origin: origin)
         // Not in the standard list, so refused by default.
         XCTAssertFalse(CeremonyOptions.standard.algorithms.contains(-65535))
-        assertCode(.algorithmNotAllowed) { _ = try register(registration(clientData: create, authenticator: windowsHello)) }
+        assertCode(.algorithmNotAllowed) {
+            _ = try register(registration(clientData: create, authenticator: windowsHello))
+        }
         let record = try register(
             registration(clientData: create, authenticator: windowsHello),
             algorithms: CeremonyOptions.standard.algorithms + [-65535])

@@ -18,7 +18,8 @@ final class SealedSecretTests: XCTestCase {
         XCTAssertEqual(StoredWebhookSecret.sealed(sealed).keyID, keys.currentKeyID)
         XCTAssertNil(StoredWebhookSecret.sealed(sealed).open(for: UUID(), with: keys), "another endpoint's")
         XCTAssertNil(
-            StoredWebhookSecret.sealed(sealed).open(for: endpoint, with: SecretKeyRing(keys: [Array(repeating: 7, count: 32)])!),
+            StoredWebhookSecret.sealed(sealed).open(
+                for: endpoint, with: SecretKeyRing(keys: [Array(repeating: 7, count: 32)])!),
             "a ring without its key")
         XCTAssertEqual(StoredWebhookSecret.clear(secret).open(for: endpoint, with: keys), secret)
         XCTAssertNil(StoredWebhookSecret.clear(secret).keyID)

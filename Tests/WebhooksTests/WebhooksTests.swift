@@ -24,12 +24,15 @@ final class WebhookSignatureTests: XCTestCase {
         XCTAssertEqual(headers[1].value, "5")
         // Another timestamp, body or secret signs differently.
         let base = WebhookSignature.signature(messageID: "msg_1", timestamp: 5, payload: [1], secret: secret)
-        XCTAssertNotEqual(base, WebhookSignature.signature(messageID: "msg_1", timestamp: 6, payload: [1], secret: secret))
-        XCTAssertNotEqual(base, WebhookSignature.signature(messageID: "msg_1", timestamp: 5, payload: [2], secret: secret))
+        XCTAssertNotEqual(
+            base, WebhookSignature.signature(messageID: "msg_1", timestamp: 6, payload: [1], secret: secret))
+        XCTAssertNotEqual(
+            base, WebhookSignature.signature(messageID: "msg_1", timestamp: 5, payload: [2], secret: secret))
         XCTAssertNotEqual(
             base,
             WebhookSignature.signature(
-                messageID: "msg_1", timestamp: 5, payload: [1], secret: WebhookSecret(bytes: Array(repeating: 8, count: 32))))
+                messageID: "msg_1", timestamp: 5, payload: [1],
+                secret: WebhookSecret(bytes: Array(repeating: 8, count: 32))))
     }
 
     func testHMACMatchesRFC4231() {

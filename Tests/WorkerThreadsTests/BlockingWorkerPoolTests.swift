@@ -46,7 +46,12 @@ final class BlockingWorkerPoolTests: XCTestCase {
         let gate = DispatchSemaphore(value: 0)
         let started = DispatchSemaphore(value: 0)
         // Occupy the only thread, then fill the queue.
-        let blocker = Task { try await pool.run { _ in started.signal(); gate.wait() } }
+        let blocker = Task {
+            try await pool.run { _ in
+                started.signal()
+                gate.wait()
+            }
+        }
         started.wait()
         let queued = (0..<2).map { _ in Task { try await pool.run { _ in } } }
         while pool.queuedCount < 2 { try await Task.sleep(for: .milliseconds(1)) }

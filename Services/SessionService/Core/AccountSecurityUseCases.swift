@@ -21,7 +21,8 @@ public struct AccountSecurityUseCases: Sendable {
     let logger: Logger
 
     public init(
-        security: any AccountSecurityRepository, failedGuesses: any FailedGuessRepository, hashing: PasswordHashingPool, commonPasswords: CommonPasswords,
+        security: any AccountSecurityRepository, failedGuesses: any FailedGuessRepository, hashing: PasswordHashingPool,
+        commonPasswords: CommonPasswords,
         issuer: SessionIssuer, guessLimit: GuessLimit = .standard, clock: @escaping @Sendable () -> Date = Date.init,
         logger: Logger
     ) {
@@ -66,8 +67,10 @@ public struct AccountSecurityUseCases: Sendable {
         else { throw DomainError(.unauthenticated, "the recovery session is no longer live") }
         logger.audit(
             .recoveryCompleted,
-            ["account.id": accountID.description, "recovery_session.id": recoverySession.description,
-             "session.id": pending.session.id.description, "method": "password"])
+            [
+                "account.id": accountID.description, "recovery_session.id": recoverySession.description,
+                "session.id": pending.session.id.description, "method": "password",
+            ])
         return try await issuer.issue(pending, displayName: displayName)
     }
 
@@ -98,8 +101,10 @@ public struct AccountSecurityUseCases: Sendable {
             try await guess.failed()
             logger.audit(
                 .signInFailed,
-                ["method": "password", "reason": "invalid_credentials", "account.id": accountID.description,
-                 "reauthentication": "true"])
+                [
+                    "method": "password", "reason": "invalid_credentials", "account.id": accountID.description,
+                    "reauthentication": "true",
+                ])
             throw failure
         }
         guard
@@ -130,7 +135,8 @@ extension CommonPasswords {
     /// resource is missing: a service that cannot check new passwords does not start.
     public static func shipped() throws -> CommonPasswords {
         guard
-            let url = Bundle.module.url(forResource: "common-passwords", withExtension: "txt", subdirectory: "Resources"),
+            let url = Bundle.module.url(
+                forResource: "common-passwords", withExtension: "txt", subdirectory: "Resources"),
             let text = try? String(contentsOf: url, encoding: .utf8)
         else { throw DomainError(.unavailable, "the list of common passwords (common-passwords.txt) is missing") }
         return CommonPasswords(lines: text)

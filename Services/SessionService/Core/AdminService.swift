@@ -2,10 +2,10 @@ import AccessTokens
 import AdminAccess
 import Domain
 import Foundation
-import SessionIssuance
 import GRPC
 import ServiceContracts
 import ServiceIdentity
+import SessionIssuance
 import Webhooks
 
 /// session-service's `passkey.v1.AdminService`: the admin API's operations, translated to `AdminUseCases` calls.
@@ -14,7 +14,8 @@ public struct AdminService: AdminServiceHandler {
     let webhooks: WebhookAdministration
     let signingKeys: SigningKeyAdministration?
 
-    public init(useCases: AdminUseCases, webhooks: WebhookAdministration, signingKeys: SigningKeyAdministration? = nil) {
+    public init(useCases: AdminUseCases, webhooks: WebhookAdministration, signingKeys: SigningKeyAdministration? = nil)
+    {
         self.useCases = useCases
         self.webhooks = webhooks
         self.signingKeys = signingKeys
@@ -28,7 +29,8 @@ public struct AdminService: AdminServiceHandler {
         return response
     }
 
-    public func rotateSigningKey(_ request: SigningKeysRequest, context: ServerContext) async throws -> SigningKeyEntry {
+    public func rotateSigningKey(_ request: SigningKeysRequest, context: ServerContext) async throws -> SigningKeyEntry
+    {
         Self.entry(try await keyAdministration().rotate(token: request.adminToken))
     }
 
@@ -43,7 +45,8 @@ public struct AdminService: AdminServiceHandler {
 
     private func keyAdministration() throws -> SigningKeyAdministration {
         guard let signingKeys else {
-            throw DomainError(.notFound, "sessions use opaque tokens here (PASSKEY_SESSION_TOKENS=opaque): there are no signing keys")
+            throw DomainError(
+                .notFound, "sessions use opaque tokens here (PASSKEY_SESSION_TOKENS=opaque): there are no signing keys")
         }
         return signingKeys
     }
@@ -59,7 +62,9 @@ public struct AdminService: AdminServiceHandler {
         return entry
     }
 
-    public func findAccounts(_ request: FindAccountsRequest, context: ServerContext) async throws -> FindAccountsResponse {
+    public func findAccounts(_ request: FindAccountsRequest, context: ServerContext) async throws
+        -> FindAccountsResponse
+    {
         let given = [
             !request.email.isEmpty, !request.accountID.isEmpty, !request.credentialID.isEmpty,
             !request.externalID.isEmpty,
@@ -86,7 +91,9 @@ public struct AdminService: AdminServiceHandler {
         return response
     }
 
-    public func listAccounts(_ request: ListAccountsRequest, context: ServerContext) async throws -> ListAccountsResponse {
+    public func listAccounts(_ request: ListAccountsRequest, context: ServerContext) async throws
+        -> ListAccountsResponse
+    {
         func filter(_ value: Int32, _ name: String) throws -> Bool? {
             switch value {
             case 0: return nil
@@ -107,7 +114,8 @@ public struct AdminService: AdminServiceHandler {
         }
         let listing = AccountListing(
             hasPassword: try filter(request.hasPassword, "has_password"),
-            hasPasskey: try filter(request.hasPasskey, "has_passkey"), disabled: try filter(request.disabled, "disabled"),
+            hasPasskey: try filter(request.hasPasskey, "has_passkey"),
+            disabled: try filter(request.disabled, "disabled"),
             createdSince: request.createdSinceUnixMilliseconds > 0
                 ? Date(unixMilliseconds: request.createdSinceUnixMilliseconds) : nil,
             createdUntil: request.createdUntilUnixMilliseconds > 0
@@ -250,7 +258,9 @@ public struct AdminService: AdminServiceHandler {
         }
         guard (0...AuditEventQuery.pageLimit).contains(Int(request.limit)), request.beforeID >= 0,
             request.sinceUnixMilliseconds >= 0, request.untilUnixMilliseconds >= 0
-        else { throw DomainError(.invalidRequest, "limit is 1 to \(AuditEventQuery.pageLimit); times and IDs are positive") }
+        else {
+            throw DomainError(.invalidRequest, "limit is 1 to \(AuditEventQuery.pageLimit); times and IDs are positive")
+        }
         let query = AuditEventQuery(
             accountID: request.accountID.isEmpty ? nil : try RequestFields.accountID(request.accountID),
             types: request.types,
@@ -284,14 +294,17 @@ extension AdminService {
         -> CreateWebhookResponse
     {
         let created = try await webhooks.create(
-            token: request.adminToken, url: request.url, eventTypes: request.eventTypes, description: request.description)
+            token: request.adminToken, url: request.url, eventTypes: request.eventTypes,
+            description: request.description)
         var response = CreateWebhookResponse()
         response.webhook = Self.entry(created.endpoint)
         response.secret = created.secret.text
         return response
     }
 
-    public func listWebhooks(_ request: ListWebhooksRequest, context: ServerContext) async throws -> ListWebhooksResponse {
+    public func listWebhooks(_ request: ListWebhooksRequest, context: ServerContext) async throws
+        -> ListWebhooksResponse
+    {
         var response = ListWebhooksResponse()
         response.webhooks = try await webhooks.list(token: request.adminToken).map(Self.entry)
         return response
@@ -308,7 +321,8 @@ extension AdminService {
 
     public func enableWebhook(_ request: WebhookRequest, context: ServerContext) async throws -> EnableWebhookResponse {
         var response = EnableWebhookResponse()
-        response.changed = try await webhooks.enable(token: request.adminToken, id: try Self.webhookID(request.webhookID))
+        response.changed = try await webhooks.enable(
+            token: request.adminToken, id: try Self.webhookID(request.webhookID))
         return response
     }
 

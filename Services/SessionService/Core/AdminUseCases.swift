@@ -106,7 +106,10 @@ public struct AdminUseCases: Sendable {
             try await admin.removePasskey(credentialID, of: accountID, overridingLastMethod: overridingLastMethod)
             logger.audit(
                 .passkeyRemoved,
-                ["account.id": accountID.description, "override": overridingLastMethod ? "last_sign_in_method" : "none"])
+                [
+                    "account.id": accountID.description,
+                    "override": overridingLastMethod ? "last_sign_in_method" : "none",
+                ])
             guard overridingLastMethod, sendingRecovery,
                 let (disabled, targets) = try await admin.mailTargets(of: accountID), !disabled,
                 let target = targets.first(where: \.verified)
@@ -162,7 +165,9 @@ public struct AdminUseCases: Sendable {
 
     /// Disables the account, revoking its sessions at once, or enables it again (scope write); `notFound` when there
     /// is none. Doing it twice changes nothing the second time.
-    public func setDisabled(token: String, _ accountID: AccountID, disabled: Bool) async throws -> (changed: Bool, revoked: Int) {
+    public func setDisabled(token: String, _ accountID: AccountID, disabled: Bool) async throws -> (
+        changed: Bool, revoked: Int
+    ) {
         try await authorized(token, .write) {
             guard let outcome = try await admin.setDisabled(accountID, disabled: disabled, at: clock()) else {
                 throw DomainError(.notFound, "no such account")
@@ -181,7 +186,8 @@ public struct AdminUseCases: Sendable {
     /// new password. Refused before anything changes when no verified address could receive the code (`conflict`,
     /// reason `no_verified_email`) or the account is disabled; `notFound` when there is none. Returns what changed
     /// and where the code went.
-    public func resetPassword(token: String, of accountID: AccountID) async throws -> (PasswordChange, address: String) {
+    public func resetPassword(token: String, of accountID: AccountID) async throws -> (PasswordChange, address: String)
+    {
         try await authorized(token, .write) {
             guard let security else { throw DomainError(.unavailable, "password resets are not wired") }
             guard let (disabled, targets) = try await admin.mailTargets(of: accountID) else {
@@ -198,8 +204,10 @@ public struct AdminUseCases: Sendable {
             }
             logger.audit(
                 .passwordReset,
-                ["account.id": accountID.description, "password_voided": String(change.hadPassword),
-                 "sessions_revoked": String(change.sessionsRevoked)])
+                [
+                    "account.id": accountID.description, "password_voided": String(change.hadPassword),
+                    "sessions_revoked": String(change.sessionsRevoked),
+                ])
             return (change, try await issueCode(.recovery, to: target))
         }
     }

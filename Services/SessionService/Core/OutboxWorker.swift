@@ -64,9 +64,11 @@ public struct OutboxWorker: Sendable {
     /// and exists in clear nowhere else.
     func attempt(_ message: OutboxMessage) -> DeliveryOutcome {
         func sending(code: String?) -> DeliveryOutcome {
-            Self.outcome(of: message, sending: { () throws(MailSendFailure) in
-                try send(composer.compose(message, code: code, now: Date()))
-            })
+            Self.outcome(
+                of: message,
+                sending: { () throws(MailSendFailure) in
+                    try send(composer.compose(message, code: code, now: Date()))
+                })
         }
         let outcome: DeliveryOutcome
         switch OneTimeCodes.open(message, keys: keys) {
@@ -88,14 +90,18 @@ public struct OutboxWorker: Sendable {
             label = "sent"
             logger.info(
                 "mail.sent",
-                ["outbox.id": message.id.lowercaseText, "template": message.template.rawValue,
-                 "attempt": String(message.attempts + 1)])
+                [
+                    "outbox.id": message.id.lowercaseText, "template": message.template.rawValue,
+                    "attempt": String(message.attempts + 1),
+                ])
         case .retry(let delay, let error):
             label = "retry"
             logger.warning(
                 "mail.deferred",
-                ["outbox.id": message.id.lowercaseText, "attempt": String(message.attempts + 1),
-                 "retry.seconds": String(Int(delay)), "error": error])
+                [
+                    "outbox.id": message.id.lowercaseText, "attempt": String(message.attempts + 1),
+                    "retry.seconds": String(Int(delay)), "error": error,
+                ])
         case .giveUp(let error):
             label = "given_up"
             logger.error(

@@ -217,7 +217,9 @@ public struct RecoveryUseCases: Sendable {
     /// Replaces the account's recovery codes with ten new ones and returns them: the only time they are shown.
     public func generateRecoveryCodes(for accountID: AccountID) async throws -> [String] {
         let codes = RecoveryCodes.generate(random: random)
-        let digests = codes.compactMap { RecoveryCodes.normalized($0).map { RecoveryCodes.digest($0, accountID: accountID) } }
+        let digests = codes.compactMap {
+            RecoveryCodes.normalized($0).map { RecoveryCodes.digest($0, accountID: accountID) }
+        }
         try await recovery.replaceRecoveryCodes(of: accountID, digests: digests, at: clock())
         logger.audit(.recoveryCodesGenerated, ["account.id": accountID.description, "count": String(codes.count)])
         return codes

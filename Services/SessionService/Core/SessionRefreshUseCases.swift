@@ -37,7 +37,8 @@ public struct SessionRefreshUseCases: Sendable {
         // A lost race (another refresh of the same token moved the session on) reads again: the second read finds
         // the token replaced moments ago, and hands out the winner's successor.
         for _ in 0..<3 {
-            let state = try await repository.refreshState(sessionID: presented.sessionID, generation: presented.generation)
+            let state = try await repository.refreshState(
+                sessionID: presented.sessionID, generation: presented.generation)
             let now = clock()
             switch RefreshDecision.decide(
                 presented, state: state, now: now, idleTimeout: issuer.idleTimeout, reuseWindow: reuseWindow)
@@ -66,7 +67,8 @@ public struct SessionRefreshUseCases: Sendable {
                     state, refreshToken: successor, refreshedAt: replaced.rotatedAt, signer: signer, now: now)
             case .rotate:
                 guard let state else { throw invalid }
-                let next = RefreshTokens.issue(for: presented.sessionID, generation: presented.generation + 1, random: random)
+                let next = RefreshTokens.issue(
+                    for: presented.sessionID, generation: presented.generation + 1, random: random)
                 let sealed = try RefreshTokens.sealSuccessor(next.token, for: presented)
                 if try await repository.rotate(
                     sessionID: presented.sessionID, from: presented.generation, replacedDigest: presented.digest,

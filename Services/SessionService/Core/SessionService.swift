@@ -107,7 +107,8 @@ public struct SessionService: SessionServiceHandler {
         -> RevokeSessionResponse
     {
         try await useCases.revoke(
-            sessionID: try RequestFields.sessionID(request.sessionID), of: try RequestFields.accountID(request.accountID))
+            sessionID: try RequestFields.sessionID(request.sessionID),
+            of: try RequestFields.accountID(request.accountID))
         return RevokeSessionResponse()
     }
 

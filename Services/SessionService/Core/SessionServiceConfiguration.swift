@@ -63,7 +63,8 @@ public struct MailConfiguration: Sendable, Equatable {
         let relyingPartyID = try env.relyingPartyID()
         from = env.raw("SMTP_FROM") ?? "no-reply@\(relyingPartyID)"
         guard Self.isValidMailbox(from) else {
-            throw ConfigurationError(variable: "SMTP_FROM", problem: "expected an address like no-reply@example.com, got \(from)")
+            throw ConfigurationError(
+                variable: "SMTP_FROM", problem: "expected an address like no-reply@example.com, got \(from)")
         }
         switch env.string("SMTP_STARTTLS", default: "required") {
         case "required": requireStartTLS = true
@@ -87,6 +88,8 @@ public struct MailConfiguration: Sendable, Equatable {
     static func isValidMailbox(_ address: String) -> Bool {
         let parts = address.split(separator: "@", omittingEmptySubsequences: false)
         return parts.count == 2 && !parts[0].isEmpty && !parts[1].isEmpty && address.utf8.count <= 254
-            && address.unicodeScalars.allSatisfy { $0.isASCII && $0.value > 0x20 && $0.value != 0x7F && $0 != "<" && $0 != ">" }
+            && address.unicodeScalars.allSatisfy {
+                $0.isASCII && $0.value > 0x20 && $0.value != 0x7F && $0 != "<" && $0 != ">"
+            }
     }
 }

@@ -86,7 +86,8 @@ public struct SessionUseCases: Sendable {
     /// account's budget spent is refused with `rateLimited` (reason `too_many_failed_guesses`, and when to retry)
     /// before its password is checked, right or wrong. Passkey sign-in and recovery never read this budget, so the
     /// lock cannot keep the owner out.
-    public func signInWithPassword(email rawEmail: String, password: String) async throws -> SessionIssuer.IssuedSession {
+    public func signInWithPassword(email rawEmail: String, password: String) async throws -> SessionIssuer.IssuedSession
+    {
         let failure = DomainError(.invalidCredentials, "the email or password is wrong")
         guard let email = EmailAddress(rawEmail), password.utf8.count <= PasswordHasher.maximumPasswordLength else {
             _ = try await PasswordHashingCall.run { try await hashing.verifyDummy(password) }
@@ -113,19 +114,22 @@ public struct SessionUseCases: Sendable {
             _ = try await PasswordHashingCall.run { try await hashing.verifyDummy(password) }
             logger.error(
                 "password.hash_unreadable", ["account.id": record.accountID.description])
-            logger.audit(.signInFailed,
+            logger.audit(
+                .signInFailed,
                 ["method": "password", "reason": "unreadable_hash", "account.id": record.accountID.description])
             throw failure
         }
         guard try await PasswordHashingCall.run({ try await hashing.verify(password, against: stored) }) else {
             try await guess.failed()
-            logger.audit(.signInFailed,
+            logger.audit(
+                .signInFailed,
                 ["method": "password", "reason": "invalid_credentials", "account.id": record.accountID.description])
             throw failure
         }
         // Only someone who knows the password learns that the account is disabled.
         guard !record.disabled else {
-            logger.audit(.signInFailed,
+            logger.audit(
+                .signInFailed,
                 ["method": "password", "reason": "account_disabled", "account.id": record.accountID.description])
             throw DomainError(.accountDisabled, "this account is disabled")
         }
@@ -135,28 +139,33 @@ public struct SessionUseCases: Sendable {
         if hashing.hasher.needsRehash(stored) { replacement = try? await hashing.hash(password) }
         let pending = issuer.newSession(accountID: record.accountID, method: .password)
         let session = pending.session
-        guard try await passwords.completeSignIn(
-            session, verifiedHash: record.passwordHash, replacement: replacement, at: clock())
+        guard
+            try await passwords.completeSignIn(
+                session, verifiedHash: record.passwordHash, replacement: replacement, at: clock())
         else {
             // The password changed or was removed between reading and writing.
-            logger.audit(.signInFailed,
+            logger.audit(
+                .signInFailed,
                 ["method": "password", "reason": "password_changed", "account.id": record.accountID.description])
             throw failure
         }
         if replacement != nil {
-            logger.audit(.passwordRehashed,
+            logger.audit(
+                .passwordRehashed,
                 ["account.id": record.accountID.description, "from": stored.schemeName, "to": "argon2id"])
             AdoptionMetrics.passwordRehashed(metrics, from: stored.schemeName)
         }
         AdoptionMetrics.signedIn(metrics, method: AuthenticationMethod.password.rawValue)
-        logger.audit(.signInSucceeded,
+        logger.audit(
+            .signInSucceeded,
             ["method": "password", "account.id": record.accountID.description, "session.id": session.id.description])
         return try await issuer.issue(pending, displayName: record.displayName)
     }
 
     /// The refusal of a password sign-in to an account whose failed guesses fill its budget.
     private func tooManyFailedGuesses(_ accountID: AccountID, retryAfterSeconds: Int) -> DomainError {
-        logger.audit(.signInFailed,
+        logger.audit(
+            .signInFailed,
             ["method": "password", "reason": Self.tooManyFailedGuesses, "account.id": accountID.description])
         return DomainError(
             .rateLimited, "too many failed password sign-ins for this account; sign in with a passkey or try later",
@@ -172,7 +181,8 @@ public struct SessionUseCases: Sendable {
         do {
             try await passwords.removePassword(of: accountID)
         } catch let error as DomainError where error.code == .notFound || error.code == .lastSignInMethod {
-            logger.audit(.passwordRemovalRefused,
+            logger.audit(
+                .passwordRemovalRefused,
                 ["account.id": accountID.description, "reason": error.reason ?? error.code.rawValue])
             throw error
         }
@@ -195,7 +205,8 @@ public struct SessionUseCases: Sendable {
             } catch {
                 throw DomainError(.unauthenticated, "the access token is not valid", reason: error.code.rawValue)
             }
-            guard let sessionID = UUID(text: claims.sessionID), let found = try await sessions.find(id: SessionID(sessionID)),
+            guard let sessionID = UUID(text: claims.sessionID),
+                let found = try await sessions.find(id: SessionID(sessionID)),
                 UUID(text: claims.subject).map(AccountID.init) == found.accountID
             else { throw failure }
             session = found

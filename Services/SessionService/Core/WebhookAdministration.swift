@@ -31,7 +31,8 @@ public struct WebhookAdministration: Sendable {
     /// The event types an endpoint may name: every audit event, or `*`.
     public static func checkedEventTypes(_ types: [String]) throws -> [String] {
         guard (1...WebhookEndpoint.eventTypeLimit).contains(types.count) else {
-            throw DomainError(.invalidRequest, "eventTypes must name 1 to \(WebhookEndpoint.eventTypeLimit) event types")
+            throw DomainError(
+                .invalidRequest, "eventTypes must name 1 to \(WebhookEndpoint.eventTypeLimit) event types")
         }
         guard Set(types).count == types.count else { throw DomainError(.invalidRequest, "eventTypes has a repeat") }
         if let unknown = types.first(where: { $0 != WebhookEndpoint.everyEvent && AuditEvent(rawValue: $0) == nil }) {
@@ -49,7 +50,8 @@ public struct WebhookAdministration: Sendable {
                 !description.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
             else {
                 throw DomainError(
-                    .invalidRequest, "description must be at most \(WebhookEndpoint.descriptionLimit) characters, no controls")
+                    .invalidRequest,
+                    "description must be at most \(WebhookEndpoint.descriptionLimit) characters, no controls")
             }
             if case .failure(let refusal) = await transport.destination(for: url) {
                 throw DomainError(.invalidRequest, "url: \(refusal.description)")
@@ -61,7 +63,8 @@ public struct WebhookAdministration: Sendable {
                     id: id, url: url, eventTypes: types, description: description,
                     secret: try secret.sealed(for: id, with: keys))
             else {
-                throw DomainError(.invalidRequest, "at most \(WebhookEndpoint.countLimit) webhook endpoints may be registered")
+                throw DomainError(
+                    .invalidRequest, "at most \(WebhookEndpoint.countLimit) webhook endpoints may be registered")
             }
             admin.logger.audit(.webhookCreated, ["webhook.id": endpoint.id.uuidString.lowercased()])
             return (endpoint, secret)
@@ -83,7 +86,9 @@ public struct WebhookAdministration: Sendable {
 
     public func delete(token: String, id: UUID) async throws {
         try await admin.authorized(token, .write) {
-            guard try await webhooks.deleteEndpoint(id) else { throw DomainError(.notFound, "no such webhook endpoint") }
+            guard try await webhooks.deleteEndpoint(id) else {
+                throw DomainError(.notFound, "no such webhook endpoint")
+            }
             admin.logger.audit(.webhookDeleted, ["webhook.id": id.uuidString.lowercased()])
         }
     }

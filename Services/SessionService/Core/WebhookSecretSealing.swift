@@ -80,7 +80,9 @@ extension Logger {
     func secretUnreadable(endpointID: UUID, stored: StoredWebhookSecret) {
         error(
             "webhook.secret_unreadable",
-            ["webhook.id": endpointID.lowercaseText, "key.id": stored.keyID ?? "none",
-             "detail": "the secret is sealed under a key this process does not hold, or does not open"])
+            [
+                "webhook.id": endpointID.lowercaseText, "key.id": stored.keyID ?? "none",
+                "detail": "the secret is sealed under a key this process does not hold, or does not open",
+            ])
     }
 }

@@ -92,8 +92,10 @@ public struct WebhookWorker: Sendable {
                 count("delivered")
                 logger.debug(
                     "webhook.delivered",
-                    ["webhook.id": batch.endpointID.lowercaseText, "delivery.id": delivery.messageID,
-                     "status": String(status)])
+                    [
+                        "webhook.id": batch.endpointID.lowercaseText, "delivery.id": delivery.messageID,
+                        "status": String(status),
+                    ])
             case .success(let status):
                 try await fail(delivery, of: batch, error: "HTTP \(status)")
                 return
@@ -112,12 +114,15 @@ public struct WebhookWorker: Sendable {
             delivery, lease: batch.lease, error: error, retryAfter: delay, disableAfter: retry.disableAfter)
         count("failed")
         if disabled {
-            logger.audit(.webhookDisabled, ["webhook.id": batch.endpointID.lowercaseText, "error": String(error.prefix(200))])
+            logger.audit(
+                .webhookDisabled, ["webhook.id": batch.endpointID.lowercaseText, "error": String(error.prefix(200))])
         } else {
             logger.warning(
                 "webhook.deferred",
-                ["webhook.id": batch.endpointID.lowercaseText, "delivery.id": delivery.messageID,
-                 "failures": String(failures), "retry.seconds": String(delay), "error": String(error.prefix(200))])
+                [
+                    "webhook.id": batch.endpointID.lowercaseText, "delivery.id": delivery.messageID,
+                    "failures": String(failures), "retry.seconds": String(delay), "error": String(error.prefix(200)),
+                ])
         }
     }
 

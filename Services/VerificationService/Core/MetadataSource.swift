@@ -47,8 +47,10 @@ public final class MetadataSource: Sendable {
         current.withLock { $0 = blob }
         logger.info(
             "mds.loaded",
-            ["no": String(blob.number), "next_update": blob.nextUpdate, "entries": String(blob.entries.count),
-             "refused_models": String(blob.refusedAAGUIDs.count)])
+            [
+                "no": String(blob.number), "next_update": blob.nextUpdate, "entries": String(blob.entries.count),
+                "refused_models": String(blob.refusedAAGUIDs.count),
+            ])
         return blob
     }
 
@@ -66,7 +68,10 @@ public final class MetadataSource: Sendable {
         if let number = blob?.number, fresh.number < number {
             logger.error(
                 "mds.reload_failed",
-                ["variable": "PASSKEY_MDS_BLOB", "reason": "no \(fresh.number) is older than \(number)", "kept": kept()])
+                [
+                    "variable": "PASSKEY_MDS_BLOB", "reason": "no \(fresh.number) is older than \(number)",
+                    "kept": kept(),
+                ])
             return false
         }
         let previous = current.withLock { current in
@@ -77,7 +82,10 @@ public final class MetadataSource: Sendable {
         guard previous != fresh.number else { return false }
         logger.info(
             "mds.reloaded",
-            ["no": String(fresh.number), "next_update": fresh.nextUpdate, "refused_models": String(fresh.refusedAAGUIDs.count)])
+            [
+                "no": String(fresh.number), "next_update": fresh.nextUpdate,
+                "refused_models": String(fresh.refusedAAGUIDs.count),
+            ])
         return true
     }
 

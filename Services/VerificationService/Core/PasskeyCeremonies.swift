@@ -93,7 +93,8 @@ public struct PasskeyCeremonies: Sendable {
             .passkeyRegistered,
             [
                 "credential.id": Base64URL.encode(credential.credentialID.bytes),
-                "account.id": accountID.description, "mode": mode.rawValue, "format": verified.attestationFormat.rawValue,
+                "account.id": accountID.description, "mode": mode.rawValue,
+                "format": verified.attestationFormat.rawValue,
                 "aaguid": verified.aaguid.description, "user_present": String(verified.userPresent),
             ])
         AdoptionMetrics.registered(metrics, mode: mode.rawValue)
@@ -126,7 +127,8 @@ public struct PasskeyCeremonies: Sendable {
             .passkeyRegistered,
             [
                 "credential.id": Base64URL.encode(credential.credentialID.bytes), "account.id": accountID.description,
-                "mode": "recovery", "format": verified.attestationFormat.rawValue, "aaguid": verified.aaguid.description,
+                "mode": "recovery", "format": verified.attestationFormat.rawValue,
+                "aaguid": verified.aaguid.description,
             ])
         AdoptionMetrics.registered(metrics, mode: RegistrationMode.modal.rawValue)
         logger.audit(
@@ -145,7 +147,9 @@ public struct PasskeyCeremonies: Sendable {
     ) async throws -> (account: Account, session: SessionIssuer.IssuedSession) {
         let registration = try await challenges.consumeAccountRegistration(id: registrationID)
         // Given at finish, or else at start; required by then, and checked by the same rule either way.
-        guard let email = try EmailAddress.validatedIfPresent(rawEmail) ?? EmailAddress.validatedIfPresent(registration.email)
+        guard
+            let email = try EmailAddress.validatedIfPresent(rawEmail)
+                ?? EmailAddress.validatedIfPresent(registration.email)
         else { throw DomainError(.invalidRequest, "a valid email is required, at start or at finish") }
         guard
             let displayName = try DisplayName.validatedIfPresent(rawName)
@@ -207,11 +211,13 @@ public struct PasskeyCeremonies: Sendable {
     /// So there is never a consumed challenge with a recorded use and no session. If the statement fails, nothing
     /// was written, but the challenge is consumed so that it stays single-use, and the error (`unavailable`,
     /// `challenge_spent`) tells the client to start the sign-in again.
-    public func finishAuthentication(challengeID: ChallengeID, response: AuthenticationResponse) async throws -> SignIn {
+    public func finishAuthentication(challengeID: ChallengeID, response: AuthenticationResponse) async throws -> SignIn
+    {
         let done = try await authenticate(challengeID: challengeID, response: response, reauthenticating: nil)
         return SignIn(
             accountID: done.accountID, credentialID: done.credentialID, userVerified: done.userVerified,
-            cloneWarning: done.cloneWarning, session: try await sessions.issue(done.pending, displayName: done.displayName))
+            cloneWarning: done.cloneWarning,
+            session: try await sessions.issue(done.pending, displayName: done.displayName))
     }
 
     /// A fresh sign-in bound to a live session: the same assertion checks and single-use challenge as a sign-in, by a
@@ -298,11 +304,14 @@ public struct PasskeyCeremonies: Sendable {
             } catch {
                 logger.audit(
                     .signInFailed,
-                    ["method": "passkey", "reason": "not_recorded", "account.id": accountID.description,
-                     "detail": String(describing: error)])
+                    [
+                        "method": "passkey", "reason": "not_recorded", "account.id": accountID.description,
+                        "detail": String(describing: error),
+                    ])
                 try? await spend(challengeID)
                 throw DomainError(
-                    .unavailable, "The sign-in could not be recorded and its challenge is spent; start the sign-in again.",
+                    .unavailable,
+                    "The sign-in could not be recorded and its challenge is spent; start the sign-in again.",
                     reason: "challenge_spent")
             }
             switch outcome {
@@ -368,7 +377,8 @@ public struct PasskeyCeremonies: Sendable {
                 throw DomainError(.unauthenticated, "the session to reauthenticate is no longer live")
             case .accountDisabled:
                 logger.audit(
-                    .signInFailed, ["method": "passkey", "reason": "account_disabled", "account.id": accountID.description])
+                    .signInFailed,
+                    ["method": "passkey", "reason": "account_disabled", "account.id": accountID.description])
                 throw DomainError(.accountDisabled, "this account is disabled")
             }
         }
@@ -386,7 +396,8 @@ public struct PasskeyCeremonies: Sendable {
     private func signInFailed(_ reason: String, accountID: AccountID) -> DomainError {
         logger.audit(.signInFailed, ["method": "passkey", "reason": reason, "account.id": accountID.description])
         if reason == "concurrent_use" {
-            return DomainError(.invalidCredentials, "the passkey was used by another sign-in at the same moment; try again")
+            return DomainError(
+                .invalidCredentials, "the passkey was used by another sign-in at the same moment; try again")
         }
         return DomainError(.invalidCredentials, "the passkey sign-in failed a check", reason: reason)
     }
@@ -467,7 +478,8 @@ public struct PasskeyCeremonies: Sendable {
         credentials.remove(credentialID)
         try await passkeys.remove(credentialID: credentialID, of: accountID)
         logger.audit(
-            .passkeyRemoved, ["account.id": accountID.description, "credential.id": Base64URL.encode(credentialID.bytes)])
+            .passkeyRemoved,
+            ["account.id": accountID.description, "credential.id": Base64URL.encode(credentialID.bytes)])
     }
 
     private func verifyRegistration(
@@ -490,7 +502,8 @@ public struct PasskeyCeremonies: Sendable {
                     allowedAlgorithms: options.algorithms),
                 now: clock())
         } catch {
-            logger.audit(.passkeyRegistrationFailed, ["account.id": accountID.description, "reason": error.code.rawValue])
+            logger.audit(
+                .passkeyRegistrationFailed, ["account.id": accountID.description, "reason": error.code.rawValue])
             throw DomainError(.verificationFailed, "the registration failed a check", reason: error.code.rawValue)
         }
     }
@@ -500,7 +513,8 @@ public struct PasskeyCeremonies: Sendable {
             throw DomainError(.verificationFailed, "credential ID is too long", reason: "credential_id_too_long")
         }
         return PasskeyCredential(
-            id: UUID.randomV4(), credentialID: credentialID, accountID: accountID, publicKey: verified.credentialPublicKey,
+            id: UUID.randomV4(), credentialID: credentialID, accountID: accountID,
+            publicKey: verified.credentialPublicKey,
             algorithm: verified.algorithm, signCount: verified.signCount, backupEligible: verified.backupEligible,
             backedUp: verified.backedUp, uvInitialized: verified.userVerified,
             transports: Array(verified.transports.prefix(16)), aaguid: Self.uuid(verified.aaguid),
@@ -512,6 +526,8 @@ public struct PasskeyCeremonies: Sendable {
     /// The AAGUID as a UUID (its 16 bytes always form one).
     static func uuid(_ aaguid: AAGUID) -> UUID {
         let b = aaguid.bytes.count == 16 ? aaguid.bytes : [UInt8](repeating: 0, count: 16)
-        return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        return UUID(
+            uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
+        )
     }
 }

@@ -3,8 +3,8 @@ import Encoding
 import Foundation
 import GRPC
 import ServiceContracts
-import WebAuthn
 import ServiceIdentity
+import WebAuthn
 
 /// verification-service's gRPC surface: `passkey.v1.VerificationService`, translated to `PasskeyCeremonies` calls.
 public struct VerificationService: VerificationServiceHandler {
@@ -58,9 +58,11 @@ public struct VerificationService: VerificationServiceHandler {
             authenticatorData: credential.authenticatorData, signature: credential.signature,
             userHandle: credential.userHandle.isEmpty ? nil : credential.userHandle)
         guard request.reauthenticateSessionID.isEmpty else {
-            let accountID = try RequestFields.accountID(request.reauthenticateAccountID, field: "reauthenticate_account_id")
+            let accountID = try RequestFields.accountID(
+                request.reauthenticateAccountID, field: "reauthenticate_account_id")
             try await ceremonies.reauthenticate(
-                sessionID: try RequestFields.sessionID(request.reauthenticateSessionID, field: "reauthenticate_session_id"),
+                sessionID: try RequestFields.sessionID(
+                    request.reauthenticateSessionID, field: "reauthenticate_session_id"),
                 of: accountID, challengeID: challengeID, response: assertion)
             var response = FinishAuthenticationResponse()
             response.accountID = accountID.description

@@ -35,7 +35,8 @@ public struct VerificationServiceConfiguration: ServiceConfiguration, Equatable 
         let change = env.string("PASSKEY_BACKUP_ELIGIBILITY_CHANGE", default: "update")
         guard let backupEligibilityChange = BackupEligibilityChangePolicy(rawValue: change) else {
             throw ConfigurationError(
-                variable: "PASSKEY_BACKUP_ELIGIBILITY_CHANGE", problem: "expected update or reject, got \(change.prefix(40))")
+                variable: "PASSKEY_BACKUP_ELIGIBILITY_CHANGE",
+                problem: "expected update or reject, got \(change.prefix(40))")
         }
         self.backupEligibilityChange = backupEligibilityChange
     }

@@ -1,6 +1,6 @@
+import Domain
 import Foundation
 import SessionIssuance
-import Domain
 
 extension IssuedSession {
     /// The contract's form of a session as issued, whichever service issued it.

@@ -42,7 +42,9 @@ public enum ServiceErrors {
     public static func domainError(from error: RPCError) -> DomainError? {
         guard let raw = error.metadata[codeKey], let code = DomainError.Code(rawValue: raw) else { return nil }
         // A retry time that is not a small positive number is ignored rather than passed on to a client.
-        let retryAfter = error.metadata[retryAfterKey].flatMap { Int($0) }.flatMap { (1...86_400).contains($0) ? $0 : nil }
+        let retryAfter = error.metadata[retryAfterKey].flatMap { Int($0) }.flatMap {
+            (1...86_400).contains($0) ? $0 : nil
+        }
         return DomainError(code, error.message, reason: error.metadata[reasonKey], retryAfterSeconds: retryAfter)
     }
 }

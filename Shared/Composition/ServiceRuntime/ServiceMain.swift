@@ -4,15 +4,15 @@ import Foundation
 import GRPC
 import GRPCHealth
 import HTTPServer
+import NameResolution
 import NetworkIO
 import Observability
 import PostgresStorage
-import NameResolution
 import RuntimeMetrics
-import TraceExport
 import ServiceContracts
 import ServiceIdentity
 import ServiceTransport
+import TraceExport
 
 /// The composition root every gRPC service shares: answer `--version`, read configuration, open the database
 /// (failing fast), serve gRPC with health, watch the database for readiness, sweep the tables the service owns, run
@@ -244,15 +244,20 @@ public enum ServiceMain {
                 }
             }
             everAvailable = everAvailable || now
-            if !everAvailable, let startLimit, ContinuousClock.now - started >= .milliseconds(Int64(startLimit * 1000)) {
+            if !everAvailable, let startLimit, ContinuousClock.now - started >= .milliseconds(Int64(startLimit * 1000))
+            {
                 exitWithMessage(
                     service,
                     "DATABASE_URL: the database at \(storage.redactedURL) did not answer within DATABASE_WAIT_TIMEOUT "
                         + "(\(startLimit) s): \(lastFailure)", status: 1)
             }
             let statistics = storage.load
-            metrics.set("db_pool_busy_connections", help: "Connections running a statement.", labels: ["service": service], to: Double(statistics.busy))
-            metrics.set("db_pool_waiting_jobs", help: "Statements waiting for a connection.", labels: ["service": service], to: Double(statistics.waiting))
+            metrics.set(
+                "db_pool_busy_connections", help: "Connections running a statement.", labels: ["service": service],
+                to: Double(statistics.busy))
+            metrics.set(
+                "db_pool_waiting_jobs", help: "Statements waiting for a connection.", labels: ["service": service],
+                to: Double(statistics.waiting))
             metrics.setCounter(
                 "db_connections_opened_total", help: "Database connections opened, replacements included.",
                 labels: ["service": service], to: Double(statistics.opened))

@@ -90,13 +90,19 @@ public struct SigningKeyLoader: Sendable {
                     "signing_keys.replaced",
                     [
                         "key.id": replacement.keyID,
-                        "detail": "no stored key opens with PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE: a new key signs now; retire the old ones",
+                        "detail":
+                            "no stored key opens with PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE: a new key signs now; retire the old ones",
                     ])
             }
             unopened = try ring.load(try await repository.keys(publishedSince: ring.schedule.publishedSince(now)))
         }
         if !unopened.isEmpty {
-            logger.warning("signing_keys.unopened", ["key.ids": unopened.joined(separator: ","), "detail": "sealed under another key-encryption key: they verify but do not sign"])
+            logger.warning(
+                "signing_keys.unopened",
+                [
+                    "key.ids": unopened.joined(separator: ","),
+                    "detail": "sealed under another key-encryption key: they verify but do not sign",
+                ])
         }
     }
 }

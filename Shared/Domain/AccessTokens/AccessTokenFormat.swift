@@ -123,9 +123,12 @@ public enum AccessTokenFormat {
 
     /// Checks the claims of a token whose signature verified: issuer, audience, expiry and not-before.
     public static func check(_ claims: AccessTokenClaims, expecting expected: Expectations) throws(AccessTokenError) {
-        guard claims.issuer == expected.issuer else { throw AccessTokenError(.wrongIssuer, "The issuer is not accepted.") }
-        guard claims.audience == expected.audience
-            || claims.audience.split(separator: " ").contains(where: { $0 == expected.audience })
+        guard claims.issuer == expected.issuer else {
+            throw AccessTokenError(.wrongIssuer, "The issuer is not accepted.")
+        }
+        guard
+            claims.audience == expected.audience
+                || claims.audience.split(separator: " ").contains(where: { $0 == expected.audience })
         else {
             throw AccessTokenError(.wrongAudience, "The token is not for this audience.")
         }

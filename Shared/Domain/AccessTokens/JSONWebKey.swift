@@ -29,7 +29,8 @@ public struct JSONWebKey: Sendable, Equatable {
     public var thumbprintInput: [UInt8] {
         switch algorithm {
         case .es256:
-            return Array(#"{"crv":"P-256","kty":"EC","x":"\#(Base64URL.encode(x))","y":"\#(Base64URL.encode(y))"}"#.utf8)
+            return Array(
+                #"{"crv":"P-256","kty":"EC","x":"\#(Base64URL.encode(x))","y":"\#(Base64URL.encode(y))"}"#.utf8)
         case .edDSA:
             return Array(#"{"crv":"Ed25519","kty":"OKP","x":"\#(Base64URL.encode(x))"}"#.utf8)
         }
@@ -41,7 +42,8 @@ public struct JSONWebKey: Sendable, Equatable {
         switch algorithm {
         case .es256:
             members = [
-                ("kty", "EC"), ("crv", "P-256"), ("x", .string(Base64URL.encode(x))), ("y", .string(Base64URL.encode(y))),
+                ("kty", "EC"), ("crv", "P-256"), ("x", .string(Base64URL.encode(x))),
+                ("y", .string(Base64URL.encode(y))),
             ]
         case .edDSA:
             members = [("kty", "OKP"), ("crv", "Ed25519"), ("x", .string(Base64URL.encode(x)))]

@@ -51,7 +51,8 @@ public struct MailComposer: Sendable {
     static func parse(_ text: String, name: String) throws -> Template {
         let normalized = text.replacingOccurrences(of: "\r\n", with: "\n")
         guard normalized.hasPrefix("Subject: "), let end = normalized.range(of: "\n\n") else {
-            throw TemplateError(description: "the mail template \(name).txt must start with a Subject: line and a blank line")
+            throw TemplateError(
+                description: "the mail template \(name).txt must start with a Subject: line and a blank line")
         }
         let subject = String(normalized[normalized.index(normalized.startIndex, offsetBy: 9)..<end.lowerBound])
         return Template(subject: subject, body: String(normalized[end.upperBound...]))
@@ -85,7 +86,8 @@ public struct MailComposer: Sendable {
             "Content-Transfer-Encoding: 8bit",
             "Auto-Submitted: auto-generated",
         ]
-        let body = fill(template.body).split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\r\n")
+        let body = fill(template.body).split(separator: "\n", omittingEmptySubsequences: false).joined(
+            separator: "\r\n")
         let text = headers.joined(separator: "\r\n") + "\r\n\r\n" + body
         return ComposedMail(sender: sender, recipient: message.recipient, data: Array(text.utf8))
     }
@@ -93,7 +95,8 @@ public struct MailComposer: Sendable {
     /// A value a notification shows: one line of at most 128 printable characters, so that what a client sent (its
     /// passkey's name) cannot add lines to the message.
     static func noticeText(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(128)))
+        String(
+            String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(128)))
     }
 
     /// Header text with no line breaks: ASCII as it is, anything else as an RFC 2047 encoded word.
@@ -107,7 +110,8 @@ public struct MailComposer: Sendable {
     }
 
     static func timestamp(_ date: Date) -> String {
-        TimestampText.string(unixMicroseconds: Int64(date.timeIntervalSince1970.rounded(.down)) * 1_000_000, fractionDigits: 0)
+        TimestampText.string(
+            unixMicroseconds: Int64(date.timeIntervalSince1970.rounded(.down)) * 1_000_000, fractionDigits: 0)
     }
 
     /// `Wed, 02 Dec 2026 07:13:42 +0000`.

@@ -128,7 +128,8 @@ public struct AccountCursor: Sendable, Equatable {
     public init?(text: String) {
         let parts = text.split(separator: "_")
         guard text.utf8.count <= 60, parts.count == 2, parts[0].utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-            let micros = Int64(parts[0]), micros <= Self.maximumMicroseconds, parts[1].utf8.count == 36, let id = UUID(uuidString: String(parts[1]))
+            let micros = Int64(parts[0]), micros <= Self.maximumMicroseconds, parts[1].utf8.count == 36,
+            let id = UUID(uuidString: String(parts[1]))
         else { return nil }
         createdMicroseconds = micros
         accountID = AccountID(id)
@@ -228,7 +229,9 @@ public protocol AdminRepository: Sendable {
     /// Disables the account and revokes its live sessions in one transaction, or enables it again. Nil when there
     /// is no such account; else whether anything changed (disabling a disabled account changes nothing), and how
     /// many sessions were revoked.
-    func setDisabled(_ accountID: AccountID, disabled: Bool, at now: Date) async throws -> (changed: Bool, revoked: Int)?
+    func setDisabled(_ accountID: AccountID, disabled: Bool, at now: Date) async throws -> (
+        changed: Bool, revoked: Int
+    )?
     /// The account's email addresses, oldest first, and whether it is disabled; nil when there is no such account.
     func mailTargets(of accountID: AccountID) async throws -> (disabled: Bool, targets: [RecoveryTarget])?
 }

@@ -71,7 +71,8 @@ public struct AdminTokenSecret: Sendable, Equatable {
         let id = bytes[Self.prefix.utf8.count..<Self.prefix.utf8.count + 16]
         let separator = bytes[Self.prefix.utf8.count + 16]
         let secret = bytes[(Self.prefix.utf8.count + 17)...]
-        guard id.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }), separator == UInt8(ascii: "_"),
+        guard id.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }),
+            separator == UInt8(ascii: "_"),
             secret.allSatisfy({ Self.isBase64URL($0) })
         else { return nil }
         self.id = String(decoding: id, as: UTF8.self)

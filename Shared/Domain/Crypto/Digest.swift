@@ -43,7 +43,8 @@ public final class DigestAlgorithm: @unchecked Sendable {
         let ok: Int32 =
             data.withContiguousStorageIfAvailable { buffer in
                 EVP_Digest(buffer.baseAddress, buffer.count, &output, &length, handle, nil)
-            } ?? Array(data).withUnsafeBufferPointer { buffer in
+            }
+            ?? Array(data).withUnsafeBufferPointer { buffer in
                 EVP_Digest(buffer.baseAddress, buffer.count, &output, &length, handle, nil)
             }
         // EVP_Digest on a fetched, fixed-length algorithm fails only on allocation failure.

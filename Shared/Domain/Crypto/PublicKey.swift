@@ -311,11 +311,13 @@ public final class PreparedVerifier: @unchecked Sendable {
         let result = EVP_PKEY_verify(context, signature, signature.count, hash, hash.count)
         if result != 1 { _ = CryptoError.drainErrorQueue() }
         // 1 and 0 are verdicts and leave the context as it was; anything else is an error, and that context goes.
-        let reusable = (result == 1 || result == 0) && idle.withLock { contexts in
-            guard contexts.count < Self.idleLimit else { return false }
-            contexts.append(VerifyContext(pointer: context))
-            return true
-        }
+        let reusable =
+            (result == 1 || result == 0)
+            && idle.withLock { contexts in
+                guard contexts.count < Self.idleLimit else { return false }
+                contexts.append(VerifyContext(pointer: context))
+                return true
+            }
         if !reusable { EVP_PKEY_CTX_free(context) }
         return result == 1
     }

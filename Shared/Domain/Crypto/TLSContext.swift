@@ -161,7 +161,8 @@ public final class TLSContext: @unchecked Sendable {
         }
         guard SSL_CTX_check_private_key(context) == 1 else {
             _ = CryptoError.drainErrorQueue()
-            throw TLSSetupError(.privateKey, path: privateKeyPath, "the key does not match the certificate \(certificateChainPath)")
+            throw TLSSetupError(
+                .privateKey, path: privateKeyPath, "the key does not match the certificate \(certificateChainPath)")
         }
     }
 

@@ -1,7 +1,7 @@
 import Configuration
 import IPAddresses
-import PublicSuffixes
 import JSON
+import PublicSuffixes
 
 /// `/.well-known/webauthn`: the related origins (WebAuthn Level 3 §5.11) a browser reads before it runs a ceremony
 /// for the RP ID on an origin outside it. A browser takes the origins in order and stops counting new registrable

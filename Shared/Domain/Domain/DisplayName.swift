@@ -1,4 +1,5 @@
 import Encoding
+
 /// A name shown to the user: an account's display name or a passkey's label.
 public struct DisplayName: Hashable, Sendable {
     /// The longest name accepted, in Unicode scalars.

@@ -18,7 +18,9 @@ public struct EmailAddress: Hashable, Sendable {
         guard raw.unicodeScalars.count <= EmailAddress.maximumLength else { return nil }
         let trimmed = raw.trimmingWhitespace()
         guard !trimmed.isEmpty,
-            !trimmed.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control })
+            !trimmed.unicodeScalars.contains(where: {
+                $0.properties.isWhitespace || $0.properties.generalCategory == .control
+            })
         else { return nil }
         // Split on the scalar, not on characters: `@` and a combining mark after it are still an `@`.
         let scalars = Array(trimmed.unicodeScalars)

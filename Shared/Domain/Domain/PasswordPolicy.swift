@@ -41,7 +41,8 @@ public struct CommonPasswords: Sendable {
 
     /// The list from text: one password a line, compared lowercased.
     public init(lines text: String) {
-        entries = Set(text.split(whereSeparator: \.isNewline).map { Self.normalized(Substring($0)) }.filter { !$0.isEmpty })
+        entries = Set(
+            text.split(whereSeparator: \.isNewline).map { Self.normalized(Substring($0)) }.filter { !$0.isEmpty })
     }
 
     /// No list: every password passes.

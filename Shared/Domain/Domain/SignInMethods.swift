@@ -39,9 +39,11 @@ public struct SignInMethods: Sendable, Equatable {
         case nil: return
         case PasswordRemovalRefusal.noPasskey?:
             throw DomainError(
-                .lastSignInMethod, "add a passkey before removing the password", reason: PasswordRemovalRefusal.noPasskey)
+                .lastSignInMethod, "add a passkey before removing the password",
+                reason: PasswordRemovalRefusal.noPasskey)
         case let reason?:
-            throw DomainError(.lastSignInMethod, "sign in with a passkey once before removing the password", reason: reason)
+            throw DomainError(
+                .lastSignInMethod, "sign in with a passkey once before removing the password", reason: reason)
         }
     }
 }

@@ -160,7 +160,8 @@ public struct HTTP1RequestParser: Sendable {
                 state = .head  // as for .body: no copy of the body so far
                 head.body.append(contentsOf: buffer[position..<(position + available)])
                 position += available
-                state = available == remaining ? .chunkDataEnd(head) : .chunkData(head, remaining: remaining - available)
+                state =
+                    available == remaining ? .chunkDataEnd(head) : .chunkData(head, remaining: remaining - available)
             case .chunkDataEnd(let head):
                 guard buffer.count - position >= 2 else { return nil }
                 guard buffer[position] == 13, buffer[position + 1] == 10 else {
@@ -189,7 +190,8 @@ public struct HTTP1RequestParser: Sendable {
     }
 
     private func request(_ head: Head) -> HTTP1Request {
-        HTTP1Request(method: head.method, target: head.target, headers: head.headers, body: head.body, keepAlive: head.keepAlive)
+        HTTP1Request(
+            method: head.method, target: head.target, headers: head.headers, body: head.body, keepAlive: head.keepAlive)
     }
 
     /// Records the error so later calls keep failing, and throws it.
@@ -320,7 +322,9 @@ public struct HTTP1RequestParser: Sendable {
         if lengths.count == 1, (1...18).contains(first.utf8.count),
             first.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let length = Int(first)
         {
-            guard length <= limits.maximumBodyBytes else { throw HTTP1ParseError(status: 413, reason: "body too large") }
+            guard length <= limits.maximumBodyBytes else {
+                throw HTTP1ParseError(status: 413, reason: "body too large")
+            }
             return length
         }
         let values = Set(lengths.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: " \t") } })
@@ -335,7 +339,8 @@ public struct HTTP1RequestParser: Sendable {
 /// `[0-9A-Fa-f]`.
 private func isHexDigit(_ byte: UInt8) -> Bool {
     switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"):
+    case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
+        UInt8(ascii: "A")...UInt8(ascii: "F"):
         return true
     default:
         return false
@@ -344,7 +349,8 @@ private func isHexDigit(_ byte: UInt8) -> Bool {
 
 private func isTokenCharacter(_ byte: UInt8) -> Bool {
     switch byte {
-    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+        UInt8(ascii: "0")...UInt8(ascii: "9"):
         return true
     default:
         return "!#$%&'*+-.^_`|~".utf8.contains(byte)

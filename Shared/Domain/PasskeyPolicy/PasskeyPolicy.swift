@@ -18,7 +18,8 @@ public struct PasskeyPolicy: Sendable {
     /// The policy, once its algorithms are known to be ones this build verifies. Throws `ConfigurationError`
     /// naming `PASSKEY_ALGORITHMS` otherwise.
     public init(_ configuration: PasskeyPolicyConfiguration) throws(ConfigurationError) {
-        if let algorithms = configuration.algorithms, let problem = CeremonyOptions.problem(withAlgorithms: algorithms) {
+        if let algorithms = configuration.algorithms, let problem = CeremonyOptions.problem(withAlgorithms: algorithms)
+        {
             throw ConfigurationError(variable: "PASSKEY_ALGORITHMS", problem: problem)
         }
         self.init(checked: configuration)
@@ -30,7 +31,8 @@ public struct PasskeyPolicy: Sendable {
         options = CeremonyOptions(
             algorithms: configuration.algorithms ?? CeremonyOptions.standard.algorithms,
             registrationUserVerification: Self.requirement(configuration.registrationUserVerification),
-            conditionalRegistrationUserVerification: Self.requirement(configuration.conditionalRegistrationUserVerification),
+            conditionalRegistrationUserVerification: Self.requirement(
+                configuration.conditionalRegistrationUserVerification),
             authenticationUserVerification: Self.requirement(configuration.authenticationUserVerification),
             residentKey: ResidentKeyRequirement(rawValue: configuration.residentKey.rawValue) ?? .required,
             hints: configuration.hints.compactMap(CredentialHint.init(rawValue:)),

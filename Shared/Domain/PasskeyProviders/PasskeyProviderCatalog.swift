@@ -129,16 +129,21 @@ public struct PasskeyProviderCatalog: Sendable {
         var providers: [UUID: PasskeyProvider] = [:]
         for (key, value) in entries {
             guard key.utf8.count == 36, key == key.lowercased(), let aaguid = UUID(text: key) else {
-                throw Failure(description: "the passkey provider list has a key that is not a lowercase AAGUID: \(key.prefix(40))")
+                throw Failure(
+                    description: "the passkey provider list has a key that is not a lowercase AAGUID: \(key.prefix(40))"
+                )
             }
             guard let entry = value.objectValue else {
                 throw Failure(description: "the passkey provider entry \(key) must be an object")
             }
             if let unknown = entry.keys.first(where: { !["name", "icon_light", "icon_dark"].contains($0) }) {
-                throw Failure(description: "the passkey provider entry \(key) has an unknown member \(unknown.prefix(40))")
+                throw Failure(
+                    description: "the passkey provider entry \(key) has an unknown member \(unknown.prefix(40))")
             }
             guard let name = entry["name"]?.stringValue, Self.isValidName(name) else {
-                throw Failure(description: "the passkey provider entry \(key) needs a name of 1 to \(Self.maximumNameLength) characters")
+                throw Failure(
+                    description:
+                        "the passkey provider entry \(key) needs a name of 1 to \(Self.maximumNameLength) characters")
             }
             func icon(_ member: String) throws(Failure) -> ProviderIcon? {
                 guard let value = entry[member] else { return nil }
@@ -147,7 +152,8 @@ public struct PasskeyProviderCatalog: Sendable {
                 }
                 return icon
             }
-            providers[aaguid] = PasskeyProvider(name: name, lightIcon: try icon("icon_light"), darkIcon: try icon("icon_dark"))
+            providers[aaguid] = PasskeyProvider(
+                name: name, lightIcon: try icon("icon_light"), darkIcon: try icon("icon_dark"))
         }
         self.providers = providers
     }

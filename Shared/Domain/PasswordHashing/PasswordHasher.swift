@@ -40,8 +40,10 @@ public struct PasswordHasher: Sendable {
         self.random = random
         let dummyPassword = random.bytes(count: 32).map { String($0, radix: 16) }.joined()
         // Hashing a fixed-length random password with valid parameters cannot fail.
-        self.dummyHash = (try? Self.encode(Array(dummyPassword.utf8), salt: random.bytes(count: Self.saltLength),
-            parameters: parameters)) ?? ""
+        self.dummyHash =
+            (try? Self.encode(
+                Array(dummyPassword.utf8), salt: random.bytes(count: Self.saltLength),
+                parameters: parameters)) ?? ""
     }
 
     /// Hashes `password` with a fresh random salt.

@@ -56,7 +56,8 @@ public final class SigningKeyRing: Sendable {
                 entry = Entry(
                     stored: key, signer: try? encryption.open(key),
                     verifier: try key.publicKey.preparedVerifier(),
-                    encodedHeader: AccessTokenFormat.encodedHeader(algorithm: key.publicKey.algorithm, keyID: key.keyID))
+                    encodedHeader: AccessTokenFormat.encodedHeader(algorithm: key.publicKey.algorithm, keyID: key.keyID)
+                )
             }
             if entry.signer == nil { unopened.append(key.keyID) }
             next.entries[key.keyID] = entry

@@ -23,7 +23,8 @@ public struct StoredSigningKey: Sendable, Equatable {
     public let retiredAt: Date?
 
     /// A key as stored.
-    public init(publicKey: JSONWebKey, sealedPrivateKey: [UInt8], createdAt: Date, activatesAt: Date, retiredAt: Date?) {
+    public init(publicKey: JSONWebKey, sealedPrivateKey: [UInt8], createdAt: Date, activatesAt: Date, retiredAt: Date?)
+    {
         self.publicKey = publicKey
         self.sealedPrivateKey = sealedPrivateKey
         self.createdAt = createdAt
@@ -121,7 +122,8 @@ public struct KeyEncryptionKey: Sendable {
         defer { privateKey.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
         let sealed = try ring.seal(privateKey, for: .signingKey, context: Array(publicKey.keyID.utf8))
         return StoredSigningKey(
-            publicKey: publicKey, sealedPrivateKey: sealed.box, createdAt: now, activatesAt: now.addingTimeInterval(delay),
+            publicKey: publicKey, sealedPrivateKey: sealed.box, createdAt: now,
+            activatesAt: now.addingTimeInterval(delay),
             retiredAt: nil)
     }
 

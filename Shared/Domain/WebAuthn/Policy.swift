@@ -148,7 +148,8 @@ public struct AuthenticationPolicy: Sendable {
     public var backupEligibilityChange: BackupEligibilityChangePolicy
 
     /// A policy; by default a counter that did not increase is rejected and a changed BE is accepted and reported.
-    public init(signCount: SignCountPolicy = .reject, backupEligibilityChange: BackupEligibilityChangePolicy = .update) {
+    public init(signCount: SignCountPolicy = .reject, backupEligibilityChange: BackupEligibilityChangePolicy = .update)
+    {
         self.signCount = signCount
         self.backupEligibilityChange = backupEligibilityChange
     }
@@ -230,7 +231,8 @@ public struct CeremonyOptions: Sendable, Equatable {
     ) {
         self.algorithms = algorithms
         self.registrationUserVerification = registrationUserVerification
-        self.conditionalRegistrationUserVerification = conditionalRegistrationUserVerification ?? registrationUserVerification
+        self.conditionalRegistrationUserVerification =
+            conditionalRegistrationUserVerification ?? registrationUserVerification
         self.authenticationUserVerification = authenticationUserVerification
         self.residentKey = residentKey
         self.hints = hints

@@ -14,8 +14,10 @@ public struct DestinationPolicy: Sendable, Equatable {
         ("192.0.0.0/24", "IETF protocol"), ("192.0.2.0/24", "documentation"), ("192.168.0.0/16", "private"),
         ("198.18.0.0/15", "benchmarking"), ("198.51.100.0/24", "documentation"), ("203.0.113.0/24", "documentation"),
         ("224.0.0.0/4", "multicast"), ("240.0.0.0/4", "reserved"),
-        ("::/128", "unspecified"), ("::1/128", "loopback"), ("::/96", "IPv4-compatible"), ("100::/64", "discard"), ("2001:db8::/32", "documentation"),
-        ("fc00::/7", "unique local"), ("fe80::/10", "link-local"), ("fec0::/10", "site-local"), ("ff00::/8", "multicast"),
+        ("::/128", "unspecified"), ("::1/128", "loopback"), ("::/96", "IPv4-compatible"), ("100::/64", "discard"),
+        ("2001:db8::/32", "documentation"),
+        ("fc00::/7", "unique local"), ("fe80::/10", "link-local"), ("fec0::/10", "site-local"),
+        ("ff00::/8", "multicast"),
     ].map { (IPNetwork(parsing: $0.0)!, $0.1) }
 
     public let allowed: [IPNetwork]
@@ -40,7 +42,8 @@ public struct DestinationPolicy: Sendable, Equatable {
         for address in addresses {
             if let reason = refusal(of: address) {
                 throw WebhookURLError(
-                    "\(host.prefix(253)) resolves to \(address), a \(reason) address; webhooks go to public addresses only")
+                    "\(host.prefix(253)) resolves to \(address), a \(reason) address; webhooks go to public addresses only"
+                )
             }
         }
     }

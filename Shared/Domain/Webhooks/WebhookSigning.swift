@@ -69,11 +69,15 @@ public enum WebhookSignature {
     ) -> [(name: String, value: String)] {
         [
             ("webhook-id", messageID), ("webhook-timestamp", String(timestamp)),
-            ("webhook-signature", signature(messageID: messageID, timestamp: timestamp, payload: payload, secret: secret)),
+            (
+                "webhook-signature",
+                signature(messageID: messageID, timestamp: timestamp, payload: payload, secret: secret)
+            ),
         ]
     }
 
-    public static func signature(messageID: String, timestamp: Int64, payload: [UInt8], secret: WebhookSecret) -> String {
+    public static func signature(messageID: String, timestamp: Int64, payload: [UInt8], secret: WebhookSecret) -> String
+    {
         let signed = Array("\(messageID).\(timestamp).".utf8) + payload
         return "v1," + Base64URL.encodeStandard(hmacSHA256(key: secret.bytes, data: signed))
     }

@@ -48,7 +48,9 @@ public struct WebhookURL: Sendable, Equatable {
         var hostPart: Substring
         var portPart: Substring?
         if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { throw WebhookURLError("the URL's host is malformed") }
+            guard let close = authority.firstIndex(of: "]") else {
+                throw WebhookURLError("the URL's host is malformed")
+            }
             hostPart = authority[authority.index(after: authority.startIndex)..<close]
             let after = authority[authority.index(after: close)...]
             if !after.isEmpty {

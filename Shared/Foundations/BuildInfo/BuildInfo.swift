@@ -31,11 +31,12 @@ public struct BuildInfo: Sendable, Equatable {
 
     /// This process's build: the compiled-in version and the commit named beside its executable.
     public static let current = BuildInfo(
-        commit: commit(stamp: Bundle.main.executableURL.flatMap { executable in
-            try? String(
-                contentsOf: executable.deletingLastPathComponent().appendingPathComponent(commitFileName),
-                encoding: .utf8)
-        }))
+        commit: commit(
+            stamp: Bundle.main.executableURL.flatMap { executable in
+                try? String(
+                    contentsOf: executable.deletingLastPathComponent().appendingPathComponent(commitFileName),
+                    encoding: .utf8)
+            }))
 
     /// The commit a stamp file's text names: its first line when that is 7 to 40 lowercase hex digits, optionally
     /// followed by `-dirty`; otherwise (no file, an empty or unreadable one) `unknown`. Only such names reach the
@@ -46,8 +47,10 @@ public struct BuildInfo: Sendable, Equatable {
         }
         let text = line.trimmingCharacters(in: .whitespaces)
         let hex = text.hasSuffix("-dirty") ? text.dropLast("-dirty".count) : Substring(text)
-        let isHex = hex.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
-            || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
+        let isHex = hex.utf8.allSatisfy {
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0)
+        }
         guard (7...40).contains(hex.utf8.count), isHex else { return unknownCommit }
         return text
     }

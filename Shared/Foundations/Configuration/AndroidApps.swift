@@ -97,7 +97,9 @@ extension EnvironmentReader {
             guard let colon = entry.firstIndex(of: ":") else {
                 throw ConfigurationError(
                     variable: variable,
-                    problem: "expected package:FINGERPRINT[|FINGERPRINT...], with \(AndroidApp.packageForm) and \(AndroidApp.fingerprintForm), got \(entry.prefix(120))")
+                    problem:
+                        "expected package:FINGERPRINT[|FINGERPRINT...], with \(AndroidApp.packageForm) and \(AndroidApp.fingerprintForm), got \(entry.prefix(120))"
+                )
             }
             let package = String(entry[..<colon]).trimmingWhitespace()
             guard AndroidApp.isPackageName(package) else {
@@ -110,7 +112,9 @@ extension EnvironmentReader {
                 guard let digest = AndroidApp.digest(fingerprint: text) else {
                     throw ConfigurationError(
                         variable: variable,
-                        problem: "\(package): expected \(AndroidApp.fingerprintForm), got \(text.isEmpty ? "nothing" : String(text.prefix(120)))")
+                        problem:
+                            "\(package): expected \(AndroidApp.fingerprintForm), got \(text.isEmpty ? "nothing" : String(text.prefix(120)))"
+                    )
                 }
                 fingerprints.append(AndroidApp.colonHex(digest))
             }
@@ -126,11 +130,14 @@ extension EnvironmentReader {
             guard apps[index].sha256Fingerprints.count <= AndroidApp.fingerprintLimit else {
                 throw ConfigurationError(
                     variable: variable,
-                    problem: "\(apps[index].packageName): at most \(AndroidApp.fingerprintLimit) fingerprints, got \(apps[index].sha256Fingerprints.count)")
+                    problem:
+                        "\(apps[index].packageName): at most \(AndroidApp.fingerprintLimit) fingerprints, got \(apps[index].sha256Fingerprints.count)"
+                )
             }
         }
         guard apps.count <= AndroidApp.appLimit else {
-            throw ConfigurationError(variable: variable, problem: "at most \(AndroidApp.appLimit) apps, got \(apps.count)")
+            throw ConfigurationError(
+                variable: variable, problem: "at most \(AndroidApp.appLimit) apps, got \(apps.count)")
         }
         return apps
     }

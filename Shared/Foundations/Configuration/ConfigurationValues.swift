@@ -4,7 +4,9 @@ public enum ConfigurationValues {
         guard !host.isEmpty, host.utf8.count <= 253 else { return false }
         return host.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { label in
             !label.isEmpty && label.utf8.count <= 63 && !label.hasPrefix("-") && !label.hasSuffix("-")
-                && label.unicodeScalars.allSatisfy { ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || $0 == "-" }
+                && label.unicodeScalars.allSatisfy {
+                    ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || $0 == "-"
+                }
         }
     }
 
@@ -49,6 +51,7 @@ public enum ConfigurationValues {
 
     /// A letter, a digit, `-` or `_`.
     public static func isBase64URLCharacter(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "-" || scalar == "_")
+        scalar.isASCII
+            && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "-" || scalar == "_")
     }
 }

@@ -56,7 +56,8 @@ public struct EnvironmentReader: Sendable {
         guard let value = raw(name) else { return defaultValue }
         guard let number = Int(value), range.contains(number) else {
             throw ConfigurationError(
-                variable: name, problem: "expected a whole number from \(range.lowerBound) to \(range.upperBound), got \(value)")
+                variable: name,
+                problem: "expected a whole number from \(range.lowerBound) to \(range.upperBound), got \(value)")
         }
         return number
     }
@@ -81,7 +82,8 @@ public struct EnvironmentReader: Sendable {
         let units: [Substring: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
         guard parts.count == 2, let count = Double(parts[0]), count > 0, count.isFinite, let period = units[parts[1]]
         else {
-            throw ConfigurationError(variable: name, problem: "expected a rate like 10/m or 100/s, or 0 for off, got \(value)")
+            throw ConfigurationError(
+                variable: name, problem: "expected a rate like 10/m or 100/s, or 0 for off, got \(value)")
         }
         return Rate(count: count, perSeconds: period)
     }

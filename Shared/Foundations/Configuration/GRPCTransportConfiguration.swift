@@ -34,7 +34,8 @@ public enum GRPCTransportConfiguration: Sendable, Equatable {
         guard isValidTrustDomain(trustDomain) else {
             throw ConfigurationError(
                 variable: "GRPC_TRUST_DOMAIN",
-                problem: "expected a SPIFFE trust domain (lowercase letters, digits, '.', '-', '_'), got \(trustDomain)")
+                problem: "expected a SPIFFE trust domain (lowercase letters, digits, '.', '-', '_'), got \(trustDomain)"
+            )
         }
         let reloadInterval = try env.duration("GRPC_TLS_RELOAD_INTERVAL", default: "10s")
         let set = zip(fileVariables, files).filter { $0.1 != nil }.map(\.0)

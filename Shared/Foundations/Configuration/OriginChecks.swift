@@ -44,7 +44,9 @@ public enum OriginChecks {
 
     /// Every client-data origin verification accepts: `PASSKEY_ORIGINS`, then the related origins, then each
     /// Android app's `android:apk-key-hash:` origins; each once, in that order.
-    public static func allowedOrigins(origins: [String], relatedOrigins: [String], androidApps: [AndroidApp]) -> [String] {
+    public static func allowedOrigins(origins: [String], relatedOrigins: [String], androidApps: [AndroidApp])
+        -> [String]
+    {
         var seen: Set<String> = []
         return (origins + relatedOrigins + androidApps.flatMap(\.origins)).filter { seen.insert($0).inserted }
     }

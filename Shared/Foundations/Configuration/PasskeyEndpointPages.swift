@@ -20,15 +20,19 @@ public struct PasskeyEndpointPages: Sendable, Equatable {
 
     /// Reads both variables; a value that is neither an absolute https URL nor a path names its variable.
     public init(_ env: EnvironmentReader) throws {
-        enroll = try Self.validated(env.string("PASSKEY_ENROLL_PAGE", default: "/passkeys/enroll"), "PASSKEY_ENROLL_PAGE")
-        manage = try Self.validated(env.string("PASSKEY_MANAGE_PAGE", default: "/passkeys/manage"), "PASSKEY_MANAGE_PAGE")
+        enroll = try Self.validated(
+            env.string("PASSKEY_ENROLL_PAGE", default: "/passkeys/enroll"), "PASSKEY_ENROLL_PAGE")
+        manage = try Self.validated(
+            env.string("PASSKEY_MANAGE_PAGE", default: "/passkeys/manage"), "PASSKEY_MANAGE_PAGE")
     }
 
     private static func validated(_ value: String, _ name: String) throws -> String {
         guard isValid(value) else {
             throw ConfigurationError(
                 variable: name,
-                problem: "expected an absolute https:// URL or a path starting with / (at most \(maximumLength) bytes, no spaces), got \(value.prefix(100))")
+                problem:
+                    "expected an absolute https:// URL or a path starting with / (at most \(maximumLength) bytes, no spaces), got \(value.prefix(100))"
+            )
         }
         return value
     }

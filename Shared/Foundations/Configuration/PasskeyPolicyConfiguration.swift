@@ -82,7 +82,8 @@ public struct PasskeyPolicyConfiguration: Sendable, Equatable {
             let entries = env.list("PASSKEY_ALGORITHMS")
             guard !entries.isEmpty, entries.count <= 32 else {
                 throw ConfigurationError(
-                    variable: "PASSKEY_ALGORITHMS", problem: "expected 1 to 32 COSE algorithm identifiers like -7,-8,-257")
+                    variable: "PASSKEY_ALGORITHMS",
+                    problem: "expected 1 to 32 COSE algorithm identifiers like -7,-8,-257")
             }
             algorithms = try entries.map { entry in
                 guard let value = Int(entry), (-70_000...70_000).contains(value) else {
@@ -154,7 +155,8 @@ extension EnvironmentReader {
     }
 
     /// One of `Value`'s raw values, exactly.
-    private func oneOf<Value: RawRepresentable & CaseIterable>(_ variable: String, _ defaultValue: Value) throws -> Value
+    private func oneOf<Value: RawRepresentable & CaseIterable>(_ variable: String, _ defaultValue: Value) throws
+        -> Value
     where Value.RawValue == String {
         guard let text = raw(variable) else { return defaultValue }
         guard let value = Value(rawValue: text) else {
@@ -171,7 +173,8 @@ extension EnvironmentReader {
             throw ConfigurationError(variable: name, problem: "at most 1000 AAGUIDs, got \(entries.count)")
         }
         guard raw(name) == nil || !entries.isEmpty else {
-            throw ConfigurationError(variable: name, problem: "expected AAGUIDs like 08987058-cadc-4b81-b6e1-30de50dcbe96")
+            throw ConfigurationError(
+                variable: name, problem: "expected AAGUIDs like 08987058-cadc-4b81-b6e1-30de50dcbe96")
         }
         return try entries.map { entry in
             guard let uuid = UUID(text: entry) else {

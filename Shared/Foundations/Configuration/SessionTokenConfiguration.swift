@@ -43,7 +43,8 @@ public struct SessionTokenConfiguration: Sendable, Equatable {
         case "jwt": kind = .jwt
         case "opaque": kind = .opaque
         case let other:
-            throw ConfigurationError(variable: "PASSKEY_SESSION_TOKENS", problem: "expected jwt or opaque, got \(other.prefix(40))")
+            throw ConfigurationError(
+                variable: "PASSKEY_SESSION_TOKENS", problem: "expected jwt or opaque, got \(other.prefix(40))")
         }
         issuer = try env.tokenIssuer()
         audience = env.string("PASSKEY_TOKEN_AUDIENCE", default: issuer)
@@ -106,7 +107,9 @@ public struct SessionTokenConfiguration: Sendable, Equatable {
         guard let keyEncryptionKey else {
             throw ConfigurationError(
                 variable: "PASSKEY_TOKEN_KEY_ENCRYPTION_KEY_FILE",
-                problem: "is required with PASSKEY_SESSION_TOKENS=jwt: a file holding 32 random bytes (openssl rand -hex 32)")
+                problem:
+                    "is required with PASSKEY_SESSION_TOKENS=jwt: a file holding 32 random bytes (openssl rand -hex 32)"
+            )
         }
         return keyEncryptionKey
     }
@@ -145,7 +148,8 @@ extension EnvironmentReader {
         guard issuer.hasPrefix("https://") || issuer.hasPrefix("http://"), issuer.utf8.count <= 256,
             !issuer.contains("?"), !issuer.contains("#")
         else {
-            throw ConfigurationError(variable: "PASSKEY_TOKEN_ISSUER", problem: "expected an https:// URL without query")
+            throw ConfigurationError(
+                variable: "PASSKEY_TOKEN_ISSUER", problem: "expected an https:// URL without query")
         }
         return issuer
     }

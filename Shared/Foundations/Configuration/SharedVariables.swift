@@ -13,13 +13,17 @@ extension EnvironmentReader {
         guard let suffixes = PublicSuffixList.shipped else {
             throw ConfigurationError(
                 variable: "PASSKEY_RP_ID",
-                problem: "the Public Suffix List (public_suffix_list.dat beside the executable) is missing or empty, so \(id) cannot be checked")
+                problem:
+                    "the Public Suffix List (public_suffix_list.dat beside the executable) is missing or empty, so \(id) cannot be checked"
+            )
         }
         // Browsers refuse a public suffix as a relying party ID: no passkey could ever be made for it.
         guard !suffixes.isListedPublicSuffix(id) else {
             throw ConfigurationError(
                 variable: "PASSKEY_RP_ID",
-                problem: "\(id) is a public suffix (Public Suffix List), and browsers make no passkey for one: use your own domain under it")
+                problem:
+                    "\(id) is a public suffix (Public Suffix List), and browsers make no passkey for one: use your own domain under it"
+            )
         }
         return id
     }

@@ -47,7 +47,8 @@ public struct TracingConfiguration: Sendable, Equatable {
         let ratioText = env.string("OTEL_TRACES_SAMPLER_ARG", default: "1")
         guard let ratio = Double(ratioText), ratio >= 0, ratio <= 1 else {
             throw ConfigurationError(
-                variable: "OTEL_TRACES_SAMPLER_ARG", problem: "expected a share of traces from 0 to 1, got \(ratioText)")
+                variable: "OTEL_TRACES_SAMPLER_ARG", problem: "expected a share of traces from 0 to 1, got \(ratioText)"
+            )
         }
         sampleRatio = ratio
         maximumQueueSize = try env.integer("OTEL_BSP_MAX_QUEUE_SIZE", default: 2048, range: 1...1_000_000)
@@ -60,11 +61,15 @@ public struct TracingConfiguration: Sendable, Equatable {
     /// Reads `http://host[:port][/path]`; https is refused with the reason (the exporter speaks plain HTTP to a
     /// collector next to it, which forwards over TLS).
     static func endpoint(_ url: String, variable: String, addingTracesPath: Bool) throws -> Endpoint {
-        guard url.utf8.count <= 2048 else { throw ConfigurationError(variable: variable, problem: "longer than 2048 bytes") }
+        guard url.utf8.count <= 2048 else {
+            throw ConfigurationError(variable: variable, problem: "longer than 2048 bytes")
+        }
         if url.hasPrefix("https://") {
             throw ConfigurationError(
                 variable: variable,
-                problem: "https is not supported: point it at an OpenTelemetry Collector on the node or in the pod (http://…:4318), which forwards over TLS")
+                problem:
+                    "https is not supported: point it at an OpenTelemetry Collector on the node or in the pod (http://…:4318), which forwards over TLS"
+            )
         }
         guard url.hasPrefix("http://") else {
             throw ConfigurationError(variable: variable, problem: "expected http://host[:port][/path], got \(url)")
@@ -119,7 +124,9 @@ public struct TracingConfiguration: Sendable, Equatable {
             else {
                 throw ConfigurationError(
                     variable: "OTEL_RESOURCE_ATTRIBUTES",
-                    problem: "expected at most 32 key=value pairs separated by commas (keys up to 128 bytes, values up to 256)")
+                    problem:
+                        "expected at most 32 key=value pairs separated by commas (keys up to 128 bytes, values up to 256)"
+                )
             }
             pairs.append((String(parts[0]).trimmingWhitespace(), String(parts[1]).trimmingWhitespace()))
         }

@@ -50,7 +50,9 @@ public enum TimestampText {
     }
 
     /// Year, month, day and second of the day of a Unix time.
-    public static func civil(fromUnixSeconds seconds: Int64) -> (year: Int64, month: Int64, day: Int64, secondOfDay: Int64) {
+    public static func civil(fromUnixSeconds seconds: Int64) -> (
+        year: Int64, month: Int64, day: Int64, secondOfDay: Int64
+    ) {
         var days = seconds / 86_400
         var secondOfDay = seconds % 86_400
         if secondOfDay < 0 {

@@ -6,7 +6,9 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
         self.fields = fields.map { (name: lowercasedName($0.0), value: $0.1) }
     }
 
-    public mutating func add(_ name: String, _ value: String) { fields.append((name: lowercasedName(name), value: value)) }
+    public mutating func add(_ name: String, _ value: String) {
+        fields.append((name: lowercasedName(name), value: value))
+    }
 
     /// Replaces every field called `name` with one.
     public mutating func set(_ name: String, _ value: String) {

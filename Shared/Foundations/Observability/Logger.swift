@@ -103,10 +103,13 @@ public struct Logger: Sendable {
 
     /// Quotes a value when it has spaces, quotes, `=` or control characters; escapes so one event stays one line.
     private static func appendQuoted(_ value: String, to line: inout [UInt8]) {
-        let needsQuotes = value.isEmpty || value.utf8.contains {
-            $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\\")
-                || $0 < 0x20 || $0 == 0x7F
-        }
+        let needsQuotes =
+            value.isEmpty
+            || value.utf8.contains {
+                $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "=")
+                    || $0 == UInt8(ascii: "\\")
+                    || $0 < 0x20 || $0 == 0x7F
+            }
         guard needsQuotes else {
             line.append(contentsOf: value.utf8)
             return

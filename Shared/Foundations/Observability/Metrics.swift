@@ -35,8 +35,9 @@ public final class MetricsRegistry: Sendable {
     public init() {}
 
     /// Adds `amount` to a counter.
-    public func increment(_ name: String, help: String, labels: KeyValuePairs<String, String> = [:], by amount: Double = 1)
-    {
+    public func increment(
+        _ name: String, help: String, labels: KeyValuePairs<String, String> = [:], by amount: Double = 1
+    ) {
         update(name, kind: .counter, help: help, labels: labels, buckets: []) { $0.value += amount }
     }
 
@@ -80,7 +81,8 @@ public final class MetricsRegistry: Sendable {
                     if let index = bucket.firstIndex(where: { Self.labels($0.labels, equal: labels) }) {
                         change(&bucket[index])
                     } else {
-                        var series = Series(labelText: Self.labelText(labels), labels: labels.map { ($0.key, $0.value) })
+                        var series = Series(
+                            labelText: Self.labelText(labels), labels: labels.map { ($0.key, $0.value) })
                         change(&series)
                         bucket.append(series)
                     }
@@ -147,7 +149,8 @@ public final class MetricsRegistry: Sendable {
         -> Bool
     {
         guard stored.count == labels.count else { return false }
-        for (index, pair) in labels.enumerated() where stored[index].key != pair.key || stored[index].value != pair.value {
+        for (index, pair) in labels.enumerated()
+        where stored[index].key != pair.key || stored[index].value != pair.value {
             return false
         }
         return true

@@ -96,7 +96,8 @@ extension PublicSuffixList {
     /// The list shipped with this module (`Data/public_suffix_list.dat`, whose header names its source), read on
     /// first use; nil when the file is missing or holds no rules, which the callers treat as a broken installation.
     public static let shipped: PublicSuffixList? = {
-        guard let url = Bundle.module.url(forResource: "public_suffix_list", withExtension: "dat", subdirectory: "Data"),
+        guard
+            let url = Bundle.module.url(forResource: "public_suffix_list", withExtension: "dat", subdirectory: "Data"),
             let text = try? String(contentsOf: url, encoding: .utf8)
         else { return nil }
         let list = PublicSuffixList(parsing: text)

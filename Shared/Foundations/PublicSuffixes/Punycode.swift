@@ -17,7 +17,10 @@ enum Punycode {
         var output = input.filter { $0 < 0x80 }.map { Character(Unicode.Scalar(UInt8($0))) }
         let basicCount = output.count
         if basicCount > 0 { output.append("-") }
-        var n = initialN, delta = 0, bias = initialBias, handled = basicCount
+        var n = initialN
+        var delta = 0
+        var bias = initialBias
+        var handled = basicCount
         while handled < input.count {
             guard let next = input.filter({ $0 >= n }).min() else { return nil }
             let (step, overflow) = (next - n).multipliedReportingOverflow(by: handled + 1)

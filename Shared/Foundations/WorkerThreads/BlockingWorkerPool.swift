@@ -41,7 +41,8 @@ public final class BlockingWorkerPool<State>: Sendable {
     }
 
     /// Runs `body` on a pool thread with that thread's state, and returns its result.
-    public func run<Result: Sendable>(_ body: @escaping @Sendable (inout State) throws -> Result) async throws -> Result {
+    public func run<Result: Sendable>(_ body: @escaping @Sendable (inout State) throws -> Result) async throws -> Result
+    {
         try await withCheckedThrowingContinuation { continuation in
             let outcome = queue.enqueue(limit: maximumQueueLength) { state in
                 continuation.resume(with: Swift.Result { try body(&state) })

@@ -1,7 +1,7 @@
 import Encoding
-import Observability
 import HTTP2
 import NetworkIO
+import Observability
 import Synchronization
 
 /// Carries a task's cancellation to its call on the loop, whichever arrives first.
@@ -169,7 +169,8 @@ final class ClientConnection: HTTP2SessionDelegate, @unchecked Sendable {
                 if loop.inEventLoop {
                     start(path, framedRequest, metadata, deadline, cancellation, continuation)
                 } else {
-                    loop.execute { [self] in start(path, framedRequest, metadata, deadline, cancellation, continuation) }
+                    loop.execute { [self] in start(path, framedRequest, metadata, deadline, cancellation, continuation)
+                    }
                 }
             }
         } onCancel: {

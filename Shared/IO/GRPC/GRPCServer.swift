@@ -1,6 +1,6 @@
-import Observability
 import HTTP2
 import NetworkIO
+import Observability
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import Encoding
+
 /// gRPC custom metadata: ordered key/value pairs with lower-case keys; keys ending in `-bin` carry bytes
 /// (base64 on the wire), all others carry printable ASCII text.
 public struct Metadata: Sendable, Equatable, Sequence {
@@ -103,4 +104,3 @@ extension Substring {
         return text
     }
 }
-

@@ -1,8 +1,9 @@
+import NetworkIO
+import Protobuf
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import NetworkIO
-import Protobuf
 
 /// What a handler knows about the call it serves.
 public struct ServerContext: Sendable {

@@ -1,4 +1,5 @@
 import Encoding
+
 /// The gRPC status codes (grpc/grpc `doc/statuscodes.md`).
 public enum GRPCStatusCode: Int, Sendable, CaseIterable, CustomStringConvertible {
     case ok = 0

@@ -1,7 +1,7 @@
+import HTTP1
 import HTTP2
 import HTTPMessages
 import NetworkIO
-import HTTP1
 
 /// One HTTP/2 connection (h2c with prior knowledge or h2 over TLS): each stream's headers and body become an
 /// ``HTTPRequest`` for the responder, and its ``HTTPResponse`` goes back on the same stream. Bodies over the limit

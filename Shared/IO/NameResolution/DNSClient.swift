@@ -1,7 +1,8 @@
+import NetworkIO
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import NetworkIO
 
 /// Asks one DNS server, over UDP, for the addresses of a name: the lookup behind gRPC's
 /// `dns://server/host:port` targets, which name the server to ask instead of the system's resolver.
@@ -21,7 +22,8 @@ public struct DNSClient: Sendable {
     /// The IPv4 then IPv6 addresses of `name`, as numeric text; empty when the name has none. One of the two
     /// queries failing (a server that refuses AAAA queries, say) still gives the other's answer.
     public func addresses(of name: String) throws(DNSError) -> [String] {
-        let v4 = Result { () throws(DNSError) in try records(of: name, type: .a).map { Self.text($0, family: AF_INET) } }
+        let v4 = Result { () throws(DNSError) in try records(of: name, type: .a).map { Self.text($0, family: AF_INET) }
+        }
         let v6 = Result { () throws(DNSError) in
             try records(of: name, type: .aaaa).map { Self.text($0, family: AF_INET6) }
         }
@@ -42,7 +44,7 @@ public struct DNSClient: Sendable {
             do {
                 let response = try exchange(query, id: id)
                 return try DNSMessage.addresses(inResponse: response, id: id, type: type)
-            } catch where error.code == .timedOut {
+            } catch  where error.code == .timedOut {
                 lastError = error
             }
         }

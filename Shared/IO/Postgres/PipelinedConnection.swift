@@ -363,7 +363,9 @@ final class LoopConnections: @unchecked Sendable {
     /// keeps answering, and is not stuck however long its oldest statement has waited; opening connections then
     /// would only add work for a server that is already busy.
     private func isMoving(_ connection: PipelinedConnection, now: UInt64) -> Bool {
-        guard connection.inFlight < Self.pipelineDepth, let sentAt = connection.oldestInFlightSentAt else { return false }
+        guard connection.inFlight < Self.pipelineDepth, let sentAt = connection.oldestInFlightSentAt else {
+            return false
+        }
         return now &- max(sentAt, connection.lastReplyAt) < Self.movingPipelineNanoseconds
     }
 

@@ -100,7 +100,8 @@ extension PostgresConfiguration {
             }
             if ports.count != 1 && ports.count != hostCount {
                 throw PostgresError(
-                    .connectionFailed, "names \(hostCount) hosts but \(ports.count) ports; give one port, or one per host")
+                    .connectionFailed,
+                    "names \(hostCount) hosts but \(ports.count) ports; give one port, or one per host")
             }
         }
     }

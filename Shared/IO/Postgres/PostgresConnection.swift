@@ -131,7 +131,10 @@ public final class PostgresConnection {
     /// A statement's span name: its first keyword (`SELECT`, `UPDATE`, `WITH`, …), as the text's operation.
     static func spanName(_ sql: String) -> String {
         let keyword = sql.utf8.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\t") }
-            .prefix { ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) || ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) }
+            .prefix {
+                ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z"))
+                    || ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z"))
+            }
             .prefix(16)
         return keyword.isEmpty ? "statement" : String(decoding: keyword, as: UTF8.self).uppercased()
     }
@@ -228,11 +231,14 @@ public final class PostgresConnection {
 
     /// The name of the prepared statement for `sql`, preparing it on first use; nil when it cannot be prepared
     /// here (the table is full, or preparing failed, in which case running it unprepared reports the error).
-    private func preparedName(_ handle: OpaquePointer, _ sql: String, _ count: Int32, _ types: [Oid]) throws -> String? {
+    private func preparedName(_ handle: OpaquePointer, _ sql: String, _ count: Int32, _ types: [Oid]) throws -> String?
+    {
         if let name = prepared[sql] { return name }
         guard prepared.count < Self.maximumPreparedStatements else { return nil }
         let name = "s\(prepared.count + 1)"
-        guard PQsendPrepare(handle, name, sql, count, types) == 1, let result = try awaitReply(handle) else { return nil }
+        guard PQsendPrepare(handle, name, sql, count, types) == 1, let result = try awaitReply(handle) else {
+            return nil
+        }
         defer { PQclear(result) }
         guard PQresultStatus(result) == PGRES_COMMAND_OK else { return nil }
         prepared[sql] = name
@@ -255,7 +261,8 @@ public final class PostgresConnection {
                     hostPreference?.suspect(host: host, port: port, now: now)
                     PQfinish(handle)
                     self.handle = nil
-                    throw PostgresError(.connectionLost, "the database sent no reply in time; the connection was dropped")
+                    throw PostgresError(
+                        .connectionLost, "the database sent no reply in time; the connection was dropped")
                 }
                 var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
                 let waitMilliseconds = Int32(min((deadline - now) / 1_000_000 + 1, 1_000))

@@ -82,9 +82,11 @@ public final class PostgresPool: Sendable {
                 let generation = generation.load(ordering: .acquiring)
                 // A connection whose host stopped answering on another connection (a frozen primary) is replaced
                 // rather than left to wait out its reply timeout.
-                if let current = connection, !current.isHealthy || current.generation != generation
-                    || hostPreference?.isSuspect(host: current.host, port: current.port, now: monotonicNanoseconds())
-                        == true
+                if let current = connection,
+                    !current.isHealthy || current.generation != generation
+                        || hostPreference?.isSuspect(
+                            host: current.host, port: current.port, now: monotonicNanoseconds())
+                            == true
                 {
                     connection = nil
                 }
@@ -162,7 +164,8 @@ public final class PostgresPool: Sendable {
         span?.set("db.system", "postgresql")
         span?.set("db.query.text", query.sql)
         let started = monotonicNanoseconds()
-        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<PostgresRows, PostgresError>, Never>) in
+        let outcome = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<PostgresRows, PostgresError>, Never>) in
             if loop.inEventLoop {
                 connections.submit(query) { continuation.resume(returning: $0) }
             } else {

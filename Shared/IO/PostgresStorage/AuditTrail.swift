@@ -43,7 +43,8 @@ enum AuditTrail {
             """
     }
 
-    private static func detailArrays(_ detail: KeyValuePairs<String, String>) -> (PostgresTextArray, PostgresTextArray) {
+    private static func detailArrays(_ detail: KeyValuePairs<String, String>) -> (PostgresTextArray, PostgresTextArray)
+    {
         let pairs = detail.prefix(detailLimit)
         return (
             PostgresTextArray(pairs.map { bounded($0.key, 64) ?? "" }),

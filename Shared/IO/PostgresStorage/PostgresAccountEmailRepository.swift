@@ -49,7 +49,8 @@ public struct PostgresAccountEmailRepository: AccountEmailRepository {
     static func decode(_ row: PostgresRow) throws -> AccountEmail {
         AccountEmail(
             id: try row.decode(UUID.self, "id"), accountID: AccountID(try row.decode(UUID.self, "account_id")),
-            email: try row.decode(String.self, "email"), normalizedEmail: try row.decode(String.self, "normalized_email"),
+            email: try row.decode(String.self, "email"),
+            normalizedEmail: try row.decode(String.self, "normalized_email"),
             createdAt: try row.decode(Date.self, "created_at"))
     }
 }

@@ -117,13 +117,15 @@ public struct PostgresAccountRecoveryRepository: AccountRecoveryRepository {
                 """
             ).map { row in
                 RecoveryCodeRecord(
-                    id: try row.decode(UUID.self, "id"), codeDigest: try row.decode(PostgresBytes.self, "code_digest").bytes)
+                    id: try row.decode(UUID.self, "id"),
+                    codeDigest: try row.decode(PostgresBytes.self, "code_digest").bytes)
             }
         }
     }
 
     public func replaceRecoveryCodes(of accountID: AccountID, digests: [[UInt8]], at now: Date) async throws {
-        let audit = AuditTrail.row(.recoveryCodesGenerated, account: accountID, detail: ["count": String(digests.count)])
+        let audit = AuditTrail.row(
+            .recoveryCodesGenerated, account: accountID, detail: ["count": String(digests.count)])
         let notice = SecurityNotices().rows(.recoveryCodesGenerated, account: accountID)
         try await translatingErrors {
             try await pool.transaction { connection in

@@ -56,6 +56,7 @@ public struct PostgresAccountRegistrationRepository: AccountRegistrationReposito
             email: try row.decode(String?.self, "email"), displayName: try row.decode(String?.self, "display_name"),
             challenge: try row.decode(PostgresBytes.self, "challenge").bytes,
             createdAt: try row.decode(Date.self, "created_at"), expiresAt: try row.decode(Date.self, "expires_at"),
-            consumedAt: try row.decode(Date?.self, "consumed_at"), completedAt: try row.decode(Date?.self, "completed_at"))
+            consumedAt: try row.decode(Date?.self, "consumed_at"),
+            completedAt: try row.decode(Date?.self, "completed_at"))
     }
 }

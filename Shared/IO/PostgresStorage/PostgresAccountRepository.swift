@@ -45,12 +45,13 @@ public struct PostgresAccountRepository: AccountRepository {
         completing registrationID: AccountRegistrationID, verification: EmailCodeDelivery?,
         session: AuthenticationSession?
     ) async throws {
-        let audit = [
-            AuditTrail.row(.accountCreated, account: account.id, detail: ["method": "passkey"]),
-            AuditTrail.row(
-                .passkeyRegistered, account: account.id,
-                detail: ["credential.id": PostgresPasskeyCredentialRepository.auditID(credential.credentialID)]),
-        ] + (verification.map { _ in [AuditTrail.row(.emailVerificationSent, account: account.id)] } ?? [])
+        let audit =
+            [
+                AuditTrail.row(.accountCreated, account: account.id, detail: ["method": "passkey"]),
+                AuditTrail.row(
+                    .passkeyRegistered, account: account.id,
+                    detail: ["credential.id": PostgresPasskeyCredentialRepository.auditID(credential.credentialID)]),
+            ] + (verification.map { _ in [AuditTrail.row(.emailVerificationSent, account: account.id)] } ?? [])
         try await translatingErrors {
             try await pool.transaction { connection in
                 let completed = try connection.execute(

@@ -15,7 +15,9 @@ public struct PostgresAccountSecurityRepository: AccountSecurityRepository {
     /// A transaction whose statements are built with the call's `AuditContext` (the closure runs on a database
     /// thread, where the call's task-local context is not otherwise readable): its audit rows and notices name the
     /// request and client address.
-    private func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+    private func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws
+        -> T
+    {
         let context = AuditContext.current
         return try await translatingErrors {
             try await pool.transaction { connection in
@@ -124,7 +126,8 @@ public struct PostgresAccountSecurityRepository: AccountSecurityRepository {
             let locked = try connection.execute("SELECT 1 FROM accounts WHERE id = \(accountID.rawValue) FOR UPDATE")
             guard !locked.isEmpty else { return nil }
             let voided = try PostgresPasswordCredentialRepository.voidPassword(
-                of: accountID, audit: AuditTrail.row(.passwordRemoved, account: accountID, detail: ["reason": "operator_reset"]),
+                of: accountID,
+                audit: AuditTrail.row(.passwordRemoved, account: accountID, detail: ["reason": "operator_reset"]),
                 on: connection)
             let revoked = try Self.revokeSessions(of: accountID, except: nil, at: now, on: connection)
             try connection.execute(
@@ -154,7 +157,9 @@ public struct PostgresAccountSecurityRepository: AccountSecurityRepository {
     }
 
     /// Stores the account's password hash; whether it had one before.
-    static func storePassword(_ passwordHash: String, of accountID: AccountID, at now: Date, on connection: PostgresConnection)
+    static func storePassword(
+        _ passwordHash: String, of accountID: AccountID, at now: Date, on connection: PostgresConnection
+    )
         throws -> Bool
     {
         let rows = try connection.execute(

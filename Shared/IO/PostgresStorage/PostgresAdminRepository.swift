@@ -76,8 +76,10 @@ public struct PostgresAdminRepository: AdminRepository {
         let account = try PostgresAccountRepository.decodeAccount(row)
         return AdminAccountSummaryRecord(
             account: account, emails: try row.decode(PostgresTextArray.self, "emails").elements,
-            hasPassword: try row.decode(Bool.self, "has_password"), passkeyCount: try row.decode(Int.self, "passkey_count"),
-            disabledAt: try row.decode(Date?.self, "disabled_at"), externalID: try row.decode(String?.self, "external_id"),
+            hasPassword: try row.decode(Bool.self, "has_password"),
+            passkeyCount: try row.decode(Int.self, "passkey_count"),
+            disabledAt: try row.decode(Date?.self, "disabled_at"),
+            externalID: try row.decode(String?.self, "external_id"),
             cursor: AccountCursor(
                 createdMicroseconds: try row.decode(Int64.self, "created_micros"), accountID: account.id))
     }
@@ -195,7 +197,10 @@ public struct PostgresAdminRepository: AdminRepository {
         let audit = AuditTrail.row(
             .passkeyRemoved, account: accountID,
             detail: overridingLastMethod
-                ? ["credential.id": PostgresPasskeyCredentialRepository.auditID(credentialID), "override": "last_sign_in_method"]
+                ? [
+                    "credential.id": PostgresPasskeyCredentialRepository.auditID(credentialID),
+                    "override": "last_sign_in_method",
+                ]
                 : ["credential.id": PostgresPasskeyCredentialRepository.auditID(credentialID)])
         let notices = SecurityNotices()
         try await translatingErrors {

@@ -16,7 +16,10 @@ public struct PostgresAdminTokenRepository: Sendable {
         let scopes = PostgresTextArray(token.scopes.map(\.rawValue))
         let audit = AuditTrail.rows(
             .adminTokenCreated, from: "created",
-            detail: ["token.id": token.id, "token.name": token.name, "scopes": token.scopes.map(\.rawValue).joined(separator: ",")])
+            detail: [
+                "token.id": token.id, "token.name": token.name,
+                "scopes": token.scopes.map(\.rawValue).joined(separator: ","),
+            ])
         try await translatingErrors {
             try await pool.query(
                 """

@@ -72,7 +72,8 @@ public struct PostgresAuthenticationSessionRepository: AuthenticationSessionRepo
             throw PostgresError(.decoding, "unknown authentication_method")
         }
         return AuthenticationSession(
-            id: SessionID(try row.decode(UUID.self, "id")), accountID: AccountID(try row.decode(UUID.self, "account_id")),
+            id: SessionID(try row.decode(UUID.self, "id")),
+            accountID: AccountID(try row.decode(UUID.self, "account_id")),
             tokenDigest: try row.decode(PostgresBytes.self, "token_digest").bytes, authenticationMethod: method,
             createdAt: try row.decode(Date.self, "created_at"), expiresAt: try row.decode(Date.self, "expires_at"),
             revokedAt: try row.decode(Date?.self, "revoked_at"),

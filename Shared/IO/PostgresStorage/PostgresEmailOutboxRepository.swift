@@ -36,7 +36,8 @@ public struct PostgresEmailOutboxRepository: EmailOutboxRepository {
                     notice: SecurityNotices.decode(try row.decode(String?.self, "notice")))
                 let outcome: DeliveryOutcome =
                     try row.decode(Bool.self, "expired")
-                    ? .giveUp(error: template.isNotice ? "not delivered within a day" : "the code expired before it was sent")
+                    ? .giveUp(
+                        error: template.isNotice ? "not delivered within a day" : "the code expired before it was sent")
                     : deliver(message)
                 switch outcome {
                 case .delivered:

@@ -17,7 +17,8 @@ public struct PostgresPasskeyCredentialRepository: PasskeyCredentialRepository {
 
     public func add(_ credential: PasskeyCredential) async throws {
         let audit = AuditTrail.row(
-            .passkeyRegistered, account: credential.accountID, detail: ["credential.id": Self.auditID(credential.credentialID)])
+            .passkeyRegistered, account: credential.accountID,
+            detail: ["credential.id": Self.auditID(credential.credentialID)])
         let notice = SecurityNotices().rows(.passkeyAdded, account: credential.accountID, device: credential.name)
         try await translatingErrors {
             try await pool.transaction { connection in
@@ -73,7 +74,8 @@ public struct PostgresPasskeyCredentialRepository: PasskeyCredentialRepository {
     }
 
     public func remove(credentialID: CredentialID, of accountID: AccountID) async throws {
-        let audit = AuditTrail.row(.passkeyRemoved, account: accountID, detail: ["credential.id": Self.auditID(credentialID)])
+        let audit = AuditTrail.row(
+            .passkeyRemoved, account: accountID, detail: ["credential.id": Self.auditID(credentialID)])
         let notices = SecurityNotices()
         try await translatingErrors {
             try await pool.transaction { connection in
@@ -89,7 +91,8 @@ public struct PostgresPasskeyCredentialRepository: PasskeyCredentialRepository {
     /// the deleted passkey's name.
     @discardableResult
     static func delete(
-        _ credentialID: CredentialID, of accountID: AccountID, keepingLastMethod: Bool, on connection: PostgresConnection
+        _ credentialID: CredentialID, of accountID: AccountID, keepingLastMethod: Bool,
+        on connection: PostgresConnection
     ) throws -> String? {
         // Locking the account row serializes removals on one account, so two concurrent removals cannot each see
         // the other's passkey as the remaining way to sign in.
@@ -110,7 +113,8 @@ public struct PostgresPasskeyCredentialRepository: PasskeyCredentialRepository {
         }
         if keepingLastMethod {
             try SignInMethods(
-                hasPassword: try row.decode(Bool.self, "has_password"), passkeyCount: try row.decode(Int.self, "passkey_count")
+                hasPassword: try row.decode(Bool.self, "has_password"),
+                passkeyCount: try row.decode(Int.self, "passkey_count")
             ).checkPasskeyRemoval()
         }
         return try connection.execute(
@@ -147,7 +151,8 @@ public struct PostgresPasskeyCredentialRepository: PasskeyCredentialRepository {
             publicKey: try row.decode(PostgresBytes.self, "public_key").bytes,
             algorithm: try row.decode(Int.self, "algorithm"), signCount: try row.decode(UInt32.self, "sign_count"),
             backupEligible: try row.decode(Bool.self, "backup_eligible"),
-            backedUp: try row.decode(Bool.self, "backed_up"), uvInitialized: try row.decode(Bool.self, "uv_initialized"),
+            backedUp: try row.decode(Bool.self, "backed_up"),
+            uvInitialized: try row.decode(Bool.self, "uv_initialized"),
             transports: try row.decode(PostgresTextArray.self, "transports").elements,
             aaguid: try row.decode(UUID.self, "aaguid"),
             attestationFormat: try row.decode(String.self, "attestation_format"),

@@ -20,9 +20,11 @@ public struct PostgresPasskeySignInRepository: PasskeySignInRepository {
         let session = record.session
         let credentialID = PostgresBytes(record.credentialID.bytes)
         let durable = record.usage != nil
-        let usage = record.usage ?? PasskeyUsage(
-            signCount: record.expectedSignCount, backedUp: record.expectedBackedUp, cloneWarning: false,
-            usedAt: session.createdAt)
+        let usage =
+            record.usage
+            ?? PasskeyUsage(
+                signCount: record.expectedSignCount, backedUp: record.expectedBackedUp, cloneWarning: false,
+                usedAt: session.createdAt)
         let backupEligible = record.backupEligibleAfter
         // Each step runs only if the one before it did:
         // - passkey: the row, only in the state the assertion was checked against (sign count, backup state and
@@ -126,10 +128,12 @@ public struct PostgresPasskeySignInRepository: PasskeySignInRepository {
 
     public func recordLastUse(_ uses: [CredentialID: Date]) async throws -> Int {
         guard !uses.isEmpty else { return 0 }
-        precondition(uses.count <= Self.lastUseBatchLimit, "recordLastUse takes at most \(Self.lastUseBatchLimit) passkeys")
+        precondition(
+            uses.count <= Self.lastUseBatchLimit, "recordLastUse takes at most \(Self.lastUseBatchLimit) passkeys")
         let ordered = uses.sorted { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }
         let identifiers = PostgresTextArray(ordered.map { Hex.encode($0.key.bytes) })
-        let milliseconds = PostgresTextArray(ordered.map { String(Int64(($0.value.timeIntervalSince1970 * 1000).rounded(.down))) })
+        let milliseconds = PostgresTextArray(
+            ordered.map { String(Int64(($0.value.timeIntervalSince1970 * 1000).rounded(.down))) })
         return try await translatingErrors {
             // Rows are updated in credential-ID order, so two replicas flushing overlapping batches cannot deadlock.
             try await pool.query(

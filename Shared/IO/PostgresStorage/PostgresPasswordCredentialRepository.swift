@@ -104,7 +104,8 @@ public struct PostgresPasswordCredentialRepository: PasswordCredentialRepository
         -> Bool
     {
         let deleted = try connection.execute(
-            "DELETE FROM password_credentials WHERE account_id = \(accountID.rawValue)").affectedRowCount
+            "DELETE FROM password_credentials WHERE account_id = \(accountID.rawValue)"
+        ).affectedRowCount
         guard deleted > 0 else { return false }
         try connection.execute(audit)
         return true

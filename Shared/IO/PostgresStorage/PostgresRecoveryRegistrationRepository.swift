@@ -17,11 +17,13 @@ public struct PostgresRecoveryRegistrationRepository: RecoveryRegistrationReposi
             AuditTrail.row(
                 .passkeyRegistered, account: credential.accountID,
                 detail: ["credential.id": PostgresPasskeyCredentialRepository.auditID(credential.credentialID)]),
-            AuditTrail.row(.recoveryCompleted, account: credential.accountID, detail: ["session.id": session.id.description]),
+            AuditTrail.row(
+                .recoveryCompleted, account: credential.accountID, detail: ["session.id": session.id.description]),
         ]
         let insertion = PostgresAuthenticationSessionRepository.insertion(session)
         let notices = SecurityNotices()
-        let passwordVoided = AuditTrail.row(.passwordRemoved, account: credential.accountID, detail: ["reason": "recovery"])
+        let passwordVoided = AuditTrail.row(
+            .passwordRemoved, account: credential.accountID, detail: ["reason": "recovery"])
         return try await translatingErrors {
             try await pool.transaction { connection -> String? in
                 // The account row stays share-locked until the commit, as in every path that issues a session: a

@@ -50,7 +50,8 @@ public struct PostgresRegistrationChallengeRepository: RegistrationChallengeRepo
             throw PostgresError(.decoding, "unknown registration mode")
         }
         return RegistrationChallenge(
-            id: ChallengeID(try row.decode(UUID.self, "id")), accountID: AccountID(try row.decode(UUID.self, "account_id")),
+            id: ChallengeID(try row.decode(UUID.self, "id")),
+            accountID: AccountID(try row.decode(UUID.self, "account_id")),
             challenge: try row.decode(PostgresBytes.self, "challenge").bytes, mode: mode,
             createdAt: try row.decode(Date.self, "created_at"), expiresAt: try row.decode(Date.self, "expires_at"),
             consumedAt: try row.decode(Date?.self, "consumed_at"))

@@ -1,6 +1,6 @@
 import Domain
-import Observability
 import Foundation
+import Observability
 import Postgres
 import SessionIssuance
 
@@ -30,14 +30,16 @@ public struct PostgresSessionRefreshRepository: SessionRefreshRepository {
             var replaced: ReplacedRefreshToken?
             if let replacedGeneration = try row.decode(Int32?.self, "replaced_generation") {
                 replaced = ReplacedRefreshToken(
-                    generation: UInt32(replacedGeneration), digest: try row.decode(PostgresBytes.self, "replaced_digest").bytes,
+                    generation: UInt32(replacedGeneration),
+                    digest: try row.decode(PostgresBytes.self, "replaced_digest").bytes,
                     rotatedAt: try row.decode(Date.self, "replaced_at"),
                     successorSealed: try row.decode(PostgresBytes.self, "successor_sealed").bytes)
             }
             return RefreshState(
                 session: try PostgresAuthenticationSessionRepository.decode(row),
                 generation: UInt32(try row.decode(Int32.self, "refresh_generation")),
-                refreshedAt: try row.decode(Date.self, "refreshed_at"), accountDisabled: try row.decode(Bool.self, "disabled"),
+                refreshedAt: try row.decode(Date.self, "refreshed_at"),
+                accountDisabled: try row.decode(Bool.self, "disabled"),
                 displayName: try row.decode(String.self, "display_name"), replaced: replaced)
         }
     }
@@ -84,4 +86,3 @@ public struct PostgresSessionRefreshRepository: SessionRefreshRepository {
         }
     }
 }
-

@@ -44,19 +44,20 @@ public struct PostgresSigningKeyRepository: SigningKeyRepository {
             try await pool.transaction { connection in
                 // Replicas that start together each find no key: the lock makes one of them make it.
                 _ = try connection.execute("SELECT pg_advisory_xact_lock(hashtext('session_signing_keys'))")
-                let stored = try connection.execute(
-                    """
-                    WITH stored AS (
-                             INSERT INTO session_signing_keys
-                                 (key_id, algorithm, public_jwk, private_key_sealed, created_at, activates_at)
-                             SELECT \(key.keyID), \(key.publicKey.algorithm.rawValue), \(JSONWriter.string(key.publicKey.json))::jsonb,
-                                    \(PostgresBytes(key.sealedPrivateKey)), \(key.createdAt), \(key.activatesAt)
-                             \(fragment: condition)
-                             RETURNING key_id, NULL::uuid AS account_id),
-                         audited AS (\(fragment: AuditTrail.rows(.signingKeyCreated, from: "stored", detail: ["key.id": key.keyID, "algorithm": key.publicKey.algorithm.rawValue])))
-                    SELECT count(*) AS stored FROM stored
-                    """
-                ).first?.decode(Int.self, "stored") ?? 0
+                let stored =
+                    try connection.execute(
+                        """
+                        WITH stored AS (
+                                 INSERT INTO session_signing_keys
+                                     (key_id, algorithm, public_jwk, private_key_sealed, created_at, activates_at)
+                                 SELECT \(key.keyID), \(key.publicKey.algorithm.rawValue), \(JSONWriter.string(key.publicKey.json))::jsonb,
+                                        \(PostgresBytes(key.sealedPrivateKey)), \(key.createdAt), \(key.activatesAt)
+                                 \(fragment: condition)
+                                 RETURNING key_id, NULL::uuid AS account_id),
+                             audited AS (\(fragment: AuditTrail.rows(.signingKeyCreated, from: "stored", detail: ["key.id": key.keyID, "algorithm": key.publicKey.algorithm.rawValue])))
+                        SELECT count(*) AS stored FROM stored
+                        """
+                    ).first?.decode(Int.self, "stored") ?? 0
                 return stored == 1
             }
         }
@@ -71,7 +72,9 @@ public struct PostgresSigningKeyRepository: SigningKeyRepository {
                 // signing and leave none.
                 _ = try connection.execute("SELECT pg_advisory_xact_lock(hashtext('session_signing_keys'))")
                 let keys = try connection.execute(Self.published(since: publishedSince)).map(Self.decode)
-                guard let key = keys.first(where: { $0.keyID == keyID && $0.retiredAt == nil }) else { return .notFound }
+                guard let key = keys.first(where: { $0.keyID == keyID && $0.retiredAt == nil }) else {
+                    return .notFound
+                }
                 guard allowed(keys) else { return .refused }
                 _ = try connection.execute(
                     """

@@ -33,7 +33,8 @@ public struct PostgresWebhookRepository: WebhookRepository {
                 try connection.execute(Self.lockSubscriptions)
                 // One registration at a time, so the count below holds until commit.
                 try connection.execute("LOCK TABLE webhook_endpoints IN SHARE ROW EXCLUSIVE MODE")
-                let count = try connection.execute("SELECT count(*)::bigint AS n FROM webhook_endpoints")
+                let count =
+                    try connection.execute("SELECT count(*)::bigint AS n FROM webhook_endpoints")
                     .first?.decode(Int.self, "n") ?? 0
                 guard count < WebhookEndpoint.countLimit else { return nil }
                 // The endpoint's own `audit.webhook.created`, stored by the statement below, goes to it too when it
@@ -79,7 +80,8 @@ public struct PostgresWebhookRepository: WebhookRepository {
     }
 
     public func deleteEndpoint(_ id: UUID) async throws -> Bool {
-        let audit = AuditTrail.rows(.webhookDeleted, from: "deleted", detail: ["webhook.id": id.uuidString.lowercased()])
+        let audit = AuditTrail.rows(
+            .webhookDeleted, from: "deleted", detail: ["webhook.id": id.uuidString.lowercased()])
         return try await translatingErrors {
             try await pool.transaction { connection in
                 try connection.execute(Self.lockSubscriptions)
@@ -96,7 +98,8 @@ public struct PostgresWebhookRepository: WebhookRepository {
     }
 
     public func enableEndpoint(_ id: UUID) async throws -> Bool? {
-        let audit = AuditTrail.rows(.webhookEnabled, from: "enabled", detail: ["webhook.id": id.uuidString.lowercased()])
+        let audit = AuditTrail.rows(
+            .webhookEnabled, from: "enabled", detail: ["webhook.id": id.uuidString.lowercased()])
         return try await translatingErrors {
             try await pool.transaction { connection -> Bool? in
                 try connection.execute(Self.lockSubscriptions)

@@ -39,7 +39,8 @@ extension PostgresAuthenticationSessionRepository {
     static func insertion(
         _ session: AuthenticationSession, accountFrom source: String? = nil, where condition: PostgresQuery? = nil
     ) -> PostgresQuery {
-        let account: PostgresQuery = source.map { "\(unsafeSQL: $0).account_id" } ?? "\(session.accountID.rawValue)::uuid"
+        let account: PostgresQuery =
+            source.map { "\(unsafeSQL: $0).account_id" } ?? "\(session.accountID.rawValue)::uuid"
         // A session with refresh tokens starts at generation 0, refreshed when it was created.
         let refreshed = session.refreshDigest == nil ? nil : session.createdAt
         var query: PostgresQuery = """

@@ -35,7 +35,8 @@ public struct ProcessStatistics: Sendable, Equatable {
     public static func current() -> ProcessStatistics? {
         guard let text = readSmallFile("/proc/self/stat") else { return nil }
         return parse(
-            stat: text, ticksPerSecond: Double(sysconf(Int32(_SC_CLK_TCK))), pageSize: Double(sysconf(Int32(_SC_PAGESIZE))))
+            stat: text, ticksPerSecond: Double(sysconf(Int32(_SC_CLK_TCK))),
+            pageSize: Double(sysconf(Int32(_SC_PAGESIZE))))
     }
 
     /// The machine's boot time in seconds since 1970 (`btime` of `/proc/stat`), to turn a start time after boot

@@ -1,6 +1,6 @@
+import Foundation
 import NetworkIO
 import Observability
-import Foundation
 import Synchronization
 
 #if canImport(Glibc)

@@ -30,10 +30,14 @@ public final class GRPCTransportSecurity: Sendable {
             reloadInterval = 0
             logger.warning(
                 "grpc.plaintext",
-                ["detail": "GRPC_PLAINTEXT=true: gRPC calls are neither encrypted nor authenticated, and every caller may call every method"])
+                [
+                    "detail":
+                        "GRPC_PLAINTEXT=true: gRPC calls are neither encrypted nor authenticated, and every caller may call every method"
+                ])
         case .mutualTLS(let tls):
             let files = MutualTLSFiles(
-                certificateChainPath: tls.certificatePath, privateKeyPath: tls.keyPath, trustedCAPath: tls.trustedCAPath)
+                certificateChainPath: tls.certificatePath, privateKeyPath: tls.keyPath, trustedCAPath: tls.trustedCAPath
+            )
             do {
                 credentials = try ReloadingTLSCredentials(files: files)
             } catch let error as TLSSetupError {

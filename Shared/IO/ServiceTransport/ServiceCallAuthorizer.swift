@@ -36,7 +36,10 @@ public struct ServiceCallAuthorizer: GRPCCallAuthorizer {
         }
         metrics.increment(
             "grpc_server_refused_calls_total", help: "gRPC calls refused by the caller policy, before they ran.",
-            labels: ["service": service, "method": path, "code": error.code == .unauthenticated ? "UNAUTHENTICATED" : "PERMISSION_DENIED", "reason": reason])
+            labels: [
+                "service": service, "method": path,
+                "code": error.code == .unauthenticated ? "UNAUTHENTICATED" : "PERMISSION_DENIED", "reason": reason,
+            ])
         let key = "\(identification.logValue) \(reason)"
         if let suppressed = throttle.admit(key, at: Double(monotonicNanoseconds()) / 1e9) {
             logger.warning(
@@ -70,6 +73,7 @@ extension PeerIdentification {
     /// What a TLS peer's certificate establishes about it.
     init(_ certificate: PeerCertificate) {
         self.init(
-            uris: certificate.uris, dnsNames: certificate.dnsNames, verificationFailure: certificate.verificationFailure)
+            uris: certificate.uris, dnsNames: certificate.dnsNames, verificationFailure: certificate.verificationFailure
+        )
     }
 }

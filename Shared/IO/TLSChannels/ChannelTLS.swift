@@ -106,6 +106,7 @@ struct TLSPeerRefused: Error, CustomStringConvertible {
 
     var description: String {
         guard let certificate else { return "the server presented no certificate" }
-        return "the server's certificate (\((certificate.uris + certificate.dnsNames).joined(separator: ", "))) is not the expected service"
+        return
+            "the server's certificate (\((certificate.uris + certificate.dnsNames).joined(separator: ", "))) is not the expected service"
     }
 }

@@ -106,7 +106,8 @@ public final class ReloadingTLSCredentials: Sendable {
         let serialNumber = leaf?.serialNumberHex ?? "unknown"
         let expiry = CertificateExpiry(
             identity: leaf?.notAfterUnixSeconds,
-            trust: pemCertificates(String(decoding: contents[2], as: UTF8.self)).compactMap(\.notAfterUnixSeconds).min())
+            trust: pemCertificates(String(decoding: contents[2], as: UTF8.self)).compactMap(\.notAfterUnixSeconds).min()
+        )
         return Loaded(server: server, client: client, contents: contents, serialNumber: serialNumber, expiry: expiry)
     }
 
@@ -114,7 +115,8 @@ public final class ReloadingTLSCredentials: Sendable {
     private static func pemCertificates(_ bundle: String) -> [Certificate] {
         let end = "-----END CERTIFICATE-----"
         var certificates: [Certificate] = []
-        for block in bundle.components(separatedBy: end).prefix(64) where block.contains("-----BEGIN CERTIFICATE-----") {
+        for block in bundle.components(separatedBy: end).prefix(64) where block.contains("-----BEGIN CERTIFICATE-----")
+        {
             if let certificate = try? Certificate(pemEncoded: block + end + "\n") { certificates.append(certificate) }
         }
         return certificates

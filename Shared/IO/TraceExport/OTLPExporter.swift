@@ -1,7 +1,7 @@
 import Configuration
-import Observability
 import Foundation
 import NetworkIO
+import Observability
 import Synchronization
 
 #if canImport(Glibc)
@@ -87,7 +87,8 @@ public final class OTLPExporter: Sendable {
         guard !spans.isEmpty else { return }
         let body = OTLPTraceEncoding.exportRequest(spans, resource: resource, scope: "passkey-server")
         let outcome = OTLPHTTPPost.send(
-            body, host: endpoint.host, port: endpoint.port, path: endpoint.path, timeoutMilliseconds: timeoutMilliseconds)
+            body, host: endpoint.host, port: endpoint.port, path: endpoint.path,
+            timeoutMilliseconds: timeoutMilliseconds)
         switch outcome {
         case .success:
             metrics.increment(
@@ -100,8 +101,10 @@ public final class OTLPExporter: Sendable {
             if let suppressed = failureLog.admit("export", at: Double(monotonicNanoseconds()) / 1e9) {
                 logger.warning(
                     "trace.export_failed",
-                    ["endpoint": "\(endpoint.host):\(endpoint.port)\(endpoint.path)", "reason": failure.description,
-                     "spans": String(spans.count), "suppressed": String(suppressed)])
+                    [
+                        "endpoint": "\(endpoint.host):\(endpoint.port)\(endpoint.path)", "reason": failure.description,
+                        "spans": String(spans.count), "suppressed": String(suppressed),
+                    ])
             }
         }
     }

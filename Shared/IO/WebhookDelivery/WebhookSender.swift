@@ -68,7 +68,9 @@ public final class WebhookSender: WebhookTransport {
 
     /// POSTs the delivery, signed now with `secret`, to the checked destination; the response's status, or why
     /// there was none.
-    public func send(_ delivery: WebhookDelivery, secret: WebhookSecret, to destination: WebhookDestination, at now: Date)
+    public func send(
+        _ delivery: WebhookDelivery, secret: WebhookSecret, to destination: WebhookDestination, at now: Date
+    )
         async -> Result<Int, WebhookSendError>
     {
         let post = HTTPPost(

@@ -21,7 +21,8 @@ while let argument = arguments.next() {
     case "--breakdown": breakdown = true
     case "--iterations": iterations = Int(arguments.next() ?? "")
     default:
-        FileHandle.standardError.write(Data("usage: webauthn-benchmark [--seconds N] [--emit FILE] [--breakdown] [--iterations N]\n".utf8))
+        FileHandle.standardError.write(
+            Data("usage: webauthn-benchmark [--seconds N] [--emit FILE] [--breakdown] [--iterations N]\n".utf8))
         exit(2)
     }
 }

@@ -1,7 +1,7 @@
 import Domain
+import Encoding
 import Foundation
 import Synchronization
-import Encoding
 
 /// `accounts`, `account_emails`, `password_credentials`, `failed_guesses`, `authentication_sessions`,
 /// `passkey_registration_challenges` and `passkey_account_registrations` in memory, with the same rules as the
@@ -226,7 +226,8 @@ public final class InMemoryAccounts: AccountRepository, AccountEmailRepository, 
         let stored = state.failedGuesses[key]
         let level = charge.limit.level(of: stored, at: charge.now) + 1
         guard !onlyWithRoom || stored == nil || level <= charge.limit.fullLevel else { return false }
-        state.failedGuesses[key] = FailedGuesses(level: level, updatedAt: max(stored?.updatedAt ?? charge.now, charge.now))
+        state.failedGuesses[key] = FailedGuesses(
+            level: level, updatedAt: max(stored?.updatedAt ?? charge.now, charge.now))
         return true
     }
 

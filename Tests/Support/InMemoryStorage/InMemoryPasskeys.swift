@@ -79,19 +79,24 @@ public final class InMemoryPasskeys: PasskeyCredentialRepository, PasskeySignInR
         return state.withLock { state in
             guard let credential = state.credentials[credentialID], let owner = state.accounts[credential.accountID]
             else { return nil }
-            return PasskeyCredentialWithOwner(credential: credential, userHandle: owner.handle, displayName: owner.displayName)
+            return PasskeyCredentialWithOwner(
+                credential: credential, userHandle: owner.handle, displayName: owner.displayName)
         }
     }
 
     public func credentials(of accountID: AccountID) async throws -> [PasskeyCredential] {
-        state.withLock { $0.credentials.values.filter { $0.accountID == accountID }.sorted { $0.createdAt < $1.createdAt } }
+        state.withLock {
+            $0.credentials.values.filter { $0.accountID == accountID }.sorted { $0.createdAt < $1.createdAt }
+        }
     }
 
     public func rename(credentialID: CredentialID, of accountID: AccountID, to name: String) async throws
         -> PasskeyCredential?
     {
         state.withLock { state in
-            guard var credential = state.credentials[credentialID], credential.accountID == accountID else { return nil }
+            guard var credential = state.credentials[credentialID], credential.accountID == accountID else {
+                return nil
+            }
             credential.name = name
             state.credentials[credentialID] = credential
             return credential

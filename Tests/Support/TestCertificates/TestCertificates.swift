@@ -28,7 +28,8 @@ public struct TestCertificates: Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = [
-            "-c", "set -euo pipefail; source \"$1/deploy/local/certificates.sh\"; make_grpc_certificates \"$2\"", "bash",
+            "-c", "set -euo pipefail; source \"$1/deploy/local/certificates.sh\"; make_grpc_certificates \"$2\"",
+            "bash",
             root, directory,
         ]
         let errors = Pipe()

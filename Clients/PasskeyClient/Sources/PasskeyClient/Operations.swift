@@ -509,7 +509,8 @@ public struct PasswordRemovalOperation: PasskeyAPIOperation {
 public struct PasswordChangeOperation: PasskeyAPIOperation, CustomStringConvertible, CustomReflectable {
     public typealias Response = PasswordChanged
     /// The route.
-    public static let route = APIRoute(.post, "/v1/account/password", operationID: "setPassword", requiresAccessToken: true)
+    public static let route = APIRoute(
+        .post, "/v1/account/password", operationID: "setPassword", requiresAccessToken: true)
     public var route: APIRoute { Self.route }
 
     /// The new password (never logged).

@@ -138,14 +138,17 @@ public struct MetadataBLOB: Sendable {
             entries[aaguid] = Entry(aaguid: aaguid, latestStatus: latest!.status, effectiveDate: latest!.date)
             if case .array(let encoded)? = item["metadataStatement"]?["attestationRootCertificates"] {
                 guard encoded.count <= Self.maximumAttestationRoots else {
-                    throw Failure("malformed: entry \(index) has more than \(Self.maximumAttestationRoots) attestation roots")
+                    throw Failure(
+                        "malformed: entry \(index) has more than \(Self.maximumAttestationRoots) attestation roots")
                 }
                 var roots: [Certificate] = []
                 for value in encoded {
                     // Standard base64 DER, as the metadata statement format gives them.
                     guard let text = value.stringValue, let der = Base64URL.decode(text),
                         let certificate = try? Certificate(derEncoded: der)
-                    else { throw Failure("malformed: entry \(index) has an attestation root that is not a certificate") }
+                    else {
+                        throw Failure("malformed: entry \(index) has an attestation root that is not a certificate")
+                    }
                     roots.append(certificate)
                 }
                 if !roots.isEmpty { attestationRoots[aaguid] = roots }
