@@ -75,7 +75,8 @@ func makeAccount(_ connection: HTTPConnection) throws -> (SoftwareAuthenticator,
         "/v1/passkeys/account-registrations",
         body(["email": .string("load-\(UUID.randomV4().lowercaseText.prefix(12))@example.com"), "displayName": "Load"]))
     guard started.status == 200 else {
-        FileHandle.standardError.write(Data("account creation failed: \(started.status) \(String(decoding: started.body, as: UTF8.self))\n".utf8))
+        FileHandle.standardError.write(
+            Data("account creation failed: \(started.status) \(String(decoding: started.body, as: UTF8.self))\n".utf8))
         exit(1)
     }
     let start = json(started.body)
@@ -91,7 +92,8 @@ func makeAccount(_ connection: HTTPConnection) throws -> (SoftwareAuthenticator,
             "attestationObject": .string(Base64URL.encode(registration.attestationObject)),
         ]))
     guard finish.status == 201 else {
-        FileHandle.standardError.write(Data("account creation failed: \(finish.status) \(String(decoding: finish.body, as: UTF8.self))\n".utf8))
+        FileHandle.standardError.write(
+            Data("account creation failed: \(finish.status) \(String(decoding: finish.body, as: UTF8.self))\n".utf8))
         exit(1)
     }
     return (authenticator, text(json(finish.body), "refreshToken"))
@@ -120,7 +122,8 @@ struct FailureKind: Hashable, Error {
 }
 
 /// One ceremony: start, sign, finish. The session's access token on a 200, else why not.
-func ceremony(_ connection: HTTPConnection, _ authenticator: inout SoftwareAuthenticator) -> Result<String, FailureKind> {
+func ceremony(_ connection: HTTPConnection, _ authenticator: inout SoftwareAuthenticator) -> Result<String, FailureKind>
+{
     let started = try? connection.post("/v1/passkeys/authentications", Array("{}".utf8))
     guard let start = started, start.status == 200 else { return .failure(FailureKind("start", started)) }
     let options = json(start.body)
@@ -176,13 +179,14 @@ for signalNumber in [SIGTERM, SIGINT] {
 func stopping() -> Bool { stopRequested.load(ordering: .relaxed) }
 // Reserved up front: growing a large array copies it under the lock, which every worker then waits for, and the
 // wait would count as server latency in a long run.
-let results = Mutex({
-    var results = Results()
-    let expected = rate > 0 ? Int(rate * duration * 1.05) + 1_024 : 1 << 16
-    results.latencies.reserveCapacity(expected)
-    if windowSeconds > 0 { results.samples.reserveCapacity(expected) }
-    return results
-}())
+let results = Mutex(
+    {
+        var results = Results()
+        let expected = rate > 0 ? Int(rate * duration * 1.05) + 1_024 : 1 << 16
+        results.latencies.reserveCapacity(expected)
+        if windowSeconds > 0 { results.samples.reserveCapacity(expected) }
+        return results
+    }())
 let queue = Mutex<[Double]>([])  // scheduled start times, open-loop mode
 let scheduled = DispatchSemaphore(value: 0)  // one signal per scheduled start, and one per worker at the end
 let stopAt = Mutex<Double>(0)
@@ -195,7 +199,8 @@ for _ in 0..<connections {
     do {
         let (authenticator, refreshToken) = try makeAccount(connection)
         if refreshMode && refreshToken.isEmpty {
-            FileHandle.standardError.write(Data("passkey-signin-load: --refresh: sign-ups return no refresh token\n".utf8))
+            FileHandle.standardError.write(
+                Data("passkey-signin-load: --refresh: sign-ups return no refresh token\n".utf8))
             exit(1)
         }
         workers.append((connection, authenticator, refreshToken))
@@ -253,7 +258,9 @@ for worker in workers {
                             (wallStart, wallEnd, "\(kind.step) \(status) \(kind.code.isEmpty ? "-" : kind.code)", ""))
                     }
                 }
-                if windowSeconds > 0 { $0.samples.append((startTime - began, failure == nil ? finished - startTime : -1)) }
+                if windowSeconds > 0 {
+                    $0.samples.append((startTime - began, failure == nil ? finished - startTime : -1))
+                }
                 guard let failure else {
                     $0.latencies.append(finished - startTime)
                     return
@@ -329,18 +336,24 @@ if windowSeconds > 0 {
         }
         print(
             String(
-                format: "window start_s=%.0f ceremonies=%d failures=%d p50_ms=%.2f p99_ms=%.2f p999_ms=%.2f max_ms=%.2f",
-                Double(window) * windowSeconds, latencies.count, windows[window]!.failures, at(0.5), at(0.99), at(0.999),
+                format:
+                    "window start_s=%.0f ceremonies=%d failures=%d p50_ms=%.2f p99_ms=%.2f p999_ms=%.2f max_ms=%.2f",
+                Double(window) * windowSeconds, latencies.count, windows[window]!.failures, at(0.5), at(0.99),
+                at(0.999),
                 (latencies.last ?? 0) * 1000))
     }
 }
 if let recordPath {
     var lines = ""
     for record in final.records.sorted(by: { $0.start < $1.start }) {
-        lines += String(format: "%.3f %.3f ", record.start, record.end) + record.outcome
+        lines +=
+            String(format: "%.3f %.3f ", record.start, record.end) + record.outcome
             + (record.token.isEmpty ? "" : " " + record.token) + "\n"
     }
-    FileManager.default.createFile(atPath: recordPath, contents: Data(lines.utf8))
+    guard FileManager.default.createFile(atPath: recordPath, contents: Data(lines.utf8)) else {
+        FileHandle.standardError.write(Data("cannot write the record to \(recordPath)\n".utf8))
+        exit(1)
+    }
 }
 if reportFailures {
     for (kind, counted) in final.failureKinds.sorted(by: { $0.value.count > $1.value.count }) {
