@@ -43,8 +43,7 @@ final class DatabaseStartTests: XCTestCase {
         let client = try GRPCClient(addresses: [SocketAddress(host: "127.0.0.1", port: UInt16(port))], configuration: GRPCClientConfiguration())
         defer { client.close() }
         return try await client.unary(
-            path: HealthService.checkPath, request: HealthCheckRequest(service: service),
-            responseType: HealthCheckResponse.self
+            HealthService.check, request: HealthCheckRequest(service: service)
         ).status
     }
 

@@ -47,7 +47,7 @@ final class ConnectionReadinessTests: XCTestCase {
         clients.append(client)
         let call = Task {
             try await client.unary(
-                path: EchoService.getPath, request: EchoRequest(text: "once"), responseType: EchoResponse.self,
+                EchoService.get, request: EchoRequest(text: "once"),
                 deadline: .seconds(5), idempotent: false)
         }
         try await Task.sleep(nanoseconds: 100_000_000)

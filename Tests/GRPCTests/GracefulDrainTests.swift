@@ -75,7 +75,7 @@ private final class DrainRun: Sendable {
         }
     }
 
-    private static let path = "/test.Drain/Record"
+    private static let record = GRPCMethodDescriptor<EchoRequest, EchoResponse>(service: "test.Drain", name: "Record")
 
     let drainTarget: Int
     let slots: Int
@@ -115,7 +115,7 @@ private final class DrainRun: Sendable {
         configuration.tls = serverTLS
         let server = GRPCServer(configuration: configuration)
         server.register(
-            GRPCUnaryMethod(path: Self.path) { [self] (request: EchoRequest, _: ServerContext) in
+            GRPCUnaryMethod(Self.record) { [self] request, _ in
                 let id = UInt64(request.text) ?? 0
                 executions.withLock { $0[id, default: 0] += 1 }
                 if request.delayMilliseconds > 0 {
@@ -253,7 +253,7 @@ private final class DrainRun: Sendable {
             let failure: String?
             do {
                 let response = try await client.unary(
-                    path: Self.path, request: request, responseType: EchoResponse.self, deadline: .seconds(3),
+                    Self.record, request: request, deadline: .seconds(3),
                     idempotent: idempotent)
                 failure = response.text == request.text ? nil : "call \(id): the answer was \(response.text)"
             } catch let error as RPCError {

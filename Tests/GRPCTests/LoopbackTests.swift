@@ -55,7 +55,7 @@ final class LoopbackTests: XCTestCase {
         var request = EchoRequest(text: "ping")
         request.payload = Array(repeating: 42, count: 100_000)
         let response = try await client.unary(
-            path: EchoService.getPath, request: request, responseType: EchoResponse.self, metadata: metadata)
+            EchoService.get, request: request, metadata: metadata)
         XCTAssertEqual(response.text, "ping")
         XCTAssertEqual(response.payload.count, 100_000)
         XCTAssertEqual(response.echoedMetadata, "hello")
@@ -69,7 +69,7 @@ final class LoopbackTests: XCTestCase {
         request.statusCode = Int32(GRPCStatusCode.permissionDenied.rawValue)
         request.statusMessage = "not yours: 日本 100%"
         do {
-            _ = try await client.unary(path: EchoService.getPath, request: request, responseType: EchoResponse.self)
+            _ = try await client.unary(EchoService.get, request: request)
             XCTFail("expected an error")
         } catch let error as RPCError {
             XCTAssertEqual(error.code, .permissionDenied)
@@ -82,7 +82,7 @@ final class LoopbackTests: XCTestCase {
         let client = try makeClient([address])
         do {
             _ = try await client.unary(
-                path: "/echo.v1.Echo/Nope", request: EchoRequest(), responseType: EchoResponse.self)
+                GRPCMethodDescriptor<EchoRequest, EchoResponse>(service: "echo.v1.Echo", name: "Nope"), request: EchoRequest())
             XCTFail("expected an error")
         } catch let error as RPCError {
             XCTAssertEqual(error.code, .unimplemented)
@@ -97,7 +97,7 @@ final class LoopbackTests: XCTestCase {
         let start = monotonicNanoseconds()
         do {
             _ = try await client.unary(
-                path: EchoService.getPath, request: request, responseType: EchoResponse.self,
+                EchoService.get, request: request,
                 deadline: .milliseconds(200))
             XCTFail("expected an error")
         } catch let error as RPCError {
@@ -113,8 +113,7 @@ final class LoopbackTests: XCTestCase {
             for index in 0..<1000 {
                 group.addTask {
                     try await client.unary(
-                        path: EchoService.getPath, request: EchoRequest(text: "\(index)"),
-                        responseType: EchoResponse.self
+                        EchoService.get, request: EchoRequest(text: "\(index)")
                     ).text
                 }
             }
@@ -131,7 +130,7 @@ final class LoopbackTests: XCTestCase {
         let client = try makeClient([SocketAddress(host: "127.0.0.1", port: 1), address])
         for index in 0..<6 {
             let response = try await client.unary(
-                path: EchoService.getPath, request: EchoRequest(text: "r\(index)"), responseType: EchoResponse.self)
+                EchoService.get, request: EchoRequest(text: "r\(index)"))
             XCTAssertEqual(response.text, "r\(index)")
         }
     }
@@ -140,7 +139,7 @@ final class LoopbackTests: XCTestCase {
         let client = try makeClient([SocketAddress(host: "127.0.0.1", port: 1)])
         do {
             _ = try await client.unary(
-                path: EchoService.getPath, request: EchoRequest(), responseType: EchoResponse.self)
+                EchoService.get, request: EchoRequest())
             XCTFail("expected an error")
         } catch let error as RPCError {
             XCTAssertEqual(error.code, .unavailable)
@@ -152,8 +151,7 @@ final class LoopbackTests: XCTestCase {
         let client = try makeClient([address])
         func check(_ service: String = "") async throws -> ServingStatus {
             try await client.unary(
-                path: HealthService.checkPath, request: HealthCheckRequest(service: service),
-                responseType: HealthCheckResponse.self
+                HealthService.check, request: HealthCheckRequest(service: service)
             ).status
         }
         let serving = try await check()
@@ -182,7 +180,7 @@ final class LoopbackTests: XCTestCase {
         request.delayMilliseconds = 500
         let slowRequest = request
         let call = Task {
-            try await client.unary(path: EchoService.getPath, request: slowRequest, responseType: EchoResponse.self)
+            try await client.unary(EchoService.get, request: slowRequest)
         }
         try await Task.sleep(nanoseconds: 150_000_000)
         let drained = expectation(description: "drained")
@@ -207,14 +205,14 @@ final class LoopbackTests: XCTestCase {
             privateKeyPath: directory + "/client.key")
         let client = try makeClient([address], tls: clientTLS)
         let response = try await client.unary(
-            path: EchoService.getPath, request: EchoRequest(text: "secure"), responseType: EchoResponse.self)
+            EchoService.get, request: EchoRequest(text: "secure"))
         XCTAssertEqual(response.text, "secure")
 
         // Without a client certificate the server refuses the handshake.
         let anonymous = try makeClient([address], tls: try ChannelTLS.clientSecurity(trustedCAPath: directory + "/ca.pem"))
         do {
             _ = try await anonymous.unary(
-                path: EchoService.getPath, request: EchoRequest(), responseType: EchoResponse.self)
+                EchoService.get, request: EchoRequest())
             XCTFail("expected a failure without a client certificate")
         } catch let error as RPCError {
             XCTAssertEqual(error.code, .unavailable)
@@ -228,7 +226,7 @@ final class LoopbackTests: XCTestCase {
                 privateKeyPath: directory + "/client.key"))
         do {
             _ = try await untrusting.unary(
-                path: EchoService.getPath, request: EchoRequest(), responseType: EchoResponse.self)
+                EchoService.get, request: EchoRequest())
             XCTFail("expected a failure with an untrusted server")
         } catch let error as RPCError {
             XCTAssertEqual(error.code, .unavailable)
@@ -277,7 +275,7 @@ extension LoopbackTests {
         request.delayMilliseconds = 3000
         let slowRequest = request
         let call = Task {
-            try await client.unary(path: EchoService.getPath, request: slowRequest, responseType: EchoResponse.self)
+            try await client.unary(EchoService.get, request: slowRequest)
         }
         try await Task.sleep(nanoseconds: 100_000_000)
         let start = monotonicNanoseconds()

@@ -64,7 +64,7 @@ final class ReconnectOnDemandTests: XCTestCase {
             addresses: [oldAddress, SocketAddress(host: "127.0.0.1", port: newPort)], configuration: configuration)
         clients.append(client)
         let first = try await client.unary(
-            path: EchoService.getPath, request: EchoRequest(text: "before"), responseType: EchoResponse.self)
+            EchoService.get, request: EchoRequest(text: "before"))
         XCTAssertEqual(first.text, "before")
         // The first attempt at the new port has been refused by now.
         try await Task.sleep(nanoseconds: 100_000_000)
@@ -72,7 +72,7 @@ final class ReconnectOnDemandTests: XCTestCase {
         old.shutdown()
         do {
             let response = try await client.unary(
-                path: EchoService.getPath, request: EchoRequest(text: "after"), responseType: EchoResponse.self,
+                EchoService.get, request: EchoRequest(text: "after"),
                 deadline: .seconds(2))
             return .success(response.text)
         } catch let error as RPCError {

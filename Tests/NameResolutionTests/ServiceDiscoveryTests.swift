@@ -34,7 +34,7 @@ final class ServiceDiscoveryTests: XCTestCase {
         let server = GRPCServer(configuration: configuration)
         EchoService.register(on: server)
         server.register(
-            GRPCUnaryMethod(path: Self.whoPath) { (request: EchoRequest, _: ServerContext) in
+            GRPCUnaryMethod(Self.who) { request, _ in
                 if request.delayMilliseconds > 0 {
                     try await Task.sleep(nanoseconds: UInt64(request.delayMilliseconds) * 1_000_000)
                 }
@@ -47,7 +47,7 @@ final class ServiceDiscoveryTests: XCTestCase {
         servers[host] = server
     }
 
-    private static let whoPath = "/test.Who/Answer"
+    private static let who = GRPCMethodDescriptor<EchoRequest, EchoResponse>(service: "test.Who", name: "Answer")
 
     private func makeClient(interval: Duration) throws -> GRPCClient {
         let target = try XCTUnwrap(ServiceTarget(parsing: "dns://127.0.0.1:\(dns.port)/echo.test:\(port)"))
@@ -67,7 +67,7 @@ final class ServiceDiscoveryTests: XCTestCase {
     private static func ask(_ client: GRPCClient, delay: UInt32) async throws -> String {
         var request = EchoRequest()
         request.delayMilliseconds = delay
-        return try await client.unary(path: Self.whoPath, request: request, responseType: EchoResponse.self).text
+        return try await client.unary(Self.who, request: request).text
     }
 
     /// Which replicas answer `count` calls.

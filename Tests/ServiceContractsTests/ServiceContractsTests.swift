@@ -140,13 +140,13 @@ final class ServiceContractsTests: XCTestCase {
             func wrongClientRequest(_ caller: some GRPCUnaryCaller) async throws {
                 _ = try await SessionServiceClient(caller).validateSession(BeginAuthenticationRequest())
             }
-            struct WrongHandler: GRPCUnaryMethodMaker {
-                func unary<Request, Response>(
-                    _ method: GRPCMethodDescriptor<Request, Response>,
-                    _ handler: @escaping @Sendable (Request, ServerContext) async throws -> Response
-                ) -> GRPCUnaryMethod<Request, Response> { fatalError() }
+            struct WrongHandler: GRPCServerInterceptor {
+                func intercept<Request, Response>(
+                    _ request: Request, context: ServerContext, method: GRPCMethodDescriptor<Request, Response>,
+                    next: @Sendable (Request, ServerContext) async throws -> Response
+                ) async throws -> Response { try await next(request, context) }
                 func register(_ server: GRPCServer) {
-                    server.register(unary(SessionServiceMethods.validateSession) { (_: ValidateSessionRequest, _) in IssuedSession() })
+                    server.register(GRPCUnaryMethod(SessionServiceMethods.validateSession, interceptors: [self]) { (_: ValidateSessionRequest, _) in IssuedSession() })
                 }
             }
             """

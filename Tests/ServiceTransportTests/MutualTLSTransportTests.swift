@@ -56,7 +56,7 @@ final class MutualTLSTransportTests: XCTestCase {
 
     private func echo(_ client: GRPCClient) async throws -> String {
         try await client.unary(
-            path: EchoService.getPath, request: EchoRequest(text: "hello"), responseType: EchoResponse.self,
+            EchoService.get, request: EchoRequest(text: "hello"),
             deadline: .seconds(3)
         ).text
     }

@@ -25,7 +25,7 @@ await ServiceMain.run(
     ChallengeService(
         useCases: useCases, relyingParty: relyingParty,
         timeoutMilliseconds: Int64(configuration.challengeLifetime * 1000)
-    ).register(on: server, using: context)
+    ).register(on: server, interceptors: [ServerInstrumentation(context)])
     // The ceremony tables are this service's: every replica deletes their ended rows.
     let retention = configuration.ceremonyRetention
     context.sweep(

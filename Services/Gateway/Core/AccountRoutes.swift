@@ -9,8 +9,8 @@ import ServiceContracts
 extension GatewayApplication {
     // MARK: - Password accounts
 
-    func createPasswordAccount(_ context: RequestContext) async throws -> HTTPResponse {
-        let body = try PasswordAccountBody(context.jsonBody())
+    func createPasswordAccount(_ context: PublicContext) async throws -> HTTPResponse {
+        let body = try PasswordAccountBody(context.body)
         var request = CreatePasswordAccountRequest()
         request.email = body.email
         request.password = body.password
@@ -19,11 +19,10 @@ extension GatewayApplication {
         return Self.json(201, ["accountID": .string(response.accountID)])
     }
 
-    func signInWithPassword(_ context: RequestContext) async throws -> HTTPResponse {
-        let body = try PasswordSignInBody(context.jsonBody())
+    func signInWithPassword(_ context: PublicContext) async throws -> HTTPResponse {
+        let body = try PasswordSignInBody(context.body)
         let emailKey = EmailAddress.limitKey(body.email)
-        try limit(passwordPerAddress, key: context.clientLimitKey, name: "password_per_address", context)
-        try limit(passwordPerEmail, key: emailKey, name: "password_per_email", context)
+        try limits.take(limits.passwordBuckets(emailKey: emailKey), context)
         var request = SignInWithPasswordRequest()
         request.email = body.email
         request.password = body.password
@@ -33,12 +32,12 @@ extension GatewayApplication {
 
     // MARK: - The signed-in account
 
-    func currentSession(_ context: RequestContext) async throws -> HTTPResponse {
+    func currentSession(_ context: PublicContext) async throws -> HTTPResponse {
         let session = try context.validatedSession()
         return Self.json(200, ResponseDocuments.currentSession(session))
     }
 
-    func signOut(_ context: RequestContext) async throws -> HTTPResponse {
+    func signOut(_ context: PublicContext) async throws -> HTTPResponse {
         let session = try context.validatedSession()
         var request = RevokeSessionRequest()
         request.accountID = session.accountID
@@ -51,7 +50,7 @@ extension GatewayApplication {
         return response
     }
 
-    func listSessions(_ context: RequestContext) async throws -> HTTPResponse {
+    func listSessions(_ context: PublicContext) async throws -> HTTPResponse {
         let session = try context.validatedSession()
         var request = ListSessionsRequest()
         request.accountID = session.accountID
@@ -60,9 +59,9 @@ extension GatewayApplication {
         return Self.json(200, ResponseDocuments.sessions(list))
     }
 
-    func revokeSession(_ context: RequestContext) async throws -> HTTPResponse {
+    func revokeSession(_ context: PublicContext) async throws -> HTTPResponse {
         let session = try context.validatedSession()
-        let sessionID = context.parameters["sessionID"] ?? ""
+        let sessionID = context.parameter("sessionID")
         guard FieldRules.isUUID(sessionID) else {
             throw APIProblem.invalidRequest("The session ID in the path must be a UUID.")
         }
@@ -73,7 +72,7 @@ extension GatewayApplication {
         return Self.noContent
     }
 
-    func account(_ context: RequestContext) async throws -> HTTPResponse {
+    func account(_ context: PublicContext) async throws -> HTTPResponse {
         let session = try context.validatedSession()
         var request = GetAccountRequest()
         request.accountID = session.accountID
@@ -81,9 +80,9 @@ extension GatewayApplication {
         return Self.json(200, ResponseDocuments.account(summary))
     }
 
-    func renameAccount(_ context: RequestContext) async throws -> HTTPResponse {
+    func renameAccount(_ context: PublicContext) async throws -> HTTPResponse {
         let session = try context.validatedSession()
-        let body = try RenameAccountBody(context.jsonBody())
+        let body = try RenameAccountBody(context.body)
         var request = UpdateDisplayNameRequest()
         request.accountID = session.accountID
         request.displayName = body.displayName
@@ -93,7 +92,7 @@ extension GatewayApplication {
 
     /// The account's passkeys, each with its provider, and what the page's Signal API calls name the account by
     /// (the RP ID and the user handle, which verification-service reads with the passkeys).
-    func listPasskeys(_ context: RequestContext) async throws -> HTTPResponse {
+    func listPasskeys(_ context: PublicContext) async throws -> HTTPResponse {
         let session = try context.validatedSession()
         var request = ListCredentialsRequest()
         request.accountID = session.accountID
@@ -105,10 +104,10 @@ extension GatewayApplication {
                 provider: providers.fields(aaguid:)))
     }
 
-    func renamePasskey(_ context: RequestContext) async throws -> HTTPResponse {
+    func renamePasskey(_ context: PublicContext) async throws -> HTTPResponse {
         let session = try context.validatedSession()
         let credentialID = try Self.credentialID(context)
-        let body = try RenamePasskeyBody(context.jsonBody())
+        let body = try RenamePasskeyBody(context.body)
         var request = RenameCredentialRequest()
         request.accountID = session.accountID
         request.credentialID = credentialID
@@ -117,7 +116,7 @@ extension GatewayApplication {
         return Self.json(200, ResponseDocuments.passkey(info, provider: providers.fields(aaguid:)))
     }
 
-    func removePasskey(_ context: RequestContext) async throws -> HTTPResponse {
+    func removePasskey(_ context: PublicContext) async throws -> HTTPResponse {
         let session = try context.validatedSession()
         let credentialID = try Self.credentialID(context)
         var request = RemoveCredentialRequest()
@@ -128,7 +127,7 @@ extension GatewayApplication {
     }
 
     /// Stage ③: the account gives up its password once a passkey has signed it in.
-    func removePassword(_ context: RequestContext) async throws -> HTTPResponse {
+    func removePassword(_ context: PublicContext) async throws -> HTTPResponse {
         let session = try context.validatedSession()
         var request = RemovePasswordRequest()
         request.accountID = session.accountID
@@ -136,8 +135,8 @@ extension GatewayApplication {
         return Self.noContent
     }
 
-    static func credentialID(_ context: RequestContext) throws(APIProblem) -> [UInt8] {
-        guard let text = context.parameters["credentialID"], let bytes = Base64URL.decode(text),
+    static func credentialID(_ context: PublicContext) throws(APIProblem) -> [UInt8] {
+        guard let bytes = Base64URL.decode(context.parameter("credentialID")),
             FieldRules.credentialIDLengths.contains(bytes.count)
         else {
             throw .invalidRequest(

@@ -7,28 +7,12 @@ import ServiceContracts
 /// with a password, and a reauthentication with a password or a passkey bound to the session. Routes marked
 /// `recentSignIn` admit a session only while its sign-in (or last reauthentication) is within
 /// `PASSKEY_REAUTHENTICATION_WINDOW`; an older one gets 403 `reauthentication_required`, and the client proves a
-/// credential again on one of the reauthentication routes, keeping its tokens.
+/// credential again on one of the reauthentication routes, keeping its tokens (``RecentSignIn``).
 extension GatewayApplication {
-    /// The code of the 403 a sensitive change answers a session whose sign-in is too old.
-    static let reauthenticationRequired = "reauthentication_required"
-
-    /// 403 `reauthentication_required` unless the session signed in (or reauthenticated) within the window. A
-    /// session-service that does not send the time yet (during a rolling upgrade) is read as the session's creation.
-    func requireRecentSignIn(_ session: SessionInfo) throws(APIProblem) {
-        let signedIn = max(session.authenticatedAtUnixMilliseconds, session.createdAtUnixMilliseconds)
-        let age = Double(settings.now() - signedIn) / 1000
-        guard age <= configuration.reauthenticationWindow else {
-            throw APIProblem(
-                status: 403, code: Self.reauthenticationRequired,
-                detail: "This change needs a sign-in within the last \(Int(configuration.reauthenticationWindow / 60)) "
-                    + "minutes: reauthenticate with a passkey or the password, then try again.")
-        }
-    }
-
     /// Sets or changes the account's password; every other session ends.
-    func setPassword(_ context: RequestContext) async throws -> HTTPResponse {
+    func setPassword(_ context: PublicContext) async throws -> HTTPResponse {
         let session = try context.validatedSession()
-        let body = try NewPasswordBody(context.jsonBody())
+        let body = try NewPasswordBody(context.body)
         var request = SetPasswordRequest()
         request.accountID = session.accountID
         request.sessionID = session.sessionID
@@ -40,10 +24,10 @@ extension GatewayApplication {
 
     /// A fresh sign-in with the account's password, bound to the session: its sign-in time becomes now. The
     /// password guesses count as at sign-in (per client address here, per account in session-service).
-    func reauthenticateWithPassword(_ context: RequestContext) async throws -> HTTPResponse {
+    func reauthenticateWithPassword(_ context: PublicContext) async throws -> HTTPResponse {
         let session = try context.validatedSession()
-        let body = try PasswordBody(context.jsonBody())
-        try limit(passwordPerAddress, key: context.clientLimitKey, name: "password_per_address", context)
+        let body = try PasswordBody(context.body)
+        try limits.take(limits.passwordBuckets(emailKey: nil), context)
         var request = ReauthenticateRequest()
         request.accountID = session.accountID
         request.sessionID = session.sessionID
@@ -54,9 +38,9 @@ extension GatewayApplication {
 
     /// A fresh sign-in with one of the account's passkeys, bound to the session: the assertion answers a challenge
     /// from `POST /v1/passkeys/authentications`, and is checked as a sign-in is.
-    func reauthenticateWithPasskey(_ context: RequestContext) async throws -> HTTPResponse {
+    func reauthenticateWithPasskey(_ context: PublicContext) async throws -> HTTPResponse {
         let session = try context.validatedSession()
-        let body = try AuthenticationFinishBody(context.jsonBody())
+        let body = try AuthenticationFinishBody(context.body)
         var request = FinishAuthenticationRequest()
         request.challengeID = body.challengeID
         request.credential = body.credential
@@ -68,9 +52,9 @@ extension GatewayApplication {
 
     /// Ends a recovery with a new password instead of a passkey: the recovery session ends and a password session
     /// is issued. The old password was voided when the recovery completed either way.
-    func finishRecoveryWithPassword(_ context: RequestContext) async throws -> HTTPResponse {
+    func finishRecoveryWithPassword(_ context: PublicContext) async throws -> HTTPResponse {
         let session = try context.validatedSession()
-        let body = try NewPasswordBody(context.jsonBody())
+        let body = try NewPasswordBody(context.body)
         var request = FinishRecoveryWithPasswordRequest()
         request.accountID = session.accountID
         request.recoverySessionID = session.sessionID

@@ -7,7 +7,7 @@ import HTTPMessages
 /// its script and style inline) that calls the admin API with a token the operator pastes. Its content security
 /// policy allows exactly its own inline script and style (by their SHA-256) and calls to its own origin; nothing
 /// else loads, nothing frames it.
-struct AdminPage: Sendable {
+struct AdminPage: ListenerPages {
     static let path = "/admin/"
 
     /// The page's response; nil when the resource is missing from this installation (no page is served).
@@ -36,6 +36,9 @@ struct AdminPage: Sendable {
         guard path == Self.path, method == "GET" || method == "HEAD" else { return nil }
         return response
     }
+
+    /// Whether `path` is the page's.
+    func serves(_ path: String) -> Bool { path == Self.path }
 
     /// `default-src 'none'`, with the page's inline `<script>` and `<style>` elements allowed by their hashes and
     /// `fetch` to the page's own origin (the admin API).

@@ -2,27 +2,26 @@ import HTTPMessages
 import ServiceContracts
 
 /// A route of the admin API as one value: its method and path, whether it takes an admin token (every operation but
-/// the document), the query parameters it accepts, whether it reads a JSON body, and its handler. The middleware
-/// (`AdminApplication.dispatch`) applies the limit, the token, the body and the query from the value before the
+/// the document), the query parameters it accepts, the body it takes, and its handler. The admin middleware
+/// (``AdminApplication/middleware``) enforces the limit, the token, the body and the query from the value before the
 /// handler runs; the router and the check of the table against `openapi-admin.json` (every route documented with its
 /// method, token, query and body, every documented operation routed) come from ``AdminApplication/routes``.
-struct AdminRoute: Sendable {
-    enum Body: Sendable {
-        case none
-        /// A JSON object, required, of at most `AdminApplication.bodyLimit` bytes.
-        case json
-    }
+struct AdminRoute: RouteDeclaration {
+    typealias Application = AdminApplication
 
     let method: String
     let path: String
+    /// Whether the route takes an admin token; the open route (the document) also takes any query and body.
     let authenticated: Bool
     let query: Set<String>
-    let body: Body
-    let handle: @Sendable (AdminApplication, AdminCall) async throws -> HTTPResponse
+    let body: RouteBody
+    let handle: @Sendable (AdminApplication, RequestContext<AdminRoute>) async throws -> HTTPResponse
 
+    /// A route; `body` `.none` (the default) refuses a body, `.json` takes a JSON object of at most
+    /// ``AdminApplication/bodyLimit`` bytes.
     init(
-        _ method: String, _ path: String, authenticated: Bool = true, query: Set<String> = [], body: Body = .none,
-        handle: @escaping @Sendable (AdminApplication, AdminCall) async throws -> HTTPResponse
+        _ method: String, _ path: String, authenticated: Bool = true, query: Set<String> = [], body: RouteBody = .none,
+        handle: @escaping @Sendable (AdminApplication, RequestContext<AdminRoute>) async throws -> HTTPResponse
     ) {
         self.method = method
         self.path = path
@@ -31,16 +30,15 @@ struct AdminRoute: Sendable {
         self.body = body
         self.handle = handle
     }
+
+    static func fallback(_ respond: @escaping @Sendable () throws -> HTTPResponse) -> AdminRoute {
+        AdminRoute("", "", authenticated: false, body: .ignored) { _, _ in try respond() }
+    }
 }
 
-/// One admin call past the middleware: its request, the caller's admin token (empty on an open route), its query
-/// (names already checked against the route's), and the client of session-service's admin API.
-struct AdminCall: Sendable {
-    let context: RequestContext
-    let token: String
-    let query: AdminQuery
-    let admin: AdminServiceClient<BackendCaller>
-}
+/// A request to an admin route, as its middleware and handler see it: its admin token in
+/// ``RequestContext/adminToken``, its query in ``RequestContext/query``.
+typealias AdminContext = RequestContext<AdminRoute>
 
 extension AdminApplication {
     /// The admin API's routes (docs/admin.md).
@@ -54,12 +52,18 @@ extension AdminApplication {
         ) { try await $0.findAccounts($1) },
         AdminRoute("GET", "/admin/v1/accounts/{accountID}") { try await $0.accountDetail($1) },
         AdminRoute("DELETE", "/admin/v1/accounts/{accountID}") { try await $0.eraseAccount($1) },
-        AdminRoute("POST", "/admin/v1/accounts/{accountID}/disable") { try await $0.setAccountDisabled($1, disabled: true) },
-        AdminRoute("POST", "/admin/v1/accounts/{accountID}/enable") { try await $0.setAccountDisabled($1, disabled: false) },
+        AdminRoute("POST", "/admin/v1/accounts/{accountID}/disable") {
+            try await $0.setAccountDisabled($1, disabled: true)
+        },
+        AdminRoute("POST", "/admin/v1/accounts/{accountID}/enable") {
+            try await $0.setAccountDisabled($1, disabled: false)
+        },
         AdminRoute("POST", "/admin/v1/accounts/{accountID}/password-reset") { try await $0.resetAccountPassword($1) },
         AdminRoute("DELETE", "/admin/v1/accounts/{accountID}/sessions") { try await $0.revokeSessions($1) },
         AdminRoute("DELETE", "/admin/v1/accounts/{accountID}/sessions/{sessionID}") { try await $0.revokeSessions($1) },
-        AdminRoute("DELETE", "/admin/v1/accounts/{accountID}/passkeys/{credentialID}", query: ["override", "recoveryEmail"]) {
+        AdminRoute(
+            "DELETE", "/admin/v1/accounts/{accountID}/passkeys/{credentialID}", query: ["override", "recoveryEmail"]
+        ) {
             try await $0.removePasskey($1)
         },
         AdminRoute("POST", "/admin/v1/accounts/{accountID}/recovery-email", query: ["email"]) {
@@ -79,8 +83,10 @@ extension AdminApplication {
         AdminRoute("GET", "/admin/v1/signing-keys") { try await $0.listSigningKeys($1) },
         AdminRoute("POST", "/admin/v1/signing-keys") { try await $0.rotateSigningKey($1) },
         AdminRoute("POST", "/admin/v1/signing-keys/{keyID}/retire") { try await $0.retireSigningKey($1) },
-        AdminRoute("GET", "/admin/v1/openapi.json", authenticated: false) { _, _ in
+        AdminRoute("GET", "/admin/v1/openapi.json", authenticated: false, body: .ignored) { _, _ in
             GatewayApplication.jsonResponse(200, bytes: AdminOpenAPIDocument.bytes, cacheable: false)
         },
     ]
+
+    static let router = Router(routes: routes)
 }

@@ -1,4 +1,5 @@
 import HTTPMessages
+import Observability
 
 /// CORS for the web origins of `PASSKEY_CORS_ORIGINS`: a preflight from one of them is answered, and responses to
 /// it allow its credentials and expose the headers apps read. Any other origin gets exactly what it got without
@@ -43,5 +44,24 @@ struct CrossOrigin: Sendable {
         response.headers.set("access-control-allow-origin", origin)
         response.headers.set("access-control-allow-credentials", "true")
         response.headers.set("access-control-expose-headers", Self.exposed)
+    }
+}
+
+/// CORS as middleware, outermost on the public listener: a listed origin's preflight is answered here (counted as
+/// route `preflight`, with nothing else run), and every other response gets ``CrossOrigin/decorate(_:for:)``.
+struct CrossOriginMiddleware: RouteMiddleware {
+    let crossOrigin: CrossOrigin
+    let metrics: MetricsRegistry
+
+    func handle(_ context: RequestContext<Route>, next: MiddlewareNext<Route>) async throws -> HTTPResponse {
+        if let preflight = crossOrigin.preflight(context.request) {
+            metrics.increment(
+                "gateway_http_requests_total", help: "HTTP requests by route and status.",
+                labels: ["route": "preflight", "status": "204"])
+            return preflight
+        }
+        var response = try await next(context)
+        crossOrigin.decorate(&response, for: context.request)
+        return response
     }
 }

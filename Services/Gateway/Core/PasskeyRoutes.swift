@@ -10,14 +10,14 @@ import Configuration
 extension GatewayApplication {
     // MARK: - Adding a passkey
 
-    func beginRegistration(_ context: RequestContext) async throws -> HTTPResponse {
+    func beginRegistration(_ context: PublicContext) async throws -> HTTPResponse {
         // A recovery session may start one (the route admits it): registering a passkey is what it is for.
         let session = try context.validatedSession()
-        let body = try RegistrationStartBody(context.jsonBody(emptyAllowed: true))
+        let body = try RegistrationStartBody(context.body)
         // Adding a passkey is a sensitive change: a fresh sign-in, except for a recovery session (which exists for
         // it) and the automatic upgrade, whose own rule (a password sign-in moments ago) challenge-service applies.
         if session.authenticationMethod != .recovery && body.mode != .conditional {
-            try requireRecentSignIn(session)
+            try recentSignIn.require(session)
         }
         // Whether conditional mode is granted (a password sign-in moments ago) is challenge-service's decision,
         // stored with the challenge; the gateway vouches for the session it validated.
@@ -30,9 +30,9 @@ extension GatewayApplication {
         return Self.json(200, ResponseDocuments.registrationStart(response, options: ceremonyOptions))
     }
 
-    func finishRegistration(_ context: RequestContext) async throws -> HTTPResponse {
+    func finishRegistration(_ context: PublicContext) async throws -> HTTPResponse {
         let session = try context.validatedSession()
-        let body = try RegistrationFinishBody(context.jsonBody())
+        let body = try RegistrationFinishBody(context.body)
         var request = FinishRegistrationRequest()
         request.accountID = session.accountID
         request.challengeID = body.challengeID
@@ -43,10 +43,10 @@ extension GatewayApplication {
 
     // MARK: - Creating an account with a passkey
 
-    func beginAccountRegistration(_ context: RequestContext) async throws -> HTTPResponse {
+    func beginAccountRegistration(_ context: PublicContext) async throws -> HTTPResponse {
         // A sign-up (the route counts it against the sign-up limits, not the starts', so that a sign-up flood
         // leaves sign-ins alone).
-        let body = try AccountRegistrationStartBody(context.jsonBody(emptyAllowed: true))
+        let body = try AccountRegistrationStartBody(context.body)
         var request = BeginAccountRegistrationRequest()
         request.email = body.email ?? ""
         request.displayName = body.displayName ?? ""
@@ -54,8 +54,8 @@ extension GatewayApplication {
         return Self.json(200, ResponseDocuments.accountRegistrationStart(response, options: ceremonyOptions))
     }
 
-    func finishAccountRegistration(_ context: RequestContext) async throws -> HTTPResponse {
-        let body = try AccountRegistrationFinishBody(context.jsonBody())
+    func finishAccountRegistration(_ context: PublicContext) async throws -> HTTPResponse {
+        let body = try AccountRegistrationFinishBody(context.body)
         var request = FinishAccountRegistrationRequest()
         request.registrationID = body.registrationID
         request.email = body.email ?? ""
@@ -69,14 +69,13 @@ extension GatewayApplication {
 
     // MARK: - Signing in with a passkey
 
-    func beginAuthentication(_ context: RequestContext) async throws -> HTTPResponse {
-        _ = try context.jsonBody(emptyAllowed: true)
+    func beginAuthentication(_ context: PublicContext) async throws -> HTTPResponse {
         let response = try await challengeService(context).beginAuthentication(BeginAuthenticationRequest())
         return Self.json(200, ResponseDocuments.authenticationStart(response, options: ceremonyOptions))
     }
 
-    func finishAuthentication(_ context: RequestContext) async throws -> HTTPResponse {
-        let body = try AuthenticationFinishBody(context.jsonBody())
+    func finishAuthentication(_ context: PublicContext) async throws -> HTTPResponse {
+        let body = try AuthenticationFinishBody(context.body)
         var request = FinishAuthenticationRequest()
         request.challengeID = body.challengeID
         request.credential = body.credential

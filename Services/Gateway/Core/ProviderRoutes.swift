@@ -90,9 +90,9 @@ struct ProviderDirectory: Sendable {
 }
 
 extension GatewayApplication {
-    func providerIcon(_ context: RequestContext) throws(APIProblem) -> HTTPResponse {
+    func providerIcon(_ context: PublicContext) throws(APIProblem) -> HTTPResponse {
         try providers.icon(
-            aaguid: context.parameters["aaguid"] ?? "", variant: context.parameters["variant"] ?? "",
+            aaguid: context.parameter("aaguid"), variant: context.parameter("variant"),
             ifNoneMatch: context.request.headers["if-none-match"])
     }
 }

@@ -12,19 +12,18 @@ import ServiceContracts
 extension GatewayApplication {
     // MARK: - Verifying the account's email
 
-    func requestEmailVerification(_ context: RequestContext) async throws -> HTTPResponse {
+    func requestEmailVerification(_ context: PublicContext) async throws -> HTTPResponse {
         let session = try context.validatedSession()
         try limitRecovery(key: "account:" + session.accountID, context)
-        _ = try context.jsonBody(emptyAllowed: true)
         var request = RequestEmailVerificationRequest()
         request.accountID = session.accountID
         _ = try await sessionService(context).requestEmailVerification(request)
         return Self.accepted
     }
 
-    func verifyEmail(_ context: RequestContext) async throws -> HTTPResponse {
+    func verifyEmail(_ context: PublicContext) async throws -> HTTPResponse {
         let session = try context.validatedSession()
-        let body = try EmailVerificationBody(context.jsonBody())
+        let body = try EmailVerificationBody(context.body)
         try limitRecovery(key: "account:" + session.accountID, context)
         var request = VerifyEmailRequest()
         request.accountID = session.accountID
@@ -35,9 +34,8 @@ extension GatewayApplication {
 
     // MARK: - Recovery codes
 
-    func generateRecoveryCodes(_ context: RequestContext) async throws -> HTTPResponse {
+    func generateRecoveryCodes(_ context: PublicContext) async throws -> HTTPResponse {
         let session = try context.validatedSession()
-        _ = try context.jsonBody(emptyAllowed: true)
         try limitRecovery(key: "account:" + session.accountID, context)
         var request = GenerateRecoveryCodesRequest()
         request.accountID = session.accountID
@@ -47,8 +45,8 @@ extension GatewayApplication {
 
     // MARK: - Recovering an account
 
-    func startRecovery(_ context: RequestContext) async throws -> HTTPResponse {
-        let body = try RecoveryStartBody(context.jsonBody())
+    func startRecovery(_ context: PublicContext) async throws -> HTTPResponse {
+        let body = try RecoveryStartBody(context.body)
         try limitRecovery(key: "email:" + EmailAddress.limitKey(body.email), context)
         var request = StartRecoveryRequest()
         request.email = body.email
@@ -56,8 +54,8 @@ extension GatewayApplication {
         return Self.accepted
     }
 
-    func finishRecovery(_ context: RequestContext) async throws -> HTTPResponse {
-        let body = try RecoveryFinishBody(context.jsonBody())
+    func finishRecovery(_ context: PublicContext) async throws -> HTTPResponse {
+        let body = try RecoveryFinishBody(context.body)
         try limitRecovery(key: "email:" + EmailAddress.limitKey(body.email), context)
         var request = FinishRecoveryRequest()
         request.email = body.email
@@ -70,9 +68,9 @@ extension GatewayApplication {
 
     /// Finishes the passkey registration of a recovery session: the passkey is stored, the recovery session ends and
     /// a passkey session is issued, in one transaction (verification-service).
-    func finishRecoveryRegistration(_ context: RequestContext) async throws -> HTTPResponse {
+    func finishRecoveryRegistration(_ context: PublicContext) async throws -> HTTPResponse {
         let session = try context.validatedSession()
-        let body = try RegistrationFinishBody(context.jsonBody())
+        let body = try RegistrationFinishBody(context.body)
         var request = FinishRecoveryRegistrationRequest()
         request.accountID = session.accountID
         request.challengeID = body.challengeID
@@ -83,33 +81,8 @@ extension GatewayApplication {
     }
 
     /// The recovery limits: the client address's bucket, then the email's (or account's).
-    func limitRecovery(key: String, _ context: RequestContext) throws {
-        try limit(recoveryPerAddress, key: context.clientLimitKey, name: "recovery_per_address", context)
-        try limit(recoveryPerEmail, key: key, name: "recovery_per_email", context)
-    }
-
-    /// 202 for work queued (a message in the outbox, or nothing, which reads the same); never cached.
-    static let accepted = HTTPResponse(status: 202, headers: HTTPHeaders([("cache-control", "no-store")]))
-}
-
-/// Which sessions a route admits. Every route admits only sessions with full access (password and passkey sign-ins),
-/// except the two passkey-registration steps of a recovery: a recovery session can do nothing else.
-enum AdmittedSessions {
-    /// Password and passkey sessions.
-    case fullAccess
-    /// Full sessions and recovery sessions (starting a passkey registration).
-    case fullAccessOrRecovery
-    /// Recovery sessions only (finishing a recovery's passkey registration).
-    case recoveryOnly
-
-    /// Whether a session signed in by `method` (nil: unknown to this gateway) may use the route. Fails closed.
-    func admits(_ method: AuthenticationMethod?) -> Bool {
-        guard let method else { return false }
-        switch self {
-        case .fullAccess: return method.grantsFullAccess
-        case .fullAccessOrRecovery: return true
-        case .recoveryOnly: return method == .recovery
-        }
+    func limitRecovery(key: String, _ context: PublicContext) throws {
+        try limits.take(limits.recoveryBuckets(key: key), context)
     }
 }
 

@@ -1,5 +1,6 @@
 import Glibc
 import HTTPMessages
+import JSON
 import ServiceContracts
 
 /// The wall clock in Unix milliseconds.
@@ -9,37 +10,44 @@ public func unixMillisecondsNow() -> Int64 {
     return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
 }
 
-/// One request as a route handler sees it.
-public struct RequestContext: Sendable {
+/// One request on its way through a listener's middleware to its route's handler: what the router matched, and what
+/// the middleware has learned (the session or admin token it admitted, the body and query it read).
+struct RequestContext<Route: RouteDeclaration>: Sendable {
     /// The request.
-    public let request: HTTPRequest
-    /// The route that matched, as `METHOD pattern`.
-    public let route: String
+    let request: HTTPRequest
+    /// The route that matched, or the fallback that answers an unmatched request.
+    let route: Route
+    /// The route as metrics, logs and spans name it: `METHOD pattern`, or `page` or `unmatched` for a fallback.
+    let routeName: String
+    /// The matched route's path pattern; nil for a fallback.
+    let pattern: String?
     /// The path parameters, percent-decoded.
-    public let parameters: [String: String]
+    let parameters: [String: String]
     /// The request's ID (the client's `X-Request-ID` when well-formed, else a new one); echoed in the response.
-    public let requestID: String
+    let requestID: String
     /// The client, as ``ClientAddressResolver`` decided it.
     let client: ClientAddressResolver.Client
-    /// The session the route's middleware validated, for a route that admits one.
+    /// The session ``SessionAdmission`` validated, for a route that admits one.
     var session: SessionInfo? = nil
+    /// The admin token ``AdminTokenAdmission`` read, for an admin route that takes one.
+    var adminToken: String = ""
+    /// The JSON body ``BodyPolicy`` read; `{}` for a route that takes none.
+    var body = JSONBody(object: JSONObject())
+    /// The query ``AdminQueryPolicy`` read, its names checked against the admin route's.
+    var query = AdminQuery()
 
     /// The client address (see ``ClientAddressResolver``).
-    public var clientAddress: String { client.address }
+    var clientAddress: String { client.address }
     /// What the per-address rate limits count the client as: its address, or its IPv6 block
     /// (``ClientAddressResolver/Client/limitKey``), worked out when a limit asks.
-    public var clientLimitKey: String { client.limitKey }
+    var clientLimitKey: String { client.limitKey }
 
-    /// The JSON body: 415 when it is not JSON, 400 when it is not a JSON object; an empty body reads as `{}` when
-    /// `emptyAllowed`.
-    public func jsonBody(emptyAllowed: Bool = false) throws(APIProblem) -> JSONBody {
-        let contentType = request.headers["content-type"]
-        if request.body.isEmpty {
-            if let contentType, !isJSONContentType(contentType) { throw .unsupportedMediaType }
-            guard emptyAllowed else { throw .invalidRequest("A JSON body is required.") }
-            return try JSONBody(bytes: [], emptyAllowed: true)
-        }
-        guard isJSONContentType(contentType) else { throw .unsupportedMediaType }
-        return try JSONBody(bytes: request.body)
+    /// The path parameter `name` of the matched pattern (the router never matches an empty one).
+    func parameter(_ name: String) -> String { parameters[name] ?? "" }
+
+    /// The session the route's middleware validated; 401 for a route that admits none (a programming error).
+    func validatedSession() throws(APIProblem) -> SessionInfo {
+        guard let session else { throw APIProblem.unauthenticated() }
+        return session
     }
 }

@@ -1,12 +1,15 @@
 import HTTPMessages
 import ServiceContracts
 
-/// A route of the public API as one value: its method and path, the per-address limit it counts against and the
-/// sessions it admits (both applied by `GatewayApplication.dispatch` before the handler runs, in that order), whether
-/// it reads a JSON body, and its handler. The router, the route names of metrics and traces, and the check of the
-/// table against `openapi.json` (every route documented with its method, authentication and body, every documented
-/// operation routed) all come from `GatewayApplication.routes`.
-struct Route: Sendable {
+/// A route of the public API as one value: its method and path, the client-address limit it counts against, the
+/// sessions it admits and the body it takes, each enforced by the public listener's middleware before the handler
+/// runs (``GatewayApplication/middleware``: ``RouteRateLimits``, then ``SessionAdmission``, then ``BodyPolicy``), and
+/// its handler. The router, the route names of metrics and traces, and the check of the table against
+/// `openapi.json` (every route documented with its method, authentication and body, every documented operation
+/// routed) all come from ``GatewayApplication/routes``.
+struct Route: RouteDeclaration {
+    typealias Application = GatewayApplication
+
     /// The client-address limit checked first (the limits keyed by an email or an account are the handlers', as
     /// they need the body or the session).
     enum Limit: Sendable {
@@ -30,24 +33,17 @@ struct Route: Sendable {
         case recentSignIn
     }
 
-    enum Body: Sendable {
-        case none
-        /// A JSON object, required.
-        case json
-        /// A JSON object, or an empty body that reads as `{}`.
-        case optionalJSON
-    }
-
     let method: String
     let path: String
     let limit: Limit
     let session: Session
-    let body: Body
-    let handle: @Sendable (GatewayApplication, RequestContext) async throws -> HTTPResponse
+    let body: RouteBody
+    let handle: @Sendable (GatewayApplication, RequestContext<Route>) async throws -> HTTPResponse
 
+    /// A route; `body` `.ignored` (the default) for one that reads none.
     init(
-        _ method: String, _ path: String, limit: Limit = .none, session: Session = .none, body: Body = .none,
-        handle: @escaping @Sendable (GatewayApplication, RequestContext) async throws -> HTTPResponse
+        _ method: String, _ path: String, limit: Limit = .none, session: Session = .none, body: RouteBody = .ignored,
+        handle: @escaping @Sendable (GatewayApplication, RequestContext<Route>) async throws -> HTTPResponse
     ) {
         self.method = method
         self.path = path
@@ -56,12 +52,11 @@ struct Route: Sendable {
         self.body = body
         self.handle = handle
     }
-}
 
-extension RequestContext {
-    /// The session the route's middleware validated; 401 for a route that admits none (a programming error).
-    func validatedSession() throws(APIProblem) -> SessionInfo {
-        guard let session else { throw APIProblem.unauthenticated() }
-        return session
+    static func fallback(_ respond: @escaping @Sendable () throws -> HTTPResponse) -> Route {
+        Route("", "") { _, _ in try respond() }
     }
 }
+
+/// A request to a public route, as its middleware and handler see it.
+typealias PublicContext = RequestContext<Route>

@@ -170,3 +170,13 @@ extension RoutePattern {
         return false
     }
 }
+
+extension RoutePattern {
+    /// The names of the pattern's parameters, in order.
+    var parameterNames: [String] {
+        segments.compactMap {
+            guard case .parameter(let name) = $0 else { return nil }
+            return name
+        }
+    }
+}

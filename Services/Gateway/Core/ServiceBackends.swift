@@ -117,14 +117,14 @@ public final class GRPCServiceBackends: ServiceBackends {
     ) async throws -> Response {
         guard let client = clients[service] else { throw RPCError(code: .unavailable, message: "no client") }
         return try await client.unary(
-            path: method.path, request: request, responseType: Response.self, deadline: settings.deadline,
+            method, request: request, deadline: settings.deadline,
             idempotent: idempotent, metadata: metadata)
     }
 
     public func isServing(_ service: BackendService) async -> Bool {
         guard let client = clients[service] else { return false }
         let response = try? await client.unary(
-            path: HealthService.checkPath, request: HealthCheckRequest(), responseType: HealthCheckResponse.self,
+            HealthService.check, request: HealthCheckRequest(),
             deadline: settings.healthDeadline, idempotent: true)
         return response?.status == .serving
     }

@@ -14,7 +14,7 @@ extension GatewayApplication {
 
     /// A sign-in's answer: the session document, with the refresh token in an `HttpOnly` cookie instead of the
     /// body when cookie mode is on and a browser of a known origin asked.
-    func sessionResponse(_ status: Int, _ issued: IssuedSession, _ context: RequestContext, extra: [(String, JSONValue)] = [])
+    func sessionResponse(_ status: Int, _ issued: IssuedSession, _ context: PublicContext, extra: [(String, JSONValue)] = [])
         -> HTTPResponse
     {
         let inCookie = !issued.refreshToken.isEmpty && browserOrigin(of: context) != nil && configuration.refreshCookie
@@ -40,15 +40,15 @@ extension GatewayApplication {
 
     /// The request's `Origin` when it is one of the relying party's web origins or a CORS origin: the only
     /// browsers cookie mode serves, and the CSRF check of the refresh route.
-    func browserOrigin(of context: RequestContext) -> String? {
+    func browserOrigin(of context: PublicContext) -> String? {
         guard let origin = context.request.headers["origin"],
             configuration.origins.contains(origin) || configuration.corsOrigins.contains(origin)
         else { return nil }
         return origin
     }
 
-    func refreshSession(_ context: RequestContext) async throws -> HTTPResponse {
-        let body = try context.jsonBody(emptyAllowed: true)
+    func refreshSession(_ context: PublicContext) async throws -> HTTPResponse {
+        let body = context.body
         var token = try body.optionalString("refreshToken")
         if token == nil, configuration.refreshCookie, let cookie = Self.cookie(Self.refreshCookieName, in: context.request) {
             // A cookie rides along with any request the browser makes, so the request must come from one of our
@@ -82,12 +82,12 @@ extension GatewayApplication {
         }
     }
 
-    func jsonWebKeySet(_ context: RequestContext) async throws -> HTTPResponse {
+    func jsonWebKeySet(_ context: PublicContext) async throws -> HTTPResponse {
         guard let document = await publishedKeys.document() else { throw APIProblem.unavailable }
         return Self.jsonResponse(200, bytes: document, cacheable: true)
     }
 
-    func openIDConfiguration(_ context: RequestContext) throws -> HTTPResponse {
+    func openIDConfiguration(_ context: PublicContext) throws -> HTTPResponse {
         Self.jsonResponse(200, bytes: discoveryDocument, cacheable: true)
     }
 

@@ -7,7 +7,7 @@ import HTTPMessages
 /// content security policy (everything from this origin, nothing inline, no framing). The same page is served at
 /// ``sections``, the enroll and manage pages `/.well-known/passkey-endpoints` names by default; it opens on the
 /// section its path names.
-struct WebPage: Sendable {
+struct WebPage: ListenerPages {
     private let assets: [String: HTTPResponse]
 
     /// Loads the page's files from the module's resources; an installation without them serves no page.

@@ -3,6 +3,20 @@ import JSON
 
 /// The association files the platforms fetch, built from configuration.
 public enum WellKnownDocuments {
+    /// Every association file `configuration` serves, serialized once, by path.
+    static func served(by configuration: GatewayConfiguration) -> [String: [UInt8]] {
+        var documents: [String: [UInt8]] = [
+            "/.well-known/apple-app-site-association": appleAppSiteAssociation(appIDs: configuration.appleAppIDs)
+                .serialized(),
+            "/.well-known/assetlinks.json": assetLinks(apps: configuration.androidApps).serialized(),
+            "/.well-known/webauthn": relatedOrigins(origins: configuration.webAuthnOrigins).serialized(),
+        ]
+        if let endpoints = passkeyEndpoints(origins: configuration.origins, pages: configuration.passkeyPages) {
+            documents["/.well-known/passkey-endpoints"] = endpoints.serialized()
+        }
+        return documents
+    }
+
     /// `/.well-known/apple-app-site-association`: `{"webcredentials": {"apps": [TEAMID.bundle.id, ...]}}`.
     public static func appleAppSiteAssociation(appIDs: [String]) -> JSONValue {
         ["webcredentials": ["apps": .array(appIDs.map { .string($0) })]]

@@ -51,7 +51,7 @@ await ServiceMain.run(
         recovery: recoveryRepository, failedGuesses: failedGuesses, random: SecureRandom(), keys: keys,
         revokesOtherSessions: configuration.recoveryRevokesSessions, logger: context.logger)
     SessionService(useCases: useCases, recovery: recovery, refresh: refresh, security: security)
-        .register(on: server, using: context)
+        .register(on: server, interceptors: [ServerInstrumentation(context)])
     // Webhooks: endpoints registered through the admin API; the worker sends what the audit trail queued.
     let webhooks = try WebhookSettings(environment: ProcessInfo.processInfo.environment)
     let sender = WebhookSender(settings: webhooks.sender, threadCount: webhooks.lanes)
@@ -66,7 +66,7 @@ await ServiceMain.run(
                 admin: admin, repository: PostgresSigningKeyRepository(pool: pool), ring: signer.ring,
                 algorithm: signer.settings.algorithm)
         }
-    ).register(on: server, using: context)
+    ).register(on: server, interceptors: [ServerInstrumentation(context)])
     let webhookWorker = WebhookWorker(
         webhooks: webhookRepository, transport: sender, keys: keys, retry: webhooks.retry, lanes: webhooks.lanes,
         attemptTimeout: webhooks.sender.timeout, metrics: context.metrics, logger: context.logger)

@@ -57,7 +57,7 @@ await ServiceMain.run(
         codeKeys: secrets,
         logger: context.logger, metrics: context.metrics
     ).naming(with: try PasskeyProviderCatalog.shipped.get())
-    VerificationService(ceremonies: ceremonies).register(on: server, using: context)
+    VerificationService(ceremonies: ceremonies).register(on: server, interceptors: [ServerInstrumentation(context)])
     // Cancelled once the server has drained, so the last batch is written before the process ends.
     context.background { await lastUse.run() }
     if let metadata {

@@ -69,26 +69,26 @@ public protocol AdminServiceHandler: Sendable {
 }
 
 extension AdminServiceHandler {
-    /// Registers every method on `server`, each made into a served method by `maker`.
-    public func register(on server: GRPCServer, using maker: some GRPCUnaryMethodMaker) {
-        server.register(maker.unary(AdminServiceMethods.findAccounts) { try await self.findAccounts($0, context: $1) })
-        server.register(maker.unary(AdminServiceMethods.listAccounts) { try await self.listAccounts($0, context: $1) })
-        server.register(maker.unary(AdminServiceMethods.getAccountDetail) { try await self.getAccountDetail($0, context: $1) })
-        server.register(maker.unary(AdminServiceMethods.revokeAccountSessions) { try await self.revokeAccountSessions($0, context: $1) })
-        server.register(maker.unary(AdminServiceMethods.removeAccountPasskey) { try await self.removeAccountPasskey($0, context: $1) })
-        server.register(maker.unary(AdminServiceMethods.listAuditEvents) { try await self.listAuditEvents($0, context: $1) })
-        server.register(maker.unary(AdminServiceMethods.eraseAccount) { try await self.eraseAccount($0, context: $1) })
-        server.register(maker.unary(AdminServiceMethods.setAccountDisabled) { try await self.setAccountDisabled($0, context: $1) })
-        server.register(maker.unary(AdminServiceMethods.resetAccountPassword) { try await self.resetAccountPassword($0, context: $1) })
-        server.register(maker.unary(AdminServiceMethods.sendAccountEmail) { try await self.sendAccountEmail($0, context: $1) })
-        server.register(maker.unary(AdminServiceMethods.createWebhook) { try await self.createWebhook($0, context: $1) })
-        server.register(maker.unary(AdminServiceMethods.listWebhooks) { try await self.listWebhooks($0, context: $1) })
-        server.register(maker.unary(AdminServiceMethods.getWebhook) { try await self.getWebhook($0, context: $1) })
-        server.register(maker.unary(AdminServiceMethods.deleteWebhook) { try await self.deleteWebhook($0, context: $1) })
-        server.register(maker.unary(AdminServiceMethods.enableWebhook) { try await self.enableWebhook($0, context: $1) })
-        server.register(maker.unary(AdminServiceMethods.listSigningKeys) { try await self.listSigningKeys($0, context: $1) })
-        server.register(maker.unary(AdminServiceMethods.rotateSigningKey) { try await self.rotateSigningKey($0, context: $1) })
-        server.register(maker.unary(AdminServiceMethods.retireSigningKey) { try await self.retireSigningKey($0, context: $1) })
+    /// Registers every method on `server`, each call passing through `interceptors` (the first outermost).
+    public func register(on server: GRPCServer, interceptors: [any GRPCServerInterceptor]) {
+        server.register(GRPCUnaryMethod(AdminServiceMethods.findAccounts, interceptors: interceptors) { try await self.findAccounts($0, context: $1) })
+        server.register(GRPCUnaryMethod(AdminServiceMethods.listAccounts, interceptors: interceptors) { try await self.listAccounts($0, context: $1) })
+        server.register(GRPCUnaryMethod(AdminServiceMethods.getAccountDetail, interceptors: interceptors) { try await self.getAccountDetail($0, context: $1) })
+        server.register(GRPCUnaryMethod(AdminServiceMethods.revokeAccountSessions, interceptors: interceptors) { try await self.revokeAccountSessions($0, context: $1) })
+        server.register(GRPCUnaryMethod(AdminServiceMethods.removeAccountPasskey, interceptors: interceptors) { try await self.removeAccountPasskey($0, context: $1) })
+        server.register(GRPCUnaryMethod(AdminServiceMethods.listAuditEvents, interceptors: interceptors) { try await self.listAuditEvents($0, context: $1) })
+        server.register(GRPCUnaryMethod(AdminServiceMethods.eraseAccount, interceptors: interceptors) { try await self.eraseAccount($0, context: $1) })
+        server.register(GRPCUnaryMethod(AdminServiceMethods.setAccountDisabled, interceptors: interceptors) { try await self.setAccountDisabled($0, context: $1) })
+        server.register(GRPCUnaryMethod(AdminServiceMethods.resetAccountPassword, interceptors: interceptors) { try await self.resetAccountPassword($0, context: $1) })
+        server.register(GRPCUnaryMethod(AdminServiceMethods.sendAccountEmail, interceptors: interceptors) { try await self.sendAccountEmail($0, context: $1) })
+        server.register(GRPCUnaryMethod(AdminServiceMethods.createWebhook, interceptors: interceptors) { try await self.createWebhook($0, context: $1) })
+        server.register(GRPCUnaryMethod(AdminServiceMethods.listWebhooks, interceptors: interceptors) { try await self.listWebhooks($0, context: $1) })
+        server.register(GRPCUnaryMethod(AdminServiceMethods.getWebhook, interceptors: interceptors) { try await self.getWebhook($0, context: $1) })
+        server.register(GRPCUnaryMethod(AdminServiceMethods.deleteWebhook, interceptors: interceptors) { try await self.deleteWebhook($0, context: $1) })
+        server.register(GRPCUnaryMethod(AdminServiceMethods.enableWebhook, interceptors: interceptors) { try await self.enableWebhook($0, context: $1) })
+        server.register(GRPCUnaryMethod(AdminServiceMethods.listSigningKeys, interceptors: interceptors) { try await self.listSigningKeys($0, context: $1) })
+        server.register(GRPCUnaryMethod(AdminServiceMethods.rotateSigningKey, interceptors: interceptors) { try await self.rotateSigningKey($0, context: $1) })
+        server.register(GRPCUnaryMethod(AdminServiceMethods.retireSigningKey, interceptors: interceptors) { try await self.retireSigningKey($0, context: $1) })
     }
 }
 

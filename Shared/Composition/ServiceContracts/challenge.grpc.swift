@@ -24,11 +24,11 @@ public protocol ChallengeServiceHandler: Sendable {
 }
 
 extension ChallengeServiceHandler {
-    /// Registers every method on `server`, each made into a served method by `maker`.
-    public func register(on server: GRPCServer, using maker: some GRPCUnaryMethodMaker) {
-        server.register(maker.unary(ChallengeServiceMethods.beginRegistration) { try await self.beginRegistration($0, context: $1) })
-        server.register(maker.unary(ChallengeServiceMethods.beginAccountRegistration) { try await self.beginAccountRegistration($0, context: $1) })
-        server.register(maker.unary(ChallengeServiceMethods.beginAuthentication) { try await self.beginAuthentication($0, context: $1) })
+    /// Registers every method on `server`, each call passing through `interceptors` (the first outermost).
+    public func register(on server: GRPCServer, interceptors: [any GRPCServerInterceptor]) {
+        server.register(GRPCUnaryMethod(ChallengeServiceMethods.beginRegistration, interceptors: interceptors) { try await self.beginRegistration($0, context: $1) })
+        server.register(GRPCUnaryMethod(ChallengeServiceMethods.beginAccountRegistration, interceptors: interceptors) { try await self.beginAccountRegistration($0, context: $1) })
+        server.register(GRPCUnaryMethod(ChallengeServiceMethods.beginAuthentication, interceptors: interceptors) { try await self.beginAuthentication($0, context: $1) })
     }
 }
 

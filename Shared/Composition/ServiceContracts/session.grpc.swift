@@ -69,26 +69,26 @@ public protocol SessionServiceHandler: Sendable {
 }
 
 extension SessionServiceHandler {
-    /// Registers every method on `server`, each made into a served method by `maker`.
-    public func register(on server: GRPCServer, using maker: some GRPCUnaryMethodMaker) {
-        server.register(maker.unary(SessionServiceMethods.createPasswordAccount) { try await self.createPasswordAccount($0, context: $1) })
-        server.register(maker.unary(SessionServiceMethods.signInWithPassword) { try await self.signInWithPassword($0, context: $1) })
-        server.register(maker.unary(SessionServiceMethods.validateSession) { try await self.validateSession($0, context: $1) })
-        server.register(maker.unary(SessionServiceMethods.revokeSession) { try await self.revokeSession($0, context: $1) })
-        server.register(maker.unary(SessionServiceMethods.listSessions) { try await self.listSessions($0, context: $1) })
-        server.register(maker.unary(SessionServiceMethods.getAccount) { try await self.getAccount($0, context: $1) })
-        server.register(maker.unary(SessionServiceMethods.updateDisplayName) { try await self.updateDisplayName($0, context: $1) })
-        server.register(maker.unary(SessionServiceMethods.requestEmailVerification) { try await self.requestEmailVerification($0, context: $1) })
-        server.register(maker.unary(SessionServiceMethods.verifyEmail) { try await self.verifyEmail($0, context: $1) })
-        server.register(maker.unary(SessionServiceMethods.startRecovery) { try await self.startRecovery($0, context: $1) })
-        server.register(maker.unary(SessionServiceMethods.finishRecovery) { try await self.finishRecovery($0, context: $1) })
-        server.register(maker.unary(SessionServiceMethods.generateRecoveryCodes) { try await self.generateRecoveryCodes($0, context: $1) })
-        server.register(maker.unary(SessionServiceMethods.removePassword) { try await self.removePassword($0, context: $1) })
-        server.register(maker.unary(SessionServiceMethods.setPassword) { try await self.setPassword($0, context: $1) })
-        server.register(maker.unary(SessionServiceMethods.reauthenticate) { try await self.reauthenticate($0, context: $1) })
-        server.register(maker.unary(SessionServiceMethods.finishRecoveryWithPassword) { try await self.finishRecoveryWithPassword($0, context: $1) })
-        server.register(maker.unary(SessionServiceMethods.refreshSession) { try await self.refreshSession($0, context: $1) })
-        server.register(maker.unary(SessionServiceMethods.getPublishedKeys) { try await self.getPublishedKeys($0, context: $1) })
+    /// Registers every method on `server`, each call passing through `interceptors` (the first outermost).
+    public func register(on server: GRPCServer, interceptors: [any GRPCServerInterceptor]) {
+        server.register(GRPCUnaryMethod(SessionServiceMethods.createPasswordAccount, interceptors: interceptors) { try await self.createPasswordAccount($0, context: $1) })
+        server.register(GRPCUnaryMethod(SessionServiceMethods.signInWithPassword, interceptors: interceptors) { try await self.signInWithPassword($0, context: $1) })
+        server.register(GRPCUnaryMethod(SessionServiceMethods.validateSession, interceptors: interceptors) { try await self.validateSession($0, context: $1) })
+        server.register(GRPCUnaryMethod(SessionServiceMethods.revokeSession, interceptors: interceptors) { try await self.revokeSession($0, context: $1) })
+        server.register(GRPCUnaryMethod(SessionServiceMethods.listSessions, interceptors: interceptors) { try await self.listSessions($0, context: $1) })
+        server.register(GRPCUnaryMethod(SessionServiceMethods.getAccount, interceptors: interceptors) { try await self.getAccount($0, context: $1) })
+        server.register(GRPCUnaryMethod(SessionServiceMethods.updateDisplayName, interceptors: interceptors) { try await self.updateDisplayName($0, context: $1) })
+        server.register(GRPCUnaryMethod(SessionServiceMethods.requestEmailVerification, interceptors: interceptors) { try await self.requestEmailVerification($0, context: $1) })
+        server.register(GRPCUnaryMethod(SessionServiceMethods.verifyEmail, interceptors: interceptors) { try await self.verifyEmail($0, context: $1) })
+        server.register(GRPCUnaryMethod(SessionServiceMethods.startRecovery, interceptors: interceptors) { try await self.startRecovery($0, context: $1) })
+        server.register(GRPCUnaryMethod(SessionServiceMethods.finishRecovery, interceptors: interceptors) { try await self.finishRecovery($0, context: $1) })
+        server.register(GRPCUnaryMethod(SessionServiceMethods.generateRecoveryCodes, interceptors: interceptors) { try await self.generateRecoveryCodes($0, context: $1) })
+        server.register(GRPCUnaryMethod(SessionServiceMethods.removePassword, interceptors: interceptors) { try await self.removePassword($0, context: $1) })
+        server.register(GRPCUnaryMethod(SessionServiceMethods.setPassword, interceptors: interceptors) { try await self.setPassword($0, context: $1) })
+        server.register(GRPCUnaryMethod(SessionServiceMethods.reauthenticate, interceptors: interceptors) { try await self.reauthenticate($0, context: $1) })
+        server.register(GRPCUnaryMethod(SessionServiceMethods.finishRecoveryWithPassword, interceptors: interceptors) { try await self.finishRecoveryWithPassword($0, context: $1) })
+        server.register(GRPCUnaryMethod(SessionServiceMethods.refreshSession, interceptors: interceptors) { try await self.refreshSession($0, context: $1) })
+        server.register(GRPCUnaryMethod(SessionServiceMethods.getPublishedKeys, interceptors: interceptors) { try await self.getPublishedKeys($0, context: $1) })
     }
 }
 

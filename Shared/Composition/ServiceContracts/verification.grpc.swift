@@ -36,15 +36,15 @@ public protocol VerificationServiceHandler: Sendable {
 }
 
 extension VerificationServiceHandler {
-    /// Registers every method on `server`, each made into a served method by `maker`.
-    public func register(on server: GRPCServer, using maker: some GRPCUnaryMethodMaker) {
-        server.register(maker.unary(VerificationServiceMethods.finishRegistration) { try await self.finishRegistration($0, context: $1) })
-        server.register(maker.unary(VerificationServiceMethods.finishRecoveryRegistration) { try await self.finishRecoveryRegistration($0, context: $1) })
-        server.register(maker.unary(VerificationServiceMethods.finishAccountRegistration) { try await self.finishAccountRegistration($0, context: $1) })
-        server.register(maker.unary(VerificationServiceMethods.finishAuthentication) { try await self.finishAuthentication($0, context: $1) })
-        server.register(maker.unary(VerificationServiceMethods.listCredentials) { try await self.listCredentials($0, context: $1) })
-        server.register(maker.unary(VerificationServiceMethods.renameCredential) { try await self.renameCredential($0, context: $1) })
-        server.register(maker.unary(VerificationServiceMethods.removeCredential) { try await self.removeCredential($0, context: $1) })
+    /// Registers every method on `server`, each call passing through `interceptors` (the first outermost).
+    public func register(on server: GRPCServer, interceptors: [any GRPCServerInterceptor]) {
+        server.register(GRPCUnaryMethod(VerificationServiceMethods.finishRegistration, interceptors: interceptors) { try await self.finishRegistration($0, context: $1) })
+        server.register(GRPCUnaryMethod(VerificationServiceMethods.finishRecoveryRegistration, interceptors: interceptors) { try await self.finishRecoveryRegistration($0, context: $1) })
+        server.register(GRPCUnaryMethod(VerificationServiceMethods.finishAccountRegistration, interceptors: interceptors) { try await self.finishAccountRegistration($0, context: $1) })
+        server.register(GRPCUnaryMethod(VerificationServiceMethods.finishAuthentication, interceptors: interceptors) { try await self.finishAuthentication($0, context: $1) })
+        server.register(GRPCUnaryMethod(VerificationServiceMethods.listCredentials, interceptors: interceptors) { try await self.listCredentials($0, context: $1) })
+        server.register(GRPCUnaryMethod(VerificationServiceMethods.renameCredential, interceptors: interceptors) { try await self.renameCredential($0, context: $1) })
+        server.register(GRPCUnaryMethod(VerificationServiceMethods.removeCredential, interceptors: interceptors) { try await self.removeCredential($0, context: $1) })
     }
 }
 

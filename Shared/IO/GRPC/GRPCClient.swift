@@ -186,13 +186,13 @@ public final class GRPCClient: Sendable {
         return connections
     }
 
-    /// Makes a unary call and returns its response, or throws ``RPCError`` with the call's status.
+    /// Calls `method` and returns its response, or throws ``RPCError`` with the call's status.
     /// - Parameters:
     ///   - deadline: the time budget for the whole call, retries included; sent as `grpc-timeout`.
     ///   - idempotent: whether the call may be retried on another address after it may have reached a server.
-    public func unary<Request: ProtobufMessage, Response: ProtobufMessage>(
-        path: String, request: Request, responseType: Response.Type = Response.self,
-        deadline: Duration = .seconds(30), idempotent: Bool = false, metadata: Metadata = Metadata()
+    public func unary<Request, Response>(
+        _ method: GRPCMethodDescriptor<Request, Response>, request: Request, deadline: Duration = .seconds(30),
+        idempotent: Bool = false, metadata: Metadata = Metadata()
     ) async throws -> Response {
         guard !closed.load(ordering: .acquiring) else {
             throw RPCError(code: .unavailable, message: "the client was closed")
@@ -213,7 +213,7 @@ public final class GRPCClient: Sendable {
             let connection = pick(from: connections, excluding: &excluded)
             do {
                 let bytes = try await connection.unary(
-                    path: path, framedRequest: framed, metadata: metadata, deadline: deadlineNanoseconds)
+                    path: method.path, framedRequest: framed, metadata: metadata, deadline: deadlineNanoseconds)
                 do { return try Response(serializedBytes: bytes) } catch {
                     throw RPCError(code: .internal, message: "could not decode the response message")
                 }

@@ -18,8 +18,8 @@ public struct GRPCMethodDescriptor<Request: ProtobufMessage, Response: ProtobufM
     }
 }
 
-/// What sends a typed unary call: a client with a deadline (``GRPCDeadlineCaller``), or one that adds what its
-/// application needs (metrics, error mapping) around a client. Generated typed clients call through one.
+/// What sends a typed unary call, adding what its application needs (metrics, error mapping) around a
+/// ``GRPCClient``. Generated typed clients call through one.
 public protocol GRPCUnaryCaller: Sendable {
     /// Calls `method` with `request`. `idempotent`: whether the call may be retried on another server after it may
     /// have run.
@@ -28,39 +28,37 @@ public protocol GRPCUnaryCaller: Sendable {
     ) async throws -> Response
 }
 
-/// What turns a typed handler into a method the server serves; generated handler protocols register through one.
-public protocol GRPCUnaryMethodMaker: Sendable {
-    func unary<Request, Response>(
-        _ method: GRPCMethodDescriptor<Request, Response>,
-        _ handler: @escaping @Sendable (Request, ServerContext) async throws -> Response
-    ) -> GRPCUnaryMethod<Request, Response>
-}
-
-/// A ``GRPCClient`` with a deadline for every call.
-public struct GRPCDeadlineCaller: GRPCUnaryCaller {
-    public let client: GRPCClient
-    public let deadline: Duration
-
-    public init(client: GRPCClient, deadline: Duration) {
-        self.client = client
-        self.deadline = deadline
-    }
-
-    public func call<Request, Response>(
-        _ method: GRPCMethodDescriptor<Request, Response>, _ request: Request, idempotent: Bool
-    ) async throws -> Response {
-        try await client.unary(
-            path: method.path, request: request, responseType: Response.self, deadline: deadline,
-            idempotent: idempotent)
-    }
+/// Runs around each call of the methods it is registered with, in the shape of grpc-swift-2's `ServerInterceptor`: it
+/// may read the call's metadata, wrap the handler in what every call needs (a span, metrics, error mapping), or
+/// refuse the call by throwing. A service names the interceptors it registers, the first outermost
+/// (``GRPCUnaryMethod/init(_:interceptors:handler:)``, and the generated `register(on:interceptors:)`).
+public protocol GRPCServerInterceptor: Sendable {
+    func intercept<Request, Response>(
+        _ request: Request, context: ServerContext, method: GRPCMethodDescriptor<Request, Response>,
+        next: @Sendable (Request, ServerContext) async throws -> Response
+    ) async throws -> Response
 }
 
 extension GRPCUnaryMethod {
-    /// Serves `method` with `handler`, whose types are the method's.
+    /// Serves `method` with `handler`, whose types are the method's, each call passing through `interceptors` (the
+    /// first outermost) on its way to the handler.
     public init(
-        _ method: GRPCMethodDescriptor<Request, Response>,
+        _ method: GRPCMethodDescriptor<Request, Response>, interceptors: [any GRPCServerInterceptor] = [],
         handler: @escaping @Sendable (Request, ServerContext) async throws -> Response
     ) {
-        self.init(path: method.path, handler: handler)
+        self.init(path: method.path) { request, context in
+            try await Self.run(interceptors[...], method, request, context, handler)
+        }
+    }
+
+    private static func run(
+        _ interceptors: ArraySlice<any GRPCServerInterceptor>, _ method: GRPCMethodDescriptor<Request, Response>,
+        _ request: Request, _ context: ServerContext,
+        _ handler: @escaping @Sendable (Request, ServerContext) async throws -> Response
+    ) async throws -> Response {
+        guard let first = interceptors.first else { return try await handler(request, context) }
+        return try await first.intercept(request, context: context, method: method) { request, context in
+            try await run(interceptors.dropFirst(), method, request, context, handler)
+        }
     }
 }

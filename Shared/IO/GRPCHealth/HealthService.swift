@@ -30,12 +30,13 @@ public final class HealthService: Sendable {
 
     /// The service name a liveness probe asks for (Kubernetes: `grpc: {port: …, service: liveness}`).
     public static let livenessService = "liveness"
-    /// The Check method path.
-    public static let checkPath = "/grpc.health.v1.Health/Check"
+    /// The Check method, the one a client calls.
+    public static let check = GRPCMethodDescriptor<HealthCheckRequest, HealthCheckResponse>(
+        service: "grpc.health.v1.Health", name: "Check")
     /// The Watch method path.
     public static let watchPath = "/grpc.health.v1.Health/Watch"
     /// Both methods' paths.
-    public static let paths: Set<String> = [checkPath, watchPath]
+    public static let paths: Set<String> = [check.path, watchPath]
 
     /// Creates the service with the whole server ("") SERVING.
     public init() {}
@@ -43,7 +44,7 @@ public final class HealthService: Sendable {
     /// Registers Check and Watch on `server` and turns NOT_SERVING when the server starts to drain.
     public func register(on server: GRPCServer) {
         server.register(
-            GRPCUnaryMethod(path: Self.checkPath) { [self] (request: HealthCheckRequest, _: ServerContext) in
+            GRPCUnaryMethod(Self.check) { [self] request, _ in
                 guard let status = status(of: request.service) else {
                     throw RPCError(code: .notFound, message: "unknown service")
                 }

@@ -65,7 +65,7 @@ let results = await withTaskGroup(of: String.self) { group in
         group.addTask {
             do {
                 let response = try await client.unary(
-                    path: EchoService.getPath, request: finalRequest, responseType: EchoResponse.self,
+                    EchoService.get, request: finalRequest,
                     deadline: finalDeadline, metadata: finalMetadata)
                 let binary = response.echoedBinaryMetadata.map { String($0) }.joined(separator: ".")
                 return "status=0 text=\(response.text) metadata=\(response.echoedMetadata) binary=\(binary)"

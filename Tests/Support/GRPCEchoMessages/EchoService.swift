@@ -2,8 +2,10 @@ import GRPC
 
 /// The echo.v1.Echo handlers, shared by the test server executable and the integration tests.
 public enum EchoService {
+    /// `/echo.v1.Echo/Get`, the unary method clients call.
+    public static let get = GRPCMethodDescriptor<EchoRequest, EchoResponse>(service: "echo.v1.Echo", name: "Get")
     /// `/echo.v1.Echo/Get`.
-    public static let getPath = "/echo.v1.Echo/Get"
+    public static let getPath = get.path
     /// `/echo.v1.Echo/GetInline`.
     public static let getInlinePath = "/echo.v1.Echo/GetInline"
     /// `/echo.v1.Echo/Expand`.
@@ -12,7 +14,7 @@ public enum EchoService {
     /// Registers Get, GetInline and Expand on `server`.
     public static func register(on server: GRPCServer) {
         server.register(
-            GRPCUnaryMethod(path: getPath) { (request: EchoRequest, context: ServerContext) in
+            GRPCUnaryMethod(Self.get) { request, context in
                 try await respond(to: request, context: context)
             })
         server.register(
