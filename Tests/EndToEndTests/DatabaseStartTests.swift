@@ -15,7 +15,8 @@ final class DatabaseStartTests: XCTestCase {
 
     override func setUp() async throws {
         try await super.setUp()
-        logDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("passkey-dbstart-\(UUID().uuidString)")
+        logDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "passkey-dbstart-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: logDirectory, withIntermediateDirectories: true)
     }
 
@@ -40,7 +41,8 @@ final class DatabaseStartTests: XCTestCase {
     }
 
     private func health(_ port: Int, service: String) async throws -> ServingStatus {
-        let client = try GRPCClient(addresses: [SocketAddress(host: "127.0.0.1", port: UInt16(port))], configuration: GRPCClientConfiguration())
+        let client = try GRPCClient(
+            addresses: [SocketAddress(host: "127.0.0.1", port: UInt16(port))], configuration: GRPCClientConfiguration())
         defer { client.close() }
         return try await client.unary(
             HealthService.check, request: HealthCheckRequest(service: service)

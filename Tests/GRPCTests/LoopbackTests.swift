@@ -3,8 +3,8 @@ import GRPC
 import GRPCEchoMessages
 import GRPCHealth
 import NetworkIO
-import XCTest
 import TLSChannels
+import XCTest
 
 /// Our client against our server over real loopback sockets.
 final class LoopbackTests: XCTestCase {
@@ -82,7 +82,8 @@ final class LoopbackTests: XCTestCase {
         let client = try makeClient([address])
         do {
             _ = try await client.unary(
-                GRPCMethodDescriptor<EchoRequest, EchoResponse>(service: "echo.v1.Echo", name: "Nope"), request: EchoRequest())
+                GRPCMethodDescriptor<EchoRequest, EchoResponse>(service: "echo.v1.Echo", name: "Nope"),
+                request: EchoRequest())
             XCTFail("expected an error")
         } catch let error as RPCError {
             XCTAssertEqual(error.code, .unimplemented)
@@ -209,7 +210,8 @@ final class LoopbackTests: XCTestCase {
         XCTAssertEqual(response.text, "secure")
 
         // Without a client certificate the server refuses the handshake.
-        let anonymous = try makeClient([address], tls: try ChannelTLS.clientSecurity(trustedCAPath: directory + "/ca.pem"))
+        let anonymous = try makeClient(
+            [address], tls: try ChannelTLS.clientSecurity(trustedCAPath: directory + "/ca.pem"))
         do {
             _ = try await anonymous.unary(
                 EchoService.get, request: EchoRequest())

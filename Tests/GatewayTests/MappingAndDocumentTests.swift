@@ -3,12 +3,13 @@ import Domain
 import Encoding
 import Foundation
 import GRPC
-@testable import GatewayCore
+import HTTPMessages
 import JSON
 import ServiceContracts
 import WebAuthn
 import XCTest
-import HTTPMessages
+
+@testable import GatewayCore
 
 final class ProblemMappingTests: XCTestCase {
     func testEveryDomainErrorHasTheStatusOfTheAPIReference() {
@@ -153,7 +154,9 @@ final class ResponseDocumentTests: XCTestCase {
         // And the document lists every algorithm PASSKEY_ALGORITHMS may offer, the standard ones in their order.
         let openAPI = try JSONReader.parse(OpenAPIDocument.bytes)
         let documented = openAPI["components"]?["schemas"]?["PublicKeyCredentialCreationOptionsJSON"]?["properties"]?[
-            "pubKeyCredParams"]?["items"]?["properties"]?["alg"]?["enum"]?.arrayValue?.compactMap { (value: JSONValue) in value.numberValue }
+            "pubKeyCredParams"]?["items"]?["properties"]?["alg"]?["enum"]?.arrayValue?.compactMap {
+                (value: JSONValue) in value.numberValue
+            }
         XCTAssertEqual(documented?.map { Int($0) }, CeremonyOptions.standard.algorithms + [COSEAlgorithm.rs1.rawValue])
         XCTAssertEqual(Set(documented?.map { Int($0) } ?? []), Set(COSEAlgorithm.credentialAlgorithms))
         XCTAssertTrue(options["pubKeyCredParams"]!.arrayValue!.allSatisfy { $0["type"] == "public-key" })
@@ -168,7 +171,8 @@ final class ResponseDocumentTests: XCTestCase {
 
     func testConditionalModeAddsMediationBesidePublicKey() throws {
         let document = try JSONReader.parse(
-            ResponseDocuments.registrationStart(registrationResponse(mode: .conditional), options: .standard).serialized())
+            ResponseDocuments.registrationStart(registrationResponse(mode: .conditional), options: .standard)
+                .serialized())
         XCTAssertEqual(document["mediation"], "conditional")
         XCTAssertNil(document["publicKey"]?["mediation"])
     }
@@ -180,7 +184,8 @@ final class ResponseDocumentTests: XCTestCase {
         account.userHandle = [4, 5]
         account.relyingPartyID = "example.com"
         account.timeoutMilliseconds = 600_000
-        let accountDocument = try JSONReader.parse(ResponseDocuments.accountRegistrationStart(account, options: .standard).serialized())
+        let accountDocument = try JSONReader.parse(
+            ResponseDocuments.accountRegistrationStart(account, options: .standard).serialized())
         XCTAssertEqual(accountDocument["registrationID"], "r-1")
         XCTAssertEqual(accountDocument["userID"], "BAU")
         XCTAssertEqual(accountDocument["publicKey"]?["excludeCredentials"], [])
@@ -192,7 +197,8 @@ final class ResponseDocumentTests: XCTestCase {
         authentication.relyingPartyID = "example.com"
         authentication.timeoutMilliseconds = 300_000
         authentication.expiresAtUnixMilliseconds = 0
-        let document = try JSONReader.parse(ResponseDocuments.authenticationStart(authentication, options: .standard).serialized())
+        let document = try JSONReader.parse(
+            ResponseDocuments.authenticationStart(authentication, options: .standard).serialized())
         XCTAssertEqual(document["challenge"], "_-4")
         XCTAssertEqual(document["expiresAt"], "1970-01-01T00:00:00Z")
         XCTAssertEqual(
@@ -242,8 +248,9 @@ final class ResponseDocumentTests: XCTestCase {
     private func creationWithStandard() throws -> JSONValue {
         try XCTUnwrap(
             try JSONReader.parse(
-                ResponseDocuments.registrationStart(registrationResponse(mode: .modal), options: .standard).serialized())[
-                    "publicKey"])
+                ResponseDocuments.registrationStart(registrationResponse(mode: .modal), options: .standard).serialized()
+            )[
+                "publicKey"])
     }
 
     func testSessionAndAccountDocuments() throws {
@@ -256,7 +263,10 @@ final class ResponseDocumentTests: XCTestCase {
         let session = ResponseDocuments.session(issued)
         XCTAssertEqual(
             session.objectValue?.keys,
-            ["accessToken", "tokenType", "expiresAt", "expiresIn", "sessionID", "sessionExpiresAt", "accountID", "displayName"],
+            [
+                "accessToken", "tokenType", "expiresAt", "expiresIn", "sessionID", "sessionExpiresAt", "accountID",
+                "displayName",
+            ],
             "an opaque session has no refresh members")
         XCTAssertEqual(session["tokenType"], "Bearer")
         XCTAssertEqual(session["expiresAt"], "1970-01-02T00:00:00Z")
@@ -477,7 +487,8 @@ final class RouterTests: XCTestCase {
         let paths = try XCTUnwrap(document["paths"]?.objectValue)
         var documented: Set<String> = []
         for (path, item) in paths {
-            for (method, _) in item.objectValue ?? JSONObject() where ["get", "post", "put", "patch", "delete"].contains(method) {
+            for (method, _) in item.objectValue ?? JSONObject()
+            where ["get", "post", "put", "patch", "delete"].contains(method) {
                 documented.insert("\(method.uppercased()) \(path)")
             }
         }
@@ -563,7 +574,8 @@ final class AdminDocumentTests: XCTestCase {
     func testTheAdminRouteTableAndTheDocumentAgreeOnTokensQueriesAndBodies() throws {
         let document = try JSONReader.parse(AdminOpenAPIDocument.bytes)
         let paths = try XCTUnwrap(document["paths"]?.objectValue)
-        XCTAssertEqual(AdminApplication.routes.count, Set(AdminApplication.routes.map { "\($0.method) \($0.path)" }).count)
+        XCTAssertEqual(
+            AdminApplication.routes.count, Set(AdminApplication.routes.map { "\($0.method) \($0.path)" }).count)
         for route in AdminApplication.routes {
             let name = "\(route.method) \(route.path)"
             let operation = try XCTUnwrap(paths[route.path]?[route.method.lowercased()], "\(name) is not documented")

@@ -201,7 +201,8 @@ final class ServiceDiscoveryTests: XCTestCase {
 
     func testNumericTargetsAreFixedAndNamesGoThroughTheSystemResolver() throws {
         let fixed = ServiceDiscovery.addressSource(
-            for: [ServiceTarget(parsing: "127.0.0.1:5000")!, ServiceTarget(parsing: "[::1]:5001")!], interval: .seconds(1))
+            for: [ServiceTarget(parsing: "127.0.0.1:5000")!, ServiceTarget(parsing: "[::1]:5001")!],
+            interval: .seconds(1))
         let client = try GRPCClient(source: fixed)
         clients.append(client)
         XCTAssertEqual(

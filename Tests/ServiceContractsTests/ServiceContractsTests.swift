@@ -71,7 +71,8 @@ final class ServiceContractsTests: XCTestCase {
             var metadata = Metadata()
             metadata.add(ServiceErrors.codeKey, "rate_limited")
             metadata.add(ServiceErrors.retryAfterKey, bad)
-            let read = ServiceErrors.domainError(from: RPCError(code: .resourceExhausted, message: "m", metadata: metadata))
+            let read = ServiceErrors.domainError(
+                from: RPCError(code: .resourceExhausted, message: "m", metadata: metadata))
             XCTAssertEqual(read?.code, .rateLimited, bad)
             XCTAssertNil(read?.retryAfterSeconds, bad)
         }
@@ -80,7 +81,8 @@ final class ServiceContractsTests: XCTestCase {
     func testMethodPathsFollowTheProtoPackage() {
         XCTAssertEqual(ChallengeServiceMethods.beginRegistration.path, "/passkey.v1.ChallengeService/BeginRegistration")
         XCTAssertEqual(
-            VerificationServiceMethods.finishAuthentication.path, "/passkey.v1.VerificationService/FinishAuthentication")
+            VerificationServiceMethods.finishAuthentication.path, "/passkey.v1.VerificationService/FinishAuthentication"
+        )
         XCTAssertEqual(SessionServiceMethods.validateSession.path, "/passkey.v1.SessionService/ValidateSession")
         XCTAssertEqual(SessionServiceMethods.validateSession.name, "ValidateSession")
         XCTAssertEqual(ChallengeServiceMethods.paths.count, 3)
@@ -92,7 +94,9 @@ final class ServiceContractsTests: XCTestCase {
         XCTAssertEqual(RegistrationMode.conditional.protobufValue, 2)
         XCTAssertEqual(AuthenticationMethod.password.protobufValue, 1)
         XCTAssertEqual(AuthenticationMethod.passkey.protobufValue, 2)
-        for value in RegistrationMode.allCases { XCTAssertEqual(RegistrationMode(protobufValue: value.protobufValue), value) }
+        for value in RegistrationMode.allCases {
+            XCTAssertEqual(RegistrationMode(protobufValue: value.protobufValue), value)
+        }
         XCTAssertNil(RegistrationMode(protobufValue: 0), "zero is unspecified")
 
         var request = BeginRegistrationRequest()
@@ -116,7 +120,9 @@ final class ServiceContractsTests: XCTestCase {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let build = root.appendingPathComponent(".build/debug")
-        guard FileManager.default.fileExists(atPath: build.appendingPathComponent("Modules/ServiceContracts.swiftmodule").path)
+        guard
+            FileManager.default.fileExists(
+                atPath: build.appendingPathComponent("Modules/ServiceContracts.swiftmodule").path)
         else { throw XCTSkip("no debug build at \(build.path)") }
         let right = """
             import GRPC
@@ -155,7 +161,8 @@ final class ServiceContractsTests: XCTestCase {
         let wrongOutput = try typecheck(wrong, build: build, root: root)
         XCTAssertNotEqual(wrongOutput.status, 0)
         for line in [4, 7, 10, 18] {
-            XCTAssertTrue(wrongOutput.text.contains("snippet.swift:\(line):"), "line \(line) compiled:\n\(wrongOutput.text)")
+            XCTAssertTrue(
+                wrongOutput.text.contains("snippet.swift:\(line):"), "line \(line) compiled:\n\(wrongOutput.text)")
         }
     }
 

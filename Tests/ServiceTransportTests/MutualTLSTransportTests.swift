@@ -25,7 +25,8 @@ final class MutualTLSTransportTests: XCTestCase {
     private func transport(_ name: String) throws -> GRPCTransportSecurity {
         let certificates = try TestCertificates.shared()
         return try GRPCTransportSecurity(
-            transport: GRPCTransportConfiguration.read(EnvironmentReader(certificates.environment(for: name))), logger: .disabled)
+            transport: GRPCTransportConfiguration.read(EnvironmentReader(certificates.environment(for: name))),
+            logger: .disabled)
     }
 
     /// A server with session-service's identity whose echo method only the gateway may call.
@@ -73,7 +74,8 @@ final class MutualTLSTransportTests: XCTestCase {
     func testAClientRefusesAServerWithAnotherIdentity() async throws {
         let metrics = MetricsRegistry()
         let address = try startSessionService(metrics: metrics)
-        let confused = try client(ServiceIdentity.Name.gateway, expecting: ServiceIdentity.Name.challengeService, address)
+        let confused = try client(
+            ServiceIdentity.Name.gateway, expecting: ServiceIdentity.Name.challengeService, address)
         do {
             _ = try await echo(confused)
             XCTFail("a session-service certificate was taken for challenge-service")
@@ -97,16 +99,21 @@ final class MutualTLSTransportTests: XCTestCase {
         }
         XCTAssertTrue(
             metrics.exposition().contains(
-                #"grpc_server_refused_calls_total{service="session-service",method="/echo.v1.Echo/Get",code="PERMISSION_DENIED",reason="not_allowed"} 1"#),
+                #"grpc_server_refused_calls_total{service="session-service",method="/echo.v1.Echo/Get",code="PERMISSION_DENIED",reason="not_allowed"} 1"#
+            ),
             metrics.exposition())
     }
 
     func testPlaintextNeedsToBeAskedFor() throws {
-        XCTAssertThrowsError(try GRPCTransportSecurity(transport: GRPCTransportConfiguration.read(EnvironmentReader([:])), logger: .disabled)) {
+        XCTAssertThrowsError(
+            try GRPCTransportSecurity(
+                transport: GRPCTransportConfiguration.read(EnvironmentReader([:])), logger: .disabled)
+        ) {
             XCTAssertEqual(($0 as? ConfigurationError)?.variable, "GRPC_TLS_CERTIFICATE")
         }
         let plaintext = try GRPCTransportSecurity(
-            transport: GRPCTransportConfiguration.read(EnvironmentReader(["GRPC_PLAINTEXT": "true"])), logger: .disabled)
+            transport: GRPCTransportConfiguration.read(EnvironmentReader(["GRPC_PLAINTEXT": "true"])), logger: .disabled
+        )
         XCTAssertNil(plaintext.serverTLS)
         XCTAssertNil(plaintext.clientTLS(to: ServiceIdentity.Name.sessionService))
         XCTAssertThrowsError(try GRPCTransportConfiguration.read(EnvironmentReader(["GRPC_PLAINTEXT": "yes"]))) {
@@ -121,10 +128,12 @@ final class MutualTLSTransportTests: XCTestCase {
     /// and the last good pair stays.
     func testReloadingPicksUpChangesAndKeepsTheLastGoodPair() throws {
         let certificates = try TestCertificates.shared()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reload-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reload-\(UUID().uuidString)")
+            .path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         for name in ["ca.pem", "gateway.pem", "gateway.key", "session-service.pem", "session-service.key"] {
-            try FileManager.default.copyItem(atPath: "\(certificates.directory)/\(name)", toPath: "\(directory)/\(name)")
+            try FileManager.default.copyItem(
+                atPath: "\(certificates.directory)/\(name)", toPath: "\(directory)/\(name)")
         }
         let credentials = try ReloadingTLSCredentials(
             files: MutualTLSFiles(
@@ -137,7 +146,9 @@ final class MutualTLSTransportTests: XCTestCase {
         XCTAssertEqual(error.file, .privateKey)
         XCTAssertEqual(credentials.serialNumber, first)
         try replace("\(directory)/gateway.pem", with: "\(directory)/session-service.pem")
-        guard case .reloaded(let serial) = credentials.reloadIfChanged() else { return XCTFail("the pair did not load") }
+        guard case .reloaded(let serial) = credentials.reloadIfChanged() else {
+            return XCTFail("the pair did not load")
+        }
         XCTAssertNotEqual(serial, first)
         XCTAssertEqual(credentials.serialNumber, serial)
         try FileManager.default.removeItem(atPath: "\(directory)/ca.pem")

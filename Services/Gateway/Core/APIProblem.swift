@@ -181,7 +181,8 @@ public enum ProblemMapping {
         var problem = APIProblem(status: status(for: code), code: code.rawValue, reason: error.reason)
         // Domain messages are written to be shown; the ones that could tell sign-in failures apart are not used.
         // An `unavailable` with a reason says what the client must do next (`challenge_spent`: start again).
-        let showsMessage = code == error.code
+        let showsMessage =
+            code == error.code
             && ([.invalidRequest, .forbidden, .verificationFailed, .conflict, .weakPassword].contains(code)
                 || (code == .unavailable && error.reason != nil) || (code == .lastSignInMethod && error.reason != nil))
         problem.detail = showsMessage && !error.message.isEmpty ? error.message : detail(for: code)

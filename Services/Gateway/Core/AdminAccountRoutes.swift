@@ -39,7 +39,9 @@ extension AdminApplication {
         request.limit = Int32(try query.integer("limit", in: 1...Int64(AccountListing.pageLimit)) ?? 50)
         let listed = try await adminService(context).listAccounts(request).accounts
         var page: [(String, JSONValue)] = [("accounts", .array(listed.map(Self.summary)))]
-        if listed.count == Int(request.limit), let last = listed.last { page.append(("nextAfter", .string(last.cursor))) }
+        if listed.count == Int(request.limit), let last = listed.last {
+            page.append(("nextAfter", .string(last.cursor)))
+        }
         return GatewayApplication.json(200, .object(JSONObject(page)))
     }
 
@@ -142,7 +144,9 @@ extension AdminApplication {
         request.limit = Int32(try query.integer("limit", in: 1...Int64(AuditEventQuery.pageLimit)) ?? 100)
         let events = try await adminService(context).listAuditEvents(request).events
         var page: [(String, JSONValue)] = [("events", .array(events.map(Self.event)))]
-        if events.count == Int(request.limit), let last = events.last { page.append(("nextBefore", .number(Double(last.id)))) }
+        if events.count == Int(request.limit), let last = events.last {
+            page.append(("nextBefore", .number(Double(last.id))))
+        }
         return GatewayApplication.json(200, .object(JSONObject(page)))
     }
 

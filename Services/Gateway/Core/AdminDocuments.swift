@@ -42,25 +42,30 @@ extension AdminApplication {
         return .object([
             "accountID": .string(detail.accountID), "displayName": .string(detail.displayName),
             "createdAt": time(detail.createdAtUnixMilliseconds),
-            "emails": .array(detail.emails.map { .object(["address": .string($0.address), "verified": .boolean($0.verified)]) }),
+            "emails": .array(
+                detail.emails.map { .object(["address": .string($0.address), "verified": .boolean($0.verified)]) }),
             "signInMethods": .array(methods),
-            "passkeys": .array(detail.passkeys.map { passkey in
-                .object([
-                    "credentialID": .string(Base64URL.encode(passkey.credentialID)), "name": .string(passkey.name),
-                    "aaguid": .string(passkey.aaguid),
-                    "providerName": providers.name(aaguid: passkey.aaguid).map { .string($0) } ?? .null,
-                    "createdAt": time(passkey.createdAtUnixMilliseconds),
-                    "lastUsedAt": time(passkey.lastUsedAtUnixMilliseconds), "backupEligible": .boolean(passkey.backupEligible),
-                    "backedUp": .boolean(passkey.backedUp), "cloneWarning": .boolean(passkey.cloneWarning),
-                ])
-            }),
-            "sessions": .array(detail.sessions.map { session in
-                .object([
-                    "sessionID": .string(session.sessionID),
-                    "method": .string(session.authenticationMethod?.rawValue ?? "unknown"),
-                    "createdAt": time(session.createdAtUnixMilliseconds), "expiresAt": time(session.expiresAtUnixMilliseconds),
-                ])
-            }),
+            "passkeys": .array(
+                detail.passkeys.map { passkey in
+                    .object([
+                        "credentialID": .string(Base64URL.encode(passkey.credentialID)), "name": .string(passkey.name),
+                        "aaguid": .string(passkey.aaguid),
+                        "providerName": providers.name(aaguid: passkey.aaguid).map { .string($0) } ?? .null,
+                        "createdAt": time(passkey.createdAtUnixMilliseconds),
+                        "lastUsedAt": time(passkey.lastUsedAtUnixMilliseconds),
+                        "backupEligible": .boolean(passkey.backupEligible),
+                        "backedUp": .boolean(passkey.backedUp), "cloneWarning": .boolean(passkey.cloneWarning),
+                    ])
+                }),
+            "sessions": .array(
+                detail.sessions.map { session in
+                    .object([
+                        "sessionID": .string(session.sessionID),
+                        "method": .string(session.authenticationMethod?.rawValue ?? "unknown"),
+                        "createdAt": time(session.createdAtUnixMilliseconds),
+                        "expiresAt": time(session.expiresAtUnixMilliseconds),
+                    ])
+                }),
             "recoveryCodesRemaining": .number(Double(detail.recoveryCodesRemaining)),
             "disabledAt": time(detail.disabledAtUnixMilliseconds),
             "importOrigin": detail.imported

@@ -42,7 +42,8 @@ extension AdminApplication {
     }
 
     func webhook(_ context: AdminContext) async throws -> HTTPResponse {
-        GatewayApplication.json(200, Self.webhook(try await adminService(context).getWebhook(Self.webhookRequest(context))))
+        GatewayApplication.json(
+            200, Self.webhook(try await adminService(context).getWebhook(Self.webhookRequest(context))))
     }
 
     func deleteWebhook(_ context: AdminContext) async throws -> HTTPResponse {

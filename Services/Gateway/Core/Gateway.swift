@@ -1,16 +1,16 @@
 import BuildInfo
-import NameResolution
-import ServiceContracts
-import HTTPServer
 import Configuration
+import HTTPServer
+import NameResolution
 import NetworkIO
 import Observability
+import PasskeyPolicy
 import PasskeyProviders
 import RuntimeMetrics
+import ServiceContracts
 import ServiceTransport
-import TraceExport
 import Synchronization
-import PasskeyPolicy
+import TraceExport
 
 #if canImport(Glibc)
     import Glibc
@@ -90,7 +90,8 @@ public final class Gateway: Sendable {
         }
         let metrics = MetricsRegistry()
         BuildInfo.current.record(in: metrics)
-        exporter = OTLPExporter(configuration: configuration.tracing, service: "gateway", metrics: metrics, logger: logger)
+        exporter = OTLPExporter(
+            configuration: configuration.tracing, service: "gateway", metrics: metrics, logger: logger)
         application = GatewayApplication(
             configuration: configuration, backends: chosen, logger: logger, metrics: metrics,
             tracer: exporter?.tracer(sampleRatio: configuration.tracing.sampleRatio) ?? .off, settings: settings)
@@ -104,7 +105,8 @@ public final class Gateway: Sendable {
             var adminConfiguration = HTTPServerConfiguration(
                 address: try AddressResolution.resolve(adminListen, variable: "ADMIN_LISTEN"))
             adminConfiguration.threadCount = 1
-            adminServer = HTTPServer(configuration: adminConfiguration, responder: AdminApplication(gateway: application))
+            adminServer = HTTPServer(
+                configuration: adminConfiguration, responder: AdminApplication(gateway: application))
         } else {
             adminServer = nil
         }
@@ -112,7 +114,8 @@ public final class Gateway: Sendable {
             var metricsConfiguration = HTTPServerConfiguration(
                 address: try AddressResolution.resolve(metricsListen, variable: "GATEWAY_METRICS_LISTEN"))
             metricsConfiguration.threadCount = 1
-            metricsServer = HTTPServer(configuration: metricsConfiguration, responder: MetricsEndpoint(metrics: metrics))
+            metricsServer = HTTPServer(
+                configuration: metricsConfiguration, responder: MetricsEndpoint(metrics: metrics))
         } else {
             metricsServer = nil
         }

@@ -105,7 +105,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
         challengeServiceAddresses = try env.targets(
             "CHALLENGE_SERVICE_ADDRESSES", default: [ServiceTarget(address: env.listenAddress(.challengeService))])
         verificationServiceAddresses = try env.targets(
-            "VERIFICATION_SERVICE_ADDRESSES", default: [ServiceTarget(address: env.listenAddress(.verificationService))])
+            "VERIFICATION_SERVICE_ADDRESSES", default: [ServiceTarget(address: env.listenAddress(.verificationService))]
+        )
         sessionServiceAddresses = try env.targets(
             "SESSION_SERVICE_ADDRESSES", default: [ServiceTarget(address: env.listenAddress(.sessionService))])
         serviceDiscoveryInterval = try env.duration("SERVICE_DISCOVERY_INTERVAL", default: "1s")

@@ -1,9 +1,9 @@
+import Configuration
 import Domain
 import Encoding
 import HTTPMessages
 import JSON
 import ServiceContracts
-import Configuration
 
 /// The passkey ceremonies: adding a passkey to the signed-in account, creating an account with a passkey, and
 /// signing in with one.
@@ -61,7 +61,8 @@ extension GatewayApplication {
         request.email = body.email ?? ""
         request.displayName = body.displayName ?? ""
         request.credential = body.credential
-        let response = try await verificationService(context, ceremony: .registration).finishAccountRegistration(request)
+        let response = try await verificationService(context, ceremony: .registration).finishAccountRegistration(
+            request)
         // The new account is signed in: its first session comes with it (`accountID` stays where it was).
         guard let issued = response.session else { return Self.json(201, ["accountID": .string(response.accountID)]) }
         return sessionResponse(201, issued, context)

@@ -8,10 +8,15 @@ extension GatewayApplication {
     static let routes: [Route] = [
         Route("POST", "/v1/accounts/password", limit: .signUp, body: .json) { try await $0.createPasswordAccount($1) },
         Route("POST", "/v1/sessions/password", body: .json) { try await $0.signInWithPassword($1) },
-        Route("POST", "/v1/passkeys/registrations", limit: .start, session: .required(.fullAccessOrRecovery), body: .optionalJSON) {
+        Route(
+            "POST", "/v1/passkeys/registrations", limit: .start, session: .required(.fullAccessOrRecovery),
+            body: .optionalJSON
+        ) {
             try await $0.beginRegistration($1)
         },
-        Route("POST", "/v1/passkeys/registrations/finish", limit: .passkey, session: .required(.fullAccess), body: .json) {
+        Route(
+            "POST", "/v1/passkeys/registrations/finish", limit: .passkey, session: .required(.fullAccess), body: .json
+        ) {
             try await $0.finishRegistration($1)
         },
         Route("POST", "/v1/passkeys/account-registrations", limit: .signUp, body: .optionalJSON) {
@@ -54,7 +59,8 @@ extension GatewayApplication {
             try await $0.reauthenticateWithPassword($1)
         },
         Route(
-            "POST", "/v1/session/reauthentication/passkey", limit: .passkey, session: .required(.fullAccess), body: .json
+            "POST", "/v1/session/reauthentication/passkey", limit: .passkey, session: .required(.fullAccess),
+            body: .json
         ) { try await $0.reauthenticateWithPasskey($1) },
         Route("POST", "/v1/recovery", body: .json) { try await $0.startRecovery($1) },
         Route("POST", "/v1/recovery/finish", body: .json) { try await $0.finishRecovery($1) },

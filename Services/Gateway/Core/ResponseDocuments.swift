@@ -17,7 +17,9 @@ public enum ResponseDocuments {
         .array(options.algorithms.map { ["type": "public-key", "alg": .integer($0)] })
     }
 
-    private static func authenticatorSelection(_ options: CeremonyOptions, _ mediation: RegistrationMediation) -> JSONValue {
+    private static func authenticatorSelection(_ options: CeremonyOptions, _ mediation: RegistrationMediation)
+        -> JSONValue
+    {
         [
             "residentKey": .string(options.residentKey.rawValue),
             "requireResidentKey": .boolean(options.residentKey == .required),
@@ -106,7 +108,9 @@ public enum ResponseDocuments {
     }
 
     /// `200` of `POST /v1/passkeys/authentications`, with a PublicKeyCredentialRequestOptionsJSON.
-    public static func authenticationStart(_ response: BeginAuthenticationResponse, options: CeremonyOptions) -> JSONValue {
+    public static func authenticationStart(_ response: BeginAuthenticationResponse, options: CeremonyOptions)
+        -> JSONValue
+    {
         let challenge = JSONValue.string(Base64URL.encode(response.challenge))
         var publicKey: JSONObject = [
             "rpId": .string(response.relyingPartyID),
@@ -144,7 +148,10 @@ public enum ResponseDocuments {
         if !issued.refreshToken.isEmpty {
             if includingRefreshToken { members.append(("refreshToken", .string(issued.refreshToken))) }
             members.append(
-                ("refreshTokenExpiresAt", .string(timestamp(unixMilliseconds: issued.refreshTokenExpiresAtUnixMilliseconds))))
+                (
+                    "refreshTokenExpiresAt",
+                    .string(timestamp(unixMilliseconds: issued.refreshTokenExpiresAtUnixMilliseconds))
+                ))
         }
         members += [
             ("sessionID", .string(issued.sessionID)),
@@ -191,7 +198,8 @@ public enum ResponseDocuments {
             "emails": .array(summary.emails.map { .string($0) }),
             "hasPassword": .boolean(summary.hasPassword),
             "passkeyCount": .integer(summary.passkeyCount),
-            "emailVerified": .boolean(!summary.emails.isEmpty && summary.emails.allSatisfy(summary.verifiedEmails.contains)),
+            "emailVerified": .boolean(
+                !summary.emails.isEmpty && summary.emails.allSatisfy(summary.verifiedEmails.contains)),
             "verifiedEmails": .array(summary.verifiedEmails.map { .string($0) }),
             "recoveryCodesRemaining": .integer(summary.recoveryCodesRemaining),
             "userHandle": .string(Base64URL.encode(summary.userHandle)),

@@ -1,11 +1,11 @@
-import NameResolution
-import ServiceContracts
-import Observability
 import Configuration
 import GRPC
 import GRPCHealth
+import NameResolution
 import NetworkIO
+import Observability
 import Protobuf
+import ServiceContracts
 import ServiceTransport
 
 /// The three services the gateway calls.

@@ -14,7 +14,9 @@ extension GatewayApplication {
 
     /// A sign-in's answer: the session document, with the refresh token in an `HttpOnly` cookie instead of the
     /// body when cookie mode is on and a browser of a known origin asked.
-    func sessionResponse(_ status: Int, _ issued: IssuedSession, _ context: PublicContext, extra: [(String, JSONValue)] = [])
+    func sessionResponse(
+        _ status: Int, _ issued: IssuedSession, _ context: PublicContext, extra: [(String, JSONValue)] = []
+    )
         -> HTTPResponse
     {
         let inCookie = !issued.refreshToken.isEmpty && browserOrigin(of: context) != nil && configuration.refreshCookie
@@ -50,18 +52,22 @@ extension GatewayApplication {
     func refreshSession(_ context: PublicContext) async throws -> HTTPResponse {
         let body = context.body
         var token = try body.optionalString("refreshToken")
-        if token == nil, configuration.refreshCookie, let cookie = Self.cookie(Self.refreshCookieName, in: context.request) {
+        if token == nil, configuration.refreshCookie,
+            let cookie = Self.cookie(Self.refreshCookieName, in: context.request)
+        {
             // A cookie rides along with any request the browser makes, so the request must come from one of our
             // own pages: a cross-site form or fetch has another Origin, or none.
             guard browserOrigin(of: context) != nil else {
                 throw APIProblem(
-                    status: 403, code: "forbidden", detail: "A refresh with the cookie must come from an allowed origin.")
+                    status: 403, code: "forbidden",
+                    detail: "A refresh with the cookie must come from an allowed origin.")
             }
             token = cookie
         }
         guard let token else {
             throw APIProblem(
-                status: 401, code: "unauthenticated", reason: "refresh_token_invalid", detail: "No refresh token was sent.",
+                status: 401, code: "unauthenticated", reason: "refresh_token_invalid",
+                detail: "No refresh token was sent.",
                 headers: [("www-authenticate", "Bearer")])
         }
         guard token.utf8.count <= Self.refreshTokenLimit else {

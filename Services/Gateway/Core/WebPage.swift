@@ -27,7 +27,10 @@ struct WebPage: ListenerPages {
                 status: 200,
                 headers: HTTPHeaders([
                     ("content-type", type), ("cache-control", "no-cache"),
-                    ("content-security-policy", "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"),
+                    (
+                        "content-security-policy",
+                        "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+                    ),
                     ("referrer-policy", "no-referrer"),
                 ]),
                 body: Array(contents))

@@ -1,9 +1,9 @@
 import AccountRecovery
 import Configuration
 import Crypto
+import CurlTransport
 import Domain
 import Foundation
-import CurlTransport
 import Observability
 import PasswordHashing
 import PostgresStorage

@@ -1,6 +1,6 @@
-import Observability
 import HTTP2
 import NetworkIO
+import Observability
 import Protobuf
 import Synchronization
 
@@ -228,7 +228,8 @@ public final class GRPCClient: Sendable {
                 if failure.neverReachedServer && waited < configuration.unsentRetryWindowNanoseconds {
                     // Every known address refused a call that ran nowhere: wait a moment for the set to change
                     // (a refused connection prompts a lookup) and try the addresses known then.
-                    let wait = min(pause, configuration.unsentRetryWindowNanoseconds - waited, deadlineNanoseconds - now)
+                    let wait = min(
+                        pause, configuration.unsentRetryWindowNanoseconds - waited, deadlineNanoseconds - now)
                     refresher?.refreshSoon()
                     do { try await Task.sleep(nanoseconds: wait) } catch {
                         throw RPCError(code: .cancelled, message: "the call was cancelled")
