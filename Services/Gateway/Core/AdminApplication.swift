@@ -29,22 +29,28 @@ public final class AdminApplication: HTTPResponder {
     /// problems; then what the route declares: the per-address limit, the admin token, the body (a JSON object of at
     /// most ``bodyLimit`` bytes, or none), the query's names and the path parameters' lengths.
     static func middleware(gateway: GatewayApplication) -> MiddlewareChain<AdminRoute> {
-        MiddlewareChain([
-            RequestMetrics<AdminRoute>(
-                metrics: gateway.metrics,
-                requests: .init(name: "gateway_admin_requests_total", help: "Admin API requests by route and status."),
-                durations: .init(
-                    name: "gateway_admin_request_duration_seconds",
-                    help: "Admin API request latency by route and status."),
-                headers: [("x-content-type-options", "nosniff"), ("cache-control", "no-store")]),
-            ProblemResponses<AdminRoute>(logger: gateway.logger, failureEvent: "admin.request_failed"),
-            RouteRateLimits<AdminRoute>(limits: gateway.limits, buckets: gateway.limits.buckets(for:)),
-            AdminTokenAdmission(),
-            BodyPolicy<AdminRoute>(
-                reading: .applicationJSON(byteLimit: bodyLimit),
-                unexpectedBodyDetail: "Admin calls here take no body."),
-            AdminQueryPolicy(),
-            PathParameterLimit<AdminRoute>(byteLimit: parameterLimit),
+        typealias Chain = MiddlewareChain<AdminRoute>
+        return Chain([
+            Chain.step(
+                RequestMetrics<AdminRoute>(
+                    metrics: gateway.metrics,
+                    requests: .init(
+                        name: "gateway_admin_requests_total", help: "Admin API requests by route and status."),
+                    durations: .init(
+                        name: "gateway_admin_request_duration_seconds",
+                        help: "Admin API request latency by route and status."),
+                    headers: [("x-content-type-options", "nosniff"), ("cache-control", "no-store")])),
+            Chain.step(
+                ProblemResponses<AdminRoute>(logger: gateway.logger, failureEvent: "admin.request_failed")),
+            Chain.step(
+                RouteRateLimits<AdminRoute>(limits: gateway.limits, buckets: gateway.limits.buckets(for:))),
+            Chain.step(AdminTokenAdmission()),
+            Chain.step(
+                BodyPolicy<AdminRoute>(
+                    reading: .applicationJSON(byteLimit: bodyLimit),
+                    unexpectedBodyDetail: "Admin calls here take no body.")),
+            Chain.step(AdminQueryPolicy()),
+            Chain.step(PathParameterLimit<AdminRoute>(byteLimit: parameterLimit)),
         ])
     }
 

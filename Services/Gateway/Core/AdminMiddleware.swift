@@ -9,7 +9,6 @@ struct AdminTokenAdmission: RouteMiddleware {
         guard let bearer = BearerToken.read(context.request.headers["authorization"]),
             AdminTokenSecret(presented: bearer) != nil
         else { throw APIProblem.unauthenticated("A valid admin token is required.") }
-        var context = context
         context.adminToken = bearer
         return try await next(context)
     }
@@ -20,7 +19,6 @@ struct AdminTokenAdmission: RouteMiddleware {
 struct AdminQueryPolicy: RouteMiddleware {
     func handle(_ context: RequestContext<AdminRoute>, next: MiddlewareNext<AdminRoute>) async throws -> HTTPResponse {
         guard context.route.authenticated else { return try await next(context) }
-        var context = context
         context.query = try AdminQuery(context.request.query)
         try context.query.allowOnly(context.route.query)
         return try await next(context)

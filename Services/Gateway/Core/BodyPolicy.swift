@@ -18,7 +18,6 @@ struct BodyPolicy<Route: RouteDeclaration>: RouteMiddleware {
     let unexpectedBodyDetail: String
 
     func handle(_ context: RequestContext<Route>, next: MiddlewareNext<Route>) async throws -> HTTPResponse {
-        var context = context
         switch context.route.body {
         case .ignored: break
         case .none:

@@ -100,25 +100,31 @@ public final class GatewayApplication: HTTPResponder {
         addressResolver: ClientAddressResolver, limits: RateLimits, backend: BackendCallInterceptor,
         recentSignIn: RecentSignIn
     ) -> MiddlewareChain<Route> {
+        typealias Chain = MiddlewareChain<Route>
         var headers = [("x-content-type-options", "nosniff")]
         // Served over the gateway's own TLS: browsers are told to use nothing else for a year (RFC 6797). Behind a
         // proxy that terminates TLS, the proxy sets it.
         if configuration.gatewayTLSCertificate != nil {
             headers.append(("strict-transport-security", "max-age=31536000"))
         }
-        return MiddlewareChain([
-            CrossOriginMiddleware(crossOrigin: CrossOrigin(origins: configuration.corsOrigins), metrics: metrics),
-            RequestTracing<Route>(tracer: tracer, addressResolver: addressResolver),
-            RequestMetrics<Route>(
-                metrics: metrics,
-                requests: .init(name: "gateway_http_requests_total", help: "HTTP requests by route and status."),
-                durations: .init(
-                    name: "gateway_http_request_duration_seconds", help: "HTTP request latency by route and status."),
-                headers: headers, logger: logger),
-            ProblemResponses<Route>(logger: logger, failureEvent: "request.failed"),
-            RouteRateLimits<Route>(limits: limits) { [limits] route in limits.buckets(for: route.limit) },
-            SessionAdmission(backend: backend, recentSignIn: recentSignIn),
-            BodyPolicy<Route>(reading: .anyJSONType, unexpectedBodyDetail: "This route takes no body."),
+        return Chain([
+            Chain.step(
+                CrossOriginMiddleware(crossOrigin: CrossOrigin(origins: configuration.corsOrigins), metrics: metrics)),
+            Chain.step(RequestTracing<Route>(tracer: tracer, addressResolver: addressResolver)),
+            Chain.step(
+                RequestMetrics<Route>(
+                    metrics: metrics,
+                    requests: .init(name: "gateway_http_requests_total", help: "HTTP requests by route and status."),
+                    durations: .init(
+                        name: "gateway_http_request_duration_seconds", help: "HTTP request latency by route and status."
+                    ),
+                    headers: headers, logger: logger)),
+            Chain.step(ProblemResponses<Route>(logger: logger, failureEvent: "request.failed")),
+            Chain.step(
+                RouteRateLimits<Route>(limits: limits) { [limits] route in limits.buckets(for: route.limit) }),
+            Chain.step(SessionAdmission(backend: backend, recentSignIn: recentSignIn)),
+            Chain.step(
+                BodyPolicy<Route>(reading: .anyJSONType, unexpectedBodyDetail: "This route takes no body.")),
         ])
     }
 

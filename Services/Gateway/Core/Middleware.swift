@@ -18,19 +18,37 @@ protocol RouteMiddleware<Declaration>: Sendable {
 }
 
 /// Middleware in order, outermost first, ending in a route's handler: what a listener runs for every request.
+///
+/// The chain is composed once, when the listener is made: each middleware's `next` is the composed rest of the
+/// chain, and the last `next` is the route's handler (``RequestContext/route``, called with
+/// ``RequestContext/application``). A request makes no closure and looks nothing up on its way through, and each
+/// middleware is called as its own type.
 struct MiddlewareChain<Route: RouteDeclaration>: Sendable {
-    let middleware: [any RouteMiddleware<Route>]
+    /// One middleware around the rest of the chain.
+    typealias Step = @Sendable (@escaping MiddlewareNext<Route>) -> MiddlewareNext<Route>
 
-    init(_ middleware: [any RouteMiddleware<Route>]) { self.middleware = middleware }
+    /// The whole chain: the outermost middleware's call.
+    let run: MiddlewareNext<Route>
 
-    /// Runs the chain from `index` on, then `handler`.
-    func run(
-        _ context: RequestContext<Route>, from index: Int = 0, handler: @escaping MiddlewareNext<Route>
-    ) async throws -> HTTPResponse {
-        guard index < middleware.count else { return try await handler(context) }
-        return try await middleware[index].handle(context) { context in
-            try await run(context, from: index + 1, handler: handler)
-        }
+    /// The chain of `steps`, outermost first (``step(_:)`` makes each, keeping its middleware's own type).
+    init(_ steps: [Step]) {
+        run = Self.composed(steps)
+    }
+
+    /// The chain of middleware known only as values of the protocol (tests that assemble chains of their own).
+    init(_ middleware: [any RouteMiddleware<Route>]) {
+        self.init(middleware.map { Self.step($0) })
+    }
+
+    /// `middleware` around the rest of a chain.
+    static func step<Middleware: RouteMiddleware>(_ middleware: Middleware) -> Step
+    where Middleware.Declaration == Route {
+        { next in { context in try await middleware.handle(context, next: next) } }
+    }
+
+    private static func composed(_ steps: [Step]) -> MiddlewareNext<Route> {
+        let handler: MiddlewareNext<Route> = { context in try await context.route.handle(context.application, context) }
+        return steps.reversed().reduce(handler) { next, step in step(next) }
     }
 }
 

@@ -12,9 +12,15 @@ public func unixMillisecondsNow() -> Int64 {
 
 /// One request on its way through a listener's middleware to its route's handler: what the router matched, and what
 /// the middleware has learned (the session or admin token it admitted, the body and query it read).
-struct RequestContext<Route: RouteDeclaration>: Sendable {
+///
+/// A reference, so that the chain hands one pointer from middleware to middleware instead of copying the request and
+/// all it carries at every step. It is unchecked `Sendable` because one request's context is used by one task, one
+/// step after another: each middleware writes what it learned before it calls the next, which reads it.
+final class RequestContext<Route: RouteDeclaration>: @unchecked Sendable {
     /// The request.
     let request: HTTPRequest
+    /// The listener's application, whose methods the route's handler is.
+    let application: Route.Application
     /// The route that matched, or the fallback that answers an unmatched request.
     let route: Route
     /// The route as metrics, logs and spans name it: `METHOD pattern`, or `page` or `unmatched` for a fallback.
@@ -35,6 +41,20 @@ struct RequestContext<Route: RouteDeclaration>: Sendable {
     var body = JSONBody(object: JSONObject())
     /// The query ``AdminQueryPolicy`` read, its names checked against the admin route's.
     var query = AdminQuery()
+
+    init(
+        request: HTTPRequest, application: Route.Application, route: Route, routeName: String, pattern: String?,
+        parameters: [String: String], requestID: String, client: ClientAddressResolver.Client
+    ) {
+        self.request = request
+        self.application = application
+        self.route = route
+        self.routeName = routeName
+        self.pattern = pattern
+        self.parameters = parameters
+        self.requestID = requestID
+        self.client = client
+    }
 
     /// The client address (see ``ClientAddressResolver``).
     var clientAddress: String { client.address }

@@ -19,9 +19,9 @@ struct RouteResponder<Route: RouteDeclaration>: Sendable {
     let chain: MiddlewareChain<Route>
 
     func respond(to request: HTTPRequest, application: Route.Application) async -> HTTPResponse {
-        let context = self.context(for: request)
+        let context = self.context(for: request, application: application)
         do {
-            return try await chain.run(context) { context in try await context.route.handle(application, context) }
+            return try await chain.run(context)
         } catch let problem as APIProblem {
             return problem.response
         } catch {
@@ -31,7 +31,7 @@ struct RouteResponder<Route: RouteDeclaration>: Sendable {
     }
 
     /// The context `request` starts the chain with: its route (or fallback), request ID and client.
-    func context(for request: HTTPRequest) -> RequestContext<Route> {
+    func context(for request: HTTPRequest, application: Route.Application) -> RequestContext<Route> {
         let matched: (route: Route, name: String, pattern: String?, parameters: [String: String])
         switch router.match(method: request.method, path: request.path) {
         case .found(let route, let name, let parameters):
@@ -51,7 +51,8 @@ struct RouteResponder<Route: RouteDeclaration>: Sendable {
             }
         }
         return RequestContext(
-            request: request, route: matched.route, routeName: matched.name, pattern: matched.pattern,
+            request: request, application: application, route: matched.route, routeName: matched.name,
+            pattern: matched.pattern,
             parameters: matched.parameters, requestID: Self.requestID(from: request.headers["x-request-id"]),
             client: addressResolver.client(
                 peer: request.remoteAddress, forwardedFor: request.headers.values("x-forwarded-for")))

@@ -11,7 +11,6 @@ struct SessionAdmission: RouteMiddleware {
     let recentSignIn: RecentSignIn
 
     func handle(_ context: RequestContext<Route>, next: MiddlewareNext<Route>) async throws -> HTTPResponse {
-        var context = context
         switch context.route.session {
         case .none: break
         case .required(let admitted): context.session = try await authenticate(context, allowing: admitted)
