@@ -19,11 +19,17 @@ def fill(browser, field_id, value):
     element.send_keys(value)
 
 
-def test_lost_passkey_path_recovers_the_account_with_a_new_passkey(browser, stack, mailbox):
-    client = Client(stack)
+def verified_password_account(client, mailbox):
+    """A password account whose email is verified: (address, session token)."""
     address, token = client.create_password_account()
     code = mailbox.latest_code(address)
     assert client.call("POST", "/v1/account/email/verify", {"code": code}, token=token).status == 204
+    return address, token
+
+
+def test_lost_passkey_path_recovers_the_account_with_a_new_passkey(browser, stack, mailbox):
+    client = Client(stack)
+    address, token = verified_password_account(client, mailbox)
 
     browser.get(stack.origin + "/")
     # One step at a time: the code's form and the passkey step wait for their turn.
@@ -61,9 +67,7 @@ def test_lost_passkey_path_recovers_the_account_with_a_new_passkey(browser, stac
 
 def test_a_recovery_ends_with_a_new_password_on_the_page(browser, stack, mailbox):
     client = Client(stack)
-    address, token = client.create_password_account()
-    code = mailbox.latest_code(address)
-    assert client.call("POST", "/v1/account/email/verify", {"code": code}, token=token).status == 204
+    address, token = verified_password_account(client, mailbox)
 
     browser.get(stack.origin + "/")
     fill(browser, "recovery-email", address)

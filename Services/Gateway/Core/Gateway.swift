@@ -102,25 +102,26 @@ public final class Gateway: Sendable {
             }
             // Plain HTTP on its own address (keep it on a private network or loopback); the public listener's TLS
             // settings do not apply to it.
-            var adminConfiguration = HTTPServerConfiguration(
-                address: try AddressResolution.resolve(adminListen, variable: "ADMIN_LISTEN"))
-            adminConfiguration.threadCount = 1
-            adminServer = HTTPServer(
-                configuration: adminConfiguration, responder: AdminApplication(gateway: application))
+            adminServer = try Self.sideListener(
+                adminListen, variable: "ADMIN_LISTEN", responder: AdminApplication(gateway: application))
         } else {
             adminServer = nil
         }
-        if let metricsListen = configuration.gatewayMetricsListen {
-            var metricsConfiguration = HTTPServerConfiguration(
-                address: try AddressResolution.resolve(metricsListen, variable: "GATEWAY_METRICS_LISTEN"))
-            metricsConfiguration.threadCount = 1
-            metricsServer = HTTPServer(
-                configuration: metricsConfiguration, responder: MetricsEndpoint(metrics: metrics))
-        } else {
-            metricsServer = nil
+        metricsServer = try configuration.gatewayMetricsListen.map {
+            try Self.sideListener($0, variable: "GATEWAY_METRICS_LISTEN", responder: MetricsEndpoint(metrics: metrics))
         }
         probe = RuntimeProbe(service: "gateway", metrics: metrics)
         self.logger = logger
+    }
+
+    /// A listener beside the public one (the admin API, the metrics): plain HTTP on `listen`, one thread.
+    private static func sideListener(_ listen: ServiceAddress, variable: String, responder: any HTTPResponder) throws
+        -> HTTPServer
+    {
+        var configuration = HTTPServerConfiguration(
+            address: try AddressResolution.resolve(listen, variable: variable))
+        configuration.threadCount = 1
+        return HTTPServer(configuration: configuration, responder: responder)
     }
 
     /// Starts listening; returns the bound address.
